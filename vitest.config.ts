@@ -1,0 +1,34 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+const dir = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
+
+/** The path aliases mirror tsconfig.json so tests import exactly what the bundles import. */
+export default defineConfig({
+  resolve: {
+    alias: {
+      '@shared': dir('./shared'),
+      '@functions': dir('./functions'),
+      '@infra': dir('./infra'),
+      '@simulator': dir('./simulator'),
+      '@local': dir('./local'),
+      '@cli': dir('./cli'),
+      '@test': dir('./test'),
+    },
+  },
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    env: {
+      POWERTOOLS_DEV: 'false',
+      POWERTOOLS_LOG_LEVEL: 'WARN',
+      POWERTOOLS_METRICS_DISABLED: 'true',
+      POWERTOOLS_TRACE_ENABLED: 'false',
+      AWS_REGION: 'eu-west-1',
+      AWS_ACCESS_KEY_ID: 'local',
+      AWS_SECRET_ACCESS_KEY: 'local',
+    },
+  },
+});
