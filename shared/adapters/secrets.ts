@@ -1,0 +1,57 @@
+import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
+import { z } from 'zod';
+import { secretsClient } from './aws-clients';
+
+/** Thrown when a secret exists but its JSON does not have the fields payrelay needs. */
+export class SecretFormatError extends Error {
+  override name = 'SecretFormatError';
+}
+
+const secretsProvider = new SecretsProvider({ awsSdkV3Client: secretsClient });
+
+/** A secret read through Powertools parameters, cached in memory for `maxAgeSeconds`. */
+export interface CachedSecret<T> {
+  /** `forceFetch` bypasses the cache: use it once after a 401, since a key reset invalidates old keys. */
+  get(options?: { forceFetch?: boolean }): Promise<T>;
+}
+
+/**
+ * Builds a cached, schema-checked reader for one JSON secret. The error names the secret and the
+ * missing field names, never a value.
+ */
+export function cachedSecret<T>(secretId: string, schema: z.ZodType<T>, maxAgeSeconds = 300): CachedSecret<T> {
+  return {
+    async get(options) {
+      const raw = await secretsProvider.get(secretId, {
+        transform: 'json',
+        maxAge: maxAgeSeconds,
+        forceFetch: options?.forceFetch ?? false,
+      });
+      const parsed = schema.safeParse(raw);
+      if (!parsed.success) {
+        const fields = parsed.error.issues.map((i) => i.path.join('.') || '(root)').join(', ');
+        throw new SecretFormatError(`secret ${secretId} is missing or has invalid fields: ${fields}`);
+      }
+      return parsed.data;
+    },
+  };
+}
+
+const nonEmpty = z.string().min(1);
+
+/** Provider secret: see PROVIDER_SECRET in @shared/config/resources. */
+export const providerSecretSchema = z.object({
+  partner_public_key: nonEmpty,
+  partner_secret_key: nonEmpty,
+  merchant_secret_key: nonEmpty,
+  partner_id: nonEmpty,
+  platform_merchant_id: nonEmpty,
+});
+export type ProviderSecret = z.infer<typeof providerSecretSchema>;
+
+/** KYC secret: the KYC app id and the unguessable token in the KYC callback URL. */
+export const kycSecretSchema = z.object({
+  app_id: nonEmpty,
+  callback_token: z.string().min(16, 'must be at least 16 characters'),
+});
+export type KycSecret = z.infer<typeof kycSecretSchema>;

@@ -1,0 +1,37 @@
+/**
+ * The Lambda functions and HTTP routes of payrelay. The CDK app and the local stack both read this,
+ * so the local gateway serves exactly the routes the deployed API has, with the same handler modules.
+ */
+
+export interface FunctionDefinition {
+  /** Logical id and file name under functions/ (kebab-case). */
+  readonly id: 'payout-worker' | 'reconciler' | 'kyc-callback' | 'payout-notification';
+  /** Path of the handler module from the repository root; the module exports `handler`. */
+  readonly entry: string;
+  readonly timeoutSeconds: number;
+  readonly memoryMb: number;
+  /** Whether the function calls the payout or KYC provider (and so needs the static egress IPs). */
+  readonly callsProvider: boolean;
+}
+
+export const FUNCTIONS = {
+  payoutWorker: { id: 'payout-worker', entry: 'functions/payout-worker.ts', timeoutSeconds: 60, memoryMb: 512, callsProvider: true },
+  reconciler: { id: 'reconciler', entry: 'functions/reconciler.ts', timeoutSeconds: 120, memoryMb: 512, callsProvider: true },
+  kycCallback: { id: 'kyc-callback', entry: 'functions/kyc-callback.ts', timeoutSeconds: 10, memoryMb: 256, callsProvider: false },
+  payoutNotification: { id: 'payout-notification', entry: 'functions/payout-notification.ts', timeoutSeconds: 10, memoryMb: 256, callsProvider: false },
+} as const satisfies Record<string, FunctionDefinition>;
+
+export interface RouteDefinition {
+  readonly method: 'POST';
+  /** HTTP API route path; `{name}` segments become pathParameters. */
+  readonly path: string;
+  readonly functionId: FunctionDefinition['id'];
+}
+
+export const ROUTES: readonly RouteDefinition[] = [
+  { method: 'POST', path: '/callbacks/kyc/{token}', functionId: 'kyc-callback' },
+  { method: 'POST', path: '/callbacks/payout-notifications', functionId: 'payout-notification' },
+];
+
+/** How often the scheduled reconciler runs, in minutes. */
+export const DEFAULT_RECONCILE_EVERY_MINUTES = 1;
