@@ -1,0 +1,224 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  CreateTableCommand,
+  DynamoDBClient,
+  type AttributeDefinition,
+  type GlobalSecondaryIndex,
+  type KeySchemaElement,
+  type Projection,
+} from '@aws-sdk/client-dynamodb';
+import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import dynalite from 'dynalite';
+import { buildApp } from 'fauxqs';
+import {
+  EVENTS_TABLE,
+  KYC_SECRET,
+  KYC_TABLE,
+  PAYOUTS_QUEUE,
+  PAYOUTS_TABLE,
+  PROVIDER_SECRET,
+  TABLES,
+  resourceName,
+  type IndexDefinition,
+  type KeyDefinition,
+  type TableDefinition,
+} from '@shared/config/resources';
+import { startSecretsStandIn } from './secrets-stand-in';
+
+/**
+ * Local AWS for the local stack, tests and benchmarks: dynalite (DynamoDB), fauxqs (SQS) and the
+ * local-only Secrets Manager stand-in, all on 127.0.0.1. Resources are created from
+ * @shared/config/resources, the same definitions the CDK stateful stack uses.
+ */
+
+const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
+
+export interface RunningEmulator {
+  readonly endpoint: string;
+  stop(): Promise<void>;
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.closeAllConnections?.();
+    server.close(() => resolve());
+  });
+}
+
+/** dynalite, in memory. `createTableMs: 0` or the first write after CreateTable fails. */
+export async function startDynalite(port = 0): Promise<RunningEmulator> {
+  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  return { endpoint: `http://127.0.0.1:${address.port}`, stop: () => closeServer(server) };
+}
+
+/** fauxqs, bound to loopback (its own start function listens on 0.0.0.0). */
+export async function startFauxqs(port = 0): Promise<RunningEmulator> {
+  const app = buildApp({ logger: false });
+  const address = await app.listen({ port, host: '127.0.0.1' });
+  return { endpoint: address, stop: () => app.close() };
+}
+
+export { startSecretsStandIn } from './secrets-stand-in';
+
+export interface LocalAwsOptions {
+  /** Stage in resource names (`payrelay-<stage>-<id>`). */
+  stage?: string;
+  region?: string;
+  /** Fixed ports for the local stack; tests leave them at 0 (free ports). */
+  ports?: { dynamodb?: number; sqs?: number; secretsManager?: number };
+  /** Visibility time-out of the payouts queue. Short locally, so redelivery is visible in seconds. */
+  visibilityTimeoutSeconds?: number;
+  maxReceiveCount?: number;
+  /** Initial secret values; a secret without a value exists but cannot be read until `secrets put`. */
+  secrets?: { provider?: Record<string, string>; kyc?: Record<string, string> };
+}
+
+export interface LocalAws {
+  /** Everything a handler, the CLI or a test needs in process.env to use these emulators. */
+  readonly env: Record<string, string>;
+  readonly endpoints: { dynamodb: string; sqs: string; secretsManager: string };
+  readonly names: { payoutsTable: string; eventsTable: string; kycTable: string; providerSecret: string; kycSecret: string };
+  readonly queueUrls: { payouts: string; deadLetter: string };
+  stop(): Promise<void>;
+}
+
+function attributeDefinitions(table: TableDefinition): AttributeDefinition[] {
+  const keys: KeyDefinition[] = [table.partitionKey];
+  if (table.sortKey) keys.push(table.sortKey);
+  for (const index of table.indexes) {
+    keys.push(index.partitionKey);
+    if (index.sortKey) keys.push(index.sortKey);
+  }
+  const unique = new Map(keys.map((k) => [k.name, k.type]));
+  return [...unique].map(([AttributeName, AttributeType]) => ({ AttributeName, AttributeType }));
+}
+
+function keySchema(partitionKey: KeyDefinition, sortKey?: KeyDefinition): KeySchemaElement[] {
+  const schema: KeySchemaElement[] = [{ AttributeName: partitionKey.name, KeyType: 'HASH' }];
+  if (sortKey) schema.push({ AttributeName: sortKey.name, KeyType: 'RANGE' });
+  return schema;
+}
+
+function projection(index: IndexDefinition): Projection {
+  if (index.projection === 'ALL' || index.projection === 'KEYS_ONLY') return { ProjectionType: index.projection };
+  return { ProjectionType: 'INCLUDE', NonKeyAttributes: [...index.projection] };
+}
+
+/** Creates a table from its shared definition (on-demand, like the deployed one). */
+export async function createTable(client: DynamoDBClient, table: TableDefinition, tableName: string): Promise<void> {
+  const indexes: GlobalSecondaryIndex[] = table.indexes.map((index) => ({
+    IndexName: index.indexName,
+    KeySchema: keySchema(index.partitionKey, index.sortKey),
+    Projection: projection(index),
+  }));
+  await client.send(
+    new CreateTableCommand({
+      TableName: tableName,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: attributeDefinitions(table),
+      KeySchema: keySchema(table.partitionKey, table.sortKey),
+      GlobalSecondaryIndexes: indexes.length > 0 ? indexes : undefined,
+    }),
+  );
+}
+
+/**
+ * Starts dynalite, fauxqs and the secrets stand-in, then creates the tables, the payouts queue with
+ * its DLQ and redrive policy, and the two secrets. Returns the env that points the SDK at them.
+ */
+export async function startLocalAws(options: LocalAwsOptions = {}): Promise<LocalAws> {
+  const stage = options.stage ?? 'local';
+  const region = options.region ?? 'eu-west-1';
+  const started: RunningEmulator[] = [];
+  const stopAll = async (): Promise<void> => {
+    await Promise.all(started.splice(0).map((e) => e.stop()));
+  };
+
+  try {
+    const dynamo = await startDynalite(options.ports?.dynamodb);
+    started.push(dynamo);
+    const sqs = await startFauxqs(options.ports?.sqs);
+    started.push(sqs);
+    const secrets = await startSecretsStandIn({ port: options.ports?.secretsManager, region });
+    started.push(secrets);
+
+    const clientConfig = { region, credentials: LOCAL_CREDENTIALS };
+    const dynamoClient = new DynamoDBClient({ ...clientConfig, endpoint: dynamo.endpoint });
+    const sqsClient = new SQSClient({ ...clientConfig, endpoint: sqs.endpoint, useQueueUrlAsEndpoint: false });
+    const secretsClient = new SecretsManagerClient({ ...clientConfig, endpoint: secrets.endpoint });
+
+    const names = {
+      payoutsTable: resourceName(stage, PAYOUTS_TABLE.id),
+      eventsTable: resourceName(stage, EVENTS_TABLE.id),
+      kycTable: resourceName(stage, KYC_TABLE.id),
+      providerSecret: resourceName(stage, PROVIDER_SECRET.id),
+      kycSecret: resourceName(stage, KYC_SECRET.id),
+    };
+    const tableNames: Record<string, string> = {
+      [PAYOUTS_TABLE.id]: names.payoutsTable,
+      [EVENTS_TABLE.id]: names.eventsTable,
+      [KYC_TABLE.id]: names.kycTable,
+    };
+    for (const table of TABLES) await createTable(dynamoClient, table, tableNames[table.id] as string);
+
+    const dlq = await sqsClient.send(new CreateQueueCommand({ QueueName: resourceName(stage, PAYOUTS_QUEUE.deadLetterQueueId) }));
+    const dlqUrl = dlq.QueueUrl as string;
+    const dlqAttributes = await sqsClient.send(new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ['QueueArn'] }));
+    const main = await sqsClient.send(
+      new CreateQueueCommand({
+        QueueName: resourceName(stage, PAYOUTS_QUEUE.id),
+        Attributes: {
+          VisibilityTimeout: String(options.visibilityTimeoutSeconds ?? 30),
+          RedrivePolicy: JSON.stringify({
+            deadLetterTargetArn: dlqAttributes.Attributes?.QueueArn,
+            maxReceiveCount: options.maxReceiveCount ?? PAYOUTS_QUEUE.defaultMaxReceiveCount,
+          }),
+        },
+      }),
+    );
+
+    for (const [name, value] of [
+      [names.providerSecret, options.secrets?.provider],
+      [names.kycSecret, options.secrets?.kyc],
+    ] as const) {
+      await secretsClient.send(new CreateSecretCommand({ Name: name, SecretString: value ? JSON.stringify(value) : undefined }));
+    }
+    dynamoClient.destroy();
+    sqsClient.destroy();
+    secretsClient.destroy();
+
+    const queueUrls = { payouts: main.QueueUrl as string, deadLetter: dlqUrl };
+    const env: Record<string, string> = {
+      AWS_REGION: region,
+      AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
+      AWS_ENDPOINT_URL_SQS: sqs.endpoint,
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint,
+      PAYOUTS_TABLE_NAME: names.payoutsTable,
+      EVENTS_TABLE_NAME: names.eventsTable,
+      KYC_TABLE_NAME: names.kycTable,
+      PAYOUTS_QUEUE_URL: queueUrls.payouts,
+      PAYOUTS_DLQ_URL: queueUrls.deadLetter,
+      PROVIDER_SECRET_ID: names.providerSecret,
+      KYC_SECRET_ID: names.kycSecret,
+    };
+    return {
+      env,
+      endpoints: { dynamodb: dynamo.endpoint, sqs: sqs.endpoint, secretsManager: secrets.endpoint },
+      names,
+      queueUrls,
+      stop: stopAll,
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
