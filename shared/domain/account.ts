@@ -1,0 +1,50 @@
+import { InvalidAccountCodeError, preview } from './errors';
+
+export { InvalidAccountCodeError } from './errors';
+
+/** Mobile-money providers named by the payout service (seed 000, "Account code values"). */
+export const MOBILE_MONEY_PROVIDERS = ['Momo', 'MPESA', 'MTN', 'VOD'] as const;
+export type MobileMoneyProvider = (typeof MOBILE_MONEY_PROVIDERS)[number];
+
+/** A validated account_code: a digit bank code ("057") or a mobile-money provider in its canonical spelling. */
+export type AccountCode = string & { readonly __brand: 'AccountCode' };
+
+// Bank codes are given as digit strings (three digits for Nigerian banks; some schemes use up to six).
+const BANK_CODE = /^[0-9]{2,10}$/;
+
+/**
+ * Validates an account_code. Bank codes keep their leading zeros. Provider names are matched
+ * case-insensitively and returned in the seed's spelling ("momo" -> "Momo").
+ * @throws InvalidAccountCodeError
+ */
+export function parseAccountCode(code: string): AccountCode {
+  if (typeof code === 'string' && BANK_CODE.test(code)) {
+    return code as AccountCode;
+  }
+  const provider =
+    typeof code === 'string' ? MOBILE_MONEY_PROVIDERS.find((p) => p.toLowerCase() === code.toLowerCase()) : undefined;
+  if (!provider) {
+    throw new InvalidAccountCodeError(
+      `account_code "${preview(String(code))}" is neither a digit bank code nor one of ${MOBILE_MONEY_PROVIDERS.join(', ')}`,
+    );
+  }
+  return provider as AccountCode;
+}
+
+/** True when the account code names a mobile-money provider rather than a bank. */
+export function isMobileMoney(code: AccountCode): boolean {
+  return (MOBILE_MONEY_PROVIDERS as readonly string[]).includes(code);
+}
+
+/**
+ * Masks an account or phone number for logs and messages: every character but the last 4 becomes
+ * '*', keeping the length. Values of 4 characters or fewer are masked entirely, since showing
+ * "the last 4" would show all of it.
+ */
+export function maskAccount(accountNumber: string): string {
+  const value = String(accountNumber ?? '');
+  if (value.length <= 4) {
+    return '*'.repeat(value.length);
+  }
+  return '*'.repeat(value.length - 4) + value.slice(-4);
+}

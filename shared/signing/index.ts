@@ -1,0 +1,16 @@
+export {
+  DEFAULT_SIGNING_PROFILE,
+  SigningProfileError,
+  makeSigningProfile,
+  profileName,
+  resolveSigningProfile,
+  type BodySerialization,
+  type SecretRole,
+  type SignatureEncoding,
+  type SigningAlgorithm,
+  type SigningOperation,
+  type SigningProfile,
+  type SigningSecrets,
+} from './profile';
+export { serializeForSigning, signPayload, verifyPayload, withSignature } from './sign';
+export { calibrate, inferSigningOperation } from './calibrate';
