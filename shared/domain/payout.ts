@@ -1,0 +1,311 @@
+import { DomainError } from './errors';
+import { payoutKey, type PayoutIdentity } from './identity';
+
+/**
+ * The payout state machine. The shape is DESIGN.md's:
+ * ACCEPTED -> VERIFYING -> REJECTED | SUBMITTING -> SUBMITTED | UNKNOWN | FAILED;
+ * SUBMITTED | UNKNOWN -> SUCCEEDED | FAILED | NEEDS_REVIEW.
+ * Two extra forward edges: UNKNOWN -> SUBMITTED (the provider later confirms it holds the payout)
+ * and ACCEPTED | VERIFYING | SUBMITTING -> NEEDS_REVIEW (nothing processed it in time).
+ */
+export const PAYOUT_STATES = [
+  'ACCEPTED',
+  'VERIFYING',
+  'REJECTED',
+  'SUBMITTING',
+  'SUBMITTED',
+  'UNKNOWN',
+  'FAILED',
+  'SUCCEEDED',
+  'NEEDS_REVIEW',
+] as const;
+export type PayoutState = (typeof PAYOUT_STATES)[number];
+
+/** Final states leave the reconciler's sparse index; nothing moves them again. */
+export const FINAL_STATES: ReadonlySet<PayoutState> = new Set(['REJECTED', 'FAILED', 'SUCCEEDED', 'NEEDS_REVIEW']);
+
+const TRANSITIONS: Readonly<Record<PayoutState, readonly PayoutState[]>> = {
+  ACCEPTED: ['VERIFYING', 'REJECTED', 'NEEDS_REVIEW'],
+  VERIFYING: ['REJECTED', 'SUBMITTING', 'NEEDS_REVIEW'],
+  SUBMITTING: ['SUBMITTED', 'UNKNOWN', 'FAILED', 'SUCCEEDED', 'NEEDS_REVIEW'],
+  SUBMITTED: ['SUCCEEDED', 'FAILED', 'NEEDS_REVIEW'],
+  UNKNOWN: ['SUBMITTED', 'SUCCEEDED', 'FAILED', 'NEEDS_REVIEW'],
+  REJECTED: [],
+  FAILED: [],
+  SUCCEEDED: [],
+  NEEDS_REVIEW: [],
+};
+
+/** Whether `to` is a legal forward move from `from`. */
+export function canTransition(from: PayoutState, to: PayoutState): boolean {
+  return TRANSITIONS[from].includes(to);
+}
+
+export function isFinal(state: PayoutState): boolean {
+  return FINAL_STATES.has(state);
+}
+
+/** A move the state machine does not allow (backwards, sideways, or out of a final state). */
+export class IllegalTransitionError extends DomainError {
+  override name = 'IllegalTransitionError';
+  constructor(
+    readonly from: PayoutState,
+    readonly to: PayoutState,
+  ) {
+    super(`payout cannot move from ${from} to ${to}`);
+  }
+}
+
+/** A Payout call was asked for a payout that may already have reached the provider. */
+export class PayoutAlreadySubmittedError extends DomainError {
+  override name = 'PayoutAlreadySubmittedError';
+  constructor(readonly state: PayoutState) {
+    super(`payout in ${state} must not be submitted again`);
+  }
+}
+
+export interface PayoutHistoryEntry {
+  readonly from: PayoutState | null;
+  readonly to: PayoutState;
+  readonly at: string;
+  readonly reason: string;
+}
+
+/** The stored shape of a payout. Holds the masked account number only, never the full one. */
+export interface PayoutRecord {
+  readonly identity: PayoutIdentity;
+  readonly state: PayoutState;
+  readonly version: number;
+  readonly amount: string;
+  readonly accountMasked: string;
+  readonly accountCode: string;
+  readonly expectedName?: string;
+  readonly verifiedName?: string;
+  readonly userReference?: string;
+  readonly metadata?: Record<string, string>;
+  /** Last raw status word from the provider (Payout acceptance or GetPayout). */
+  readonly providerStatus?: string;
+  /** Payout calls that may have reached the provider. */
+  readonly submitAttempts: number;
+  /**
+   * Set only after a Payout call failed with "unavailable" (nothing reached the provider): the next
+   * delivery of the message may spend it, once, to call Payout again. See docs/payouts.md.
+   */
+  readonly submitRetryAllowed?: boolean;
+  /** Set by the reconciler when the provider positively does not know an UNKNOWN payout (rule 1). */
+  readonly resubmitAuthorized?: boolean;
+  /** When the provider first answered that it does not know this withdrawal_reference. */
+  readonly notFoundSince?: string;
+  /** When the latest submission intent was written (SUBMITTING, or a resubmission). */
+  readonly submitIntentAt?: string;
+  /** GetPayout checks made so far; drives the back-off. */
+  readonly checks: number;
+  /** Next reconciliation time while open; absent once final. */
+  readonly nextCheckAt?: string;
+  readonly reason?: string;
+  readonly history: readonly PayoutHistoryEntry[];
+  readonly createdAt: string;
+  readonly updatedAt: string;
+}
+
+/** What a new payout is created from (already validated). */
+export interface NewPayout {
+  readonly identity: PayoutIdentity;
+  readonly amount: string;
+  readonly accountMasked: string;
+  readonly accountCode: string;
+  readonly expectedName?: string;
+  readonly userReference?: string;
+  readonly metadata?: Record<string, string>;
+}
+
+/** How long a fresh payout waits before the reconciler first looks at it (if no message moved it). */
+export const FIRST_CHECK_AFTER_MS = 60_000;
+
+/** Back-off of reconciliation checks: 1 m, 2 m, 5 m, 15 m, then hourly. */
+export const CHECK_BACKOFF_MINUTES = [1, 2, 5, 15, 60] as const;
+
+/** Delay before check number `checks + 1`. */
+export function backoffMs(checks: number): number {
+  const minutes = CHECK_BACKOFF_MINUTES[Math.min(checks, CHECK_BACKOFF_MINUTES.length - 1)] ?? 60;
+  return minutes * 60_000;
+}
+
+const iso = (at: Date): string => at.toISOString();
+
+/**
+ * A payout. Immutable: every change returns the next version, carrying its history, so the
+ * repository can write it conditionally on the previous state and version. The entity enforces
+ * forward-only moves and "never submitted twice" itself.
+ */
+export class Payout {
+  private constructor(readonly record: PayoutRecord) {}
+
+  /** A new payout in ACCEPTED, due for a first look by the reconciler so it cannot be lost. */
+  static accept(input: NewPayout, now: Date): Payout {
+    const at = iso(now);
+    return new Payout({
+      ...input,
+      state: 'ACCEPTED',
+      version: 1,
+      submitAttempts: 0,
+      checks: 0,
+      nextCheckAt: iso(new Date(now.getTime() + FIRST_CHECK_AFTER_MS)),
+      history: [{ from: null, to: 'ACCEPTED', at, reason: 'payout request accepted' }],
+      createdAt: at,
+      updatedAt: at,
+    });
+  }
+
+  static fromRecord(record: PayoutRecord): Payout {
+    return new Payout(record);
+  }
+
+  get key(): string {
+    return payoutKey(this.record.identity);
+  }
+  get state(): PayoutState {
+    return this.record.state;
+  }
+  get version(): number {
+    return this.record.version;
+  }
+  get isFinal(): boolean {
+    return isFinal(this.record.state);
+  }
+
+  /**
+   * Whether a delivery of the payout request may still call Payout: only before any attempt could
+   * have reached the provider, or with a one-time retry or resubmission token set by a safe path.
+   */
+  get maySubmit(): boolean {
+    const r = this.record;
+    if (r.state === 'VERIFYING' || r.state === 'ACCEPTED') return r.submitAttempts === 0;
+    if (r.state === 'SUBMITTING') return r.submitRetryAllowed === true;
+    if (r.state === 'UNKNOWN') return r.resubmitAuthorized === true;
+    return false;
+  }
+
+  /** Age of the payout in ms at `now`. */
+  ageMs(now: Date): number {
+    return now.getTime() - Date.parse(this.record.createdAt);
+  }
+
+  private next(changes: Partial<PayoutRecord>, now: Date, move?: { to: PayoutState; reason: string }): Payout {
+    const r = this.record;
+    let history = r.history;
+    let state = r.state;
+    if (move) {
+      if (!canTransition(r.state, move.to)) throw new IllegalTransitionError(r.state, move.to);
+      history = [...history, { from: r.state, to: move.to, at: iso(now), reason: move.reason }];
+      state = move.to;
+    }
+    // Any state move spends an unspent retry or resubmission token: tokens only live within one state.
+    const tokens = move ? { submitRetryAllowed: undefined, resubmitAuthorized: undefined } : {};
+    const merged: PayoutRecord = { ...r, ...changes, ...tokens, state, history, version: r.version + 1, updatedAt: iso(now) };
+    if (isFinal(state)) {
+      const { nextCheckAt: _n, submitRetryAllowed: _s, resubmitAuthorized: _a, ...closed } = merged;
+      return new Payout(closed);
+    }
+    return new Payout(merged);
+  }
+
+  startVerifying(now: Date): Payout {
+    return this.next({}, now, { to: 'VERIFYING', reason: 'account verification started' });
+  }
+
+  /** Final refusal before any money moved: account not found, name mismatch, KYC, misrouted. */
+  reject(reason: string, now: Date, details: { verifiedName?: string } = {}): Payout {
+    return this.next({ ...details, reason }, now, { to: 'REJECTED', reason });
+  }
+
+  /**
+   * Writes the intent to pay. Throws PayoutAlreadySubmittedError unless no attempt could have reached
+   * the provider yet, or a one-time token (retry after "unavailable", resubmission after a positive
+   * "not found") allows exactly one more call; the token is spent here.
+   */
+  startSubmitting(now: Date, verifiedName?: string): Payout {
+    if (!this.maySubmit) throw new PayoutAlreadySubmittedError(this.state);
+    const at = iso(now);
+    const changes: Partial<PayoutRecord> = {
+      submitAttempts: this.record.submitAttempts + 1,
+      submitRetryAllowed: false,
+      resubmitAuthorized: false,
+      submitIntentAt: at,
+      nextCheckAt: iso(new Date(now.getTime() + FIRST_CHECK_AFTER_MS)),
+      ...(verifiedName !== undefined ? { verifiedName } : {}),
+    };
+    if (this.state === 'VERIFYING') {
+      return this.next(changes, now, { to: 'SUBMITTING', reason: 'payout intent recorded' });
+    }
+    // A retry or a resubmission stays in its state: the token is spent by this conditional write.
+    return this.next({ ...changes, notFoundSince: undefined }, now);
+  }
+
+  /** The Payout call definitely did not reach the provider: allow one more attempt by a redelivery. */
+  submitNotSent(now: Date, reason: string): Payout {
+    if (this.state !== 'SUBMITTING' && this.state !== 'UNKNOWN') throw new IllegalTransitionError(this.state, this.state);
+    return this.next({ submitRetryAllowed: this.state === 'SUBMITTING', resubmitAuthorized: this.state === 'UNKNOWN', reason }, now);
+  }
+
+  submitted(providerStatus: string | undefined, now: Date, reason = 'provider accepted the payout'): Payout {
+    return this.next(
+      { providerStatus, nextCheckAt: iso(new Date(now.getTime() + backoffMs(0))), checks: 0 },
+      now,
+      { to: 'SUBMITTED', reason },
+    );
+  }
+
+  /** An ambiguous outcome. A resubmission that is ambiguous again stays UNKNOWN (no self-move in history). */
+  unknown(reason: string, now: Date): Payout {
+    const changes = { reason, nextCheckAt: iso(new Date(now.getTime() + backoffMs(0))) };
+    if (this.state === 'UNKNOWN') return this.next(changes, now);
+    return this.next(changes, now, { to: 'UNKNOWN', reason });
+  }
+
+  failed(reason: string, now: Date, providerStatus?: string): Payout {
+    return this.next({ reason, providerStatus }, now, { to: 'FAILED', reason });
+  }
+
+  succeeded(providerStatus: string, now: Date): Payout {
+    return this.next({ providerStatus, reason: undefined }, now, {
+      to: 'SUCCEEDED',
+      reason: `provider reports ${providerStatus}`,
+    });
+  }
+
+  needsReview(reason: string, now: Date): Payout {
+    return this.next({ reason }, now, { to: 'NEEDS_REVIEW', reason });
+  }
+
+  /** Records a reconciliation look that did not change the state, and schedules the next one. */
+  checked(now: Date, details: { providerStatus?: string; notFoundSince?: string; nextCheckAt?: Date } = {}): Payout {
+    const checks = this.record.checks + 1;
+    const nextAt = details.nextCheckAt ?? new Date(now.getTime() + backoffMs(checks));
+    return this.next(
+      {
+        checks,
+        nextCheckAt: iso(nextAt),
+        ...(details.providerStatus !== undefined ? { providerStatus: details.providerStatus } : {}),
+        ...(details.notFoundSince !== undefined ? { notFoundSince: details.notFoundSince } : {}),
+      },
+      now,
+    );
+  }
+
+  /**
+   * Rule 1's one exception: the provider positively answered that it does not know this reference,
+   * for longer than the grace period, so one more Payout call with the same reference is allowed.
+   */
+  authorizeResubmit(now: Date, graceMs: number): Payout {
+    const since = this.record.notFoundSince;
+    if (this.state !== 'UNKNOWN') throw new IllegalTransitionError(this.state, 'SUBMITTING');
+    if (since === undefined || now.getTime() - Date.parse(since) < graceMs) {
+      throw new PayoutAlreadySubmittedError(this.state);
+    }
+    return this.next(
+      { resubmitAuthorized: true, reason: 'provider does not know this reference; one resubmission allowed' },
+      now,
+    );
+  }
+}

@@ -1,0 +1,82 @@
+import { z } from 'zod';
+import { parseAccountCode } from '@shared/domain/account';
+import { parseAmount } from '@shared/domain/money';
+
+/**
+ * The payout request message on the payouts queue (version 1). The CLI's `payouts enqueue` validates
+ * rows with this same schema, so a producer learns about a bad row before it reaches the queue.
+ * The amount is a decimal string checked against the currency's precision and returned canonical.
+ */
+export const payoutRequestSchema = z
+  .object({
+    version: z.literal(1),
+    platform_merchant_id: z.string().trim().min(1),
+    currency: z
+      .string()
+      .trim()
+      .regex(/^[A-Z]{3}$/, 'must be a 3-letter upper-case currency code'),
+    withdrawal_reference: z.string().trim().min(1).max(128),
+    amount: z.string().trim().min(1),
+    account_number: z
+      .string()
+      .trim()
+      .regex(/^\+?[0-9]{4,34}$/, 'must be 4 to 34 digits'),
+    account_code: z.string().trim().min(1),
+    expected_name: z.string().trim().min(1).max(200).optional(),
+    user_reference: z.string().trim().min(1).max(128).optional(),
+    metadata: z.record(z.string(), z.string()).optional(),
+  })
+  .strict()
+  .transform((message, ctx) => {
+    try {
+      return {
+        ...message,
+        amount: parseAmount(message.amount, message.currency) as string,
+        account_code: parseAccountCode(message.account_code) as string,
+      };
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: error instanceof Error ? error.message : 'invalid amount or account code' });
+      return z.NEVER;
+    }
+  });
+
+/** A validated payout request (amount canonical, account code checked). */
+export type PayoutRequest = z.output<typeof payoutRequestSchema>;
+/** What a producer writes on the queue. */
+export type PayoutRequestInput = z.input<typeof payoutRequestSchema>;
+
+/** Thrown when a message body is not a valid payout request; the message names fields, never values. */
+export class InvalidPayoutRequestError extends Error {
+  override name = 'InvalidPayoutRequestError';
+  constructor(
+    message: string,
+    /** The identity, when the body carried a readable one, so the payout can be recorded REJECTED. */
+    readonly identity?: { platform_merchant_id: string; currency: string; withdrawal_reference: string },
+  ) {
+    super(message);
+  }
+}
+
+const identityShape = z.object({
+  platform_merchant_id: z.string().trim().min(1),
+  currency: z.string().trim().regex(/^[A-Z]{3}$/),
+  withdrawal_reference: z.string().trim().min(1).max(128),
+});
+
+/**
+ * Parses a raw message body. Throws InvalidPayoutRequestError naming the bad fields (never their
+ * values: account numbers must not reach logs) and carrying the identity when it is readable.
+ */
+export function parsePayoutRequest(body: string): PayoutRequest {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    throw new InvalidPayoutRequestError('message body is not JSON');
+  }
+  const result = payoutRequestSchema.safeParse(json);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((i) => `${i.path.join('.') || '(message)'}: ${i.message}`).join('; ');
+  const identity = identityShape.safeParse(json);
+  throw new InvalidPayoutRequestError(`invalid payout request: ${problems}`, identity.success ? identity.data : undefined);
+}

@@ -1,0 +1,126 @@
+import { describe, expect, it } from 'vitest';
+import {
+  IllegalTransitionError,
+  PAYOUT_STATES,
+  Payout,
+  PayoutAlreadySubmittedError,
+  backoffMs,
+  canTransition,
+  isFinal,
+  type PayoutState,
+} from '@shared/domain/payout';
+
+const t0 = new Date('2026-01-01T00:00:00.000Z');
+const at = (minutes: number): Date => new Date(t0.getTime() + minutes * 60_000);
+
+const accepted = (): Payout =>
+  Payout.accept(
+    {
+      identity: { platform_merchant_id: 'm-1', currency: 'GHS', withdrawal_reference: 'w-1' },
+      amount: '10.00',
+      accountMasked: '******7890',
+      accountCode: 'MTN',
+    },
+    t0,
+  );
+
+const submitting = (): Payout => accepted().startVerifying(at(0)).startSubmitting(at(0), 'Ama Owusu');
+
+describe('Payout state machine', () => {
+  it('starts in ACCEPTED, version 1, with one history entry and a first check scheduled', () => {
+    const p = accepted();
+    expect(p.state).toBe('ACCEPTED');
+    expect(p.version).toBe(1);
+    expect(p.record.history).toEqual([{ from: null, to: 'ACCEPTED', at: t0.toISOString(), reason: 'payout request accepted' }]);
+    expect(p.record.nextCheckAt).toBe(at(1).toISOString());
+  });
+
+  it('walks the happy path forward, bumping the version and keeping every move in history', () => {
+    const p = submitting().submitted('PENDING', at(1)).succeeded('COMPLETED', at(2));
+    expect(p.state).toBe('SUCCEEDED');
+    expect(p.version).toBe(5);
+    expect(p.record.history.map((h) => h.to)).toEqual(['ACCEPTED', 'VERIFYING', 'SUBMITTING', 'SUBMITTED', 'SUCCEEDED']);
+    expect(p.record.history.map((h) => h.from)).toEqual([null, 'ACCEPTED', 'VERIFYING', 'SUBMITTING', 'SUBMITTED']);
+    expect(p.record.nextCheckAt).toBeUndefined();
+    expect(p.record.verifiedName).toBe('Ama Owusu');
+  });
+
+  it('never leaves a final state', () => {
+    const finals = PAYOUT_STATES.filter(isFinal);
+    expect(finals.sort()).toEqual(['FAILED', 'NEEDS_REVIEW', 'REJECTED', 'SUCCEEDED']);
+    for (const from of finals) {
+      for (const to of PAYOUT_STATES) expect(canTransition(from, to)).toBe(false);
+    }
+    const done = submitting().submitted('PENDING', at(1)).succeeded('COMPLETED', at(2));
+    expect(() => done.failed('late FAILED', at(3))).toThrow(IllegalTransitionError);
+    expect(() => done.needsReview('x', at(3))).toThrow(IllegalTransitionError);
+  });
+
+  it('never moves backwards (rule 4): no edge returns to an earlier state of the happy path', () => {
+    const order: PayoutState[] = ['ACCEPTED', 'VERIFYING', 'SUBMITTING', 'UNKNOWN', 'SUBMITTED', 'SUCCEEDED'];
+    for (let i = 0; i < order.length; i++) {
+      for (let j = 0; j <= i; j++) expect(canTransition(order[i] as PayoutState, order[j] as PayoutState)).toBe(false);
+    }
+    expect(() => submitting().submitted('PENDING', at(1)).unknown('late time-out', at(2))).toThrow(IllegalTransitionError);
+  });
+
+  it('refuses to write a second payout intent (rule 1)', () => {
+    const p = submitting();
+    expect(p.maySubmit).toBe(false);
+    expect(() => p.startSubmitting(at(1))).toThrow(PayoutAlreadySubmittedError);
+    for (const later of [p.submitted('PENDING', at(1)), p.unknown('time-out', at(1)), p.failed('refused', at(1))]) {
+      expect(later.maySubmit).toBe(false);
+      expect(() => later.startSubmitting(at(2))).toThrow(PayoutAlreadySubmittedError);
+    }
+  });
+
+  it('a not-sent call leaves exactly one retry token, spent by the next intent write', () => {
+    const notSent = submitting().submitNotSent(at(1), 'payout call not sent: ProviderUnavailableError');
+    expect(notSent.state).toBe('SUBMITTING');
+    expect(notSent.maySubmit).toBe(true);
+    const retry = notSent.startSubmitting(at(2));
+    expect(retry.state).toBe('SUBMITTING');
+    expect(retry.record.submitAttempts).toBe(2);
+    expect(retry.maySubmit).toBe(false);
+    expect(() => retry.startSubmitting(at(3))).toThrow(PayoutAlreadySubmittedError);
+  });
+
+  it('a state move spends any unspent token', () => {
+    const moved = submitting().submitNotSent(at(1), 'not sent').submitted('PENDING', at(2));
+    expect(moved.record.submitRetryAllowed).toBeUndefined();
+    expect(moved.maySubmit).toBe(false);
+  });
+
+  it('authorizes one resubmission only after the provider has not known the reference for the grace period', () => {
+    const unknown = submitting().unknown('time-out', at(1));
+    expect(() => unknown.authorizeResubmit(at(2), 15 * 60_000)).toThrow(PayoutAlreadySubmittedError);
+    const seen = unknown.checked(at(2), { notFoundSince: at(2).toISOString() });
+    expect(() => seen.authorizeResubmit(at(10), 15 * 60_000)).toThrow(PayoutAlreadySubmittedError);
+    const allowed = seen.authorizeResubmit(at(17), 15 * 60_000);
+    expect(allowed.maySubmit).toBe(true);
+    const again = allowed.startSubmitting(at(18));
+    expect(again.state).toBe('UNKNOWN');
+    expect(again.record.submitAttempts).toBe(2);
+    expect(again.maySubmit).toBe(false);
+    expect(again.unknown('time-out again', at(19)).state).toBe('UNKNOWN');
+    expect(() => submitting().submitted('PENDING', at(1)).authorizeResubmit(at(100), 0)).toThrow(IllegalTransitionError);
+  });
+
+  it('backs off checks 1, 2, 5, 15 minutes then hourly', () => {
+    expect([0, 1, 2, 3, 4, 9].map((n) => backoffMs(n) / 60_000)).toEqual([1, 2, 5, 15, 60, 60]);
+    const p = submitting().submitted('PENDING', at(0));
+    const c1 = p.checked(at(1));
+    expect(c1.record.checks).toBe(1);
+    expect(c1.record.nextCheckAt).toBe(at(3).toISOString());
+    expect(c1.state).toBe('SUBMITTED');
+    expect(c1.record.history).toHaveLength(p.record.history.length);
+  });
+
+  it('records the reason and verified name of a rejection', () => {
+    const p = accepted().startVerifying(at(0)).reject('name mismatch', at(1), { verifiedName: 'Kofi Boateng' });
+    expect(p.state).toBe('REJECTED');
+    expect(p.record.reason).toBe('name mismatch');
+    expect(p.record.verifiedName).toBe('Kofi Boateng');
+    expect(p.record.history.at(-1)).toMatchObject({ from: 'VERIFYING', to: 'REJECTED', reason: 'name mismatch' });
+  });
+});
