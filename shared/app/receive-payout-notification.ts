@@ -1,0 +1,118 @@
+import { dedupeKey, recognizeOrderNotification, secretsEqual } from '@shared/domain/callbacks';
+import { MalformedWebhookError, WebhookUnauthorizedError, type UnauthorizedReason } from '@shared/domain/webhook-errors';
+import { METRIC } from '@shared/observability/metric-names';
+import { verifyPayload, type SigningProfile } from '@shared/signing';
+import type { Clock, Log, ProviderCredentials, Telemetry } from './ports';
+import {
+  expiresAtFor,
+  type EventStorePort,
+  type PayoutNudgePort,
+  type RefreshableSecret,
+  type WebhookReceipt,
+} from './webhook-ports';
+
+export interface ReceivePayoutNotificationDeps {
+  events: EventStorePort;
+  payouts: PayoutNudgePort;
+  credentials: RefreshableSecret<Pick<ProviderCredentials, 'partnerPublicKey' | 'partnerSecretKey' | 'merchantSecretKey'>>;
+  signingProfile: SigningProfile;
+  retentionDays: number;
+  clock: Clock;
+  log: Log;
+  telemetry: Telemetry;
+}
+
+/** One order notification as the handler hands it over. */
+export interface PayoutNotificationRequest {
+  /** The Authorization header as sent (`<key>` or `Bearer <key>`), absent when missing. */
+  authorization?: string;
+  body: string;
+  payload: unknown;
+  sourceIp?: string;
+}
+
+const BEARER = /^bearer\s+/i;
+
+/** Why these credentials do not authenticate the notification, or undefined when they do. */
+function mismatch(
+  request: PayoutNotificationRequest,
+  payload: object,
+  credentials: Pick<ProviderCredentials, 'partnerPublicKey' | 'partnerSecretKey' | 'merchantSecretKey'>,
+  profile: SigningProfile,
+): UnauthorizedReason | undefined {
+  // The provider's docs show the key both with and without the Bearer prefix: accept either.
+  const presentedKey = (request.authorization ?? '').trim().replace(BEARER, '');
+  if (!secretsEqual(presentedKey, credentials.partnerPublicKey)) return 'authorization-header';
+  const secrets = { partnerSecret: credentials.partnerSecretKey, merchantSecret: credentials.merchantSecretKey };
+  if (!verifyPayload(payload, 'orderNotification', secrets, profile)) return 'signature';
+  return undefined;
+}
+
+/**
+ * Receives one order notification from the payout service: checks the Authorization key and the
+ * signature (re-reading the provider secret once, throttled, when they do not match, since keys may
+ * just have been reset), stores the body verbatim once, and makes the payout it names due for
+ * reconciliation now. It never changes a payout's state: GetPayout decides.
+ * @throws MalformedWebhookError when the body is not a JSON object (a signature cannot be checked)
+ * @throws WebhookUnauthorizedError on a wrong key or signature (nothing is stored)
+ */
+export async function receivePayoutNotification(
+  deps: ReceivePayoutNotificationDeps,
+  request: PayoutNotificationRequest,
+): Promise<WebhookReceipt> {
+  const payload = request.payload;
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
+    throw new MalformedWebhookError('an order notification must be a JSON object carrying a signature');
+  }
+  let reason = mismatch(request, payload, await deps.credentials.get(), deps.signingProfile);
+  if (reason !== undefined) {
+    const fresh = await deps.credentials.refresh();
+    if (fresh !== undefined) reason = mismatch(request, payload, fresh, deps.signingProfile);
+  }
+  if (reason !== undefined) {
+    throw new WebhookUnauthorizedError(
+      reason,
+      reason === 'signature' ? 'order notification signature does not match' : 'order notification Authorization key does not match',
+    );
+  }
+
+  const recognition = recognizeOrderNotification(payload);
+  const eventId = dedupeKey('payout-notification', payload);
+  const receivedAt = deps.clock.now();
+  const withdrawalReference = recognition.recognized ? recognition.event.withdrawalReference : undefined;
+  const outcome = await deps.events.putOnce({
+    eventId,
+    source: 'payout-notification',
+    body: request.body,
+    receivedAt: receivedAt.toISOString(),
+    receivedDay: receivedAt.toISOString().slice(0, 10),
+    recognized: recognition.recognized,
+    unrecognizedReason: recognition.recognized ? undefined : recognition.reason,
+    expiresAt: expiresAtFor(receivedAt, deps.retentionDays),
+    withdrawalReference,
+    sourceIp: request.sourceIp,
+  });
+  deps.telemetry.count(outcome === 'stored' ? METRIC.webhookStored : METRIC.webhookDuplicate);
+  const logKeys = { eventId, source: 'payout-notification', outcome, withdrawalReference };
+
+  if (!recognition.recognized) {
+    if (outcome === 'stored') deps.telemetry.count(METRIC.webhookUnrecognized);
+    deps.log.warn('order notification authentic but unrecognized; stored verbatim, not applied', {
+      ...logKeys,
+      reason: recognition.reason,
+    });
+    return { eventId, outcome, recognized: false };
+  }
+  if (outcome === 'duplicate') {
+    // The first delivery already asked for a check; the scheduled reconciler covers a lost one.
+    deps.log.info('order notification duplicate acknowledged', logKeys);
+    return { eventId, outcome, recognized: true };
+  }
+  const nudged = await deps.payouts.markDueNow(recognition.event.withdrawalReference, receivedAt);
+  deps.log.info('order notification stored; payout due for reconciliation now', {
+    ...logKeys,
+    paymentStatus: recognition.event.paymentStatus,
+    payoutsDue: nudged,
+  });
+  return { eventId, outcome, recognized: true };
+}

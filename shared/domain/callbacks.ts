@@ -1,0 +1,168 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { normalizeKycDecision, normalizeKycPhase, type KycDecision, type KycPhase } from './kyc-status';
+
+/**
+ * Shapes of the two callbacks payrelay receives, checked by hand (the domain imports no schema
+ * library), and the dedupe key that makes storing a callback idempotent.
+ */
+
+/** Where a callback came from; the first part of its dedupe key. */
+export type CallbackSource = 'kyc' | 'payout-notification';
+
+/** User data the KYC service sends with its second `applicantReviewed` post. */
+export interface KycProfile {
+  first_name?: string;
+  last_name?: string;
+  phone?: string;
+  email?: string;
+  country?: string;
+}
+
+/** A recognized KYC callback, normalized: the words of the seed mapped to phase and decision. */
+export interface KycCallbackEvent {
+  userReference: string;
+  phase: KycPhase;
+  /** `awaiting_approval` before completion; `approved` or `rejected` once completed. */
+  decision: KycDecision;
+  note?: string;
+  /** The provider's event name, e.g. `applicantReviewed`. */
+  event: string;
+  orderId?: string;
+  /** The provider's event time, ISO-8601 in UTC; empty when absent or unparseable. */
+  occurredAt: string;
+  profile?: KycProfile;
+}
+
+/** A recognized order notification: only what payrelay acts on; the body itself is stored verbatim. */
+export interface OrderNotificationEvent {
+  withdrawalReference: string;
+  /** `data.payment.status` or the top-level status, as sent: a hint only, never an outcome. */
+  paymentStatus?: string;
+  orderStatus?: string;
+}
+
+/** Either the normalized event, or why the payload is not one payrelay understands. */
+export type Recognition<T> = { recognized: true; event: T } | { recognized: false; reason: string };
+
+type Json = Record<string, unknown>;
+
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const nonEmptyString = (value: unknown): string | undefined =>
+  typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+
+/** Normalizes a timestamp to `Date.toISOString()` so events order by plain string comparison. */
+export function normalizeTimestamp(value: unknown): string {
+  const text = nonEmptyString(value);
+  if (text === undefined) return '';
+  const ms = Date.parse(text);
+  return Number.isNaN(ms) ? '' : new Date(ms).toISOString();
+}
+
+const PROFILE_FIELDS = ['first_name', 'last_name', 'phone', 'email', 'country'] as const;
+
+/**
+ * Reads a KYC callback payload (seed 001, "Callback payload"). It needs a user reference and a
+ * known status word; a completed callback also needs a final decision (approved or rejected).
+ * Anything else is unrecognized: stored and acknowledged by the caller, never applied.
+ */
+export function recognizeKycCallback(payload: unknown): Recognition<KycCallbackEvent> {
+  if (!isObject(payload)) return { recognized: false, reason: 'payload is not a JSON object' };
+  const userReference = nonEmptyString(payload.user_reference);
+  if (userReference === undefined) return { recognized: false, reason: 'user_reference is missing' };
+  const statusWord = nonEmptyString(payload.status);
+  const phase = statusWord === undefined ? undefined : normalizeKycPhase(statusWord);
+  if (phase === undefined) return { recognized: false, reason: `unknown status ${JSON.stringify(payload.status)}` };
+
+  const meta = isObject(payload.meta_data) ? payload.meta_data : {};
+  const decisionWord = nonEmptyString(meta.kyc_status);
+  const stated = decisionWord === undefined ? undefined : normalizeKycDecision(decisionWord);
+  if (decisionWord !== undefined && stated === undefined) {
+    return { recognized: false, reason: `unknown kyc_status ${JSON.stringify(meta.kyc_status)}` };
+  }
+  let decision: KycDecision;
+  if (phase === 'completed') {
+    if (stated !== 'approved' && stated !== 'rejected') {
+      return { recognized: false, reason: 'a completed callback carries no approved or rejected kyc_status' };
+    }
+    decision = stated;
+  } else {
+    // Before completion the only meaningful answer is "waiting"; a stray final word is not trusted.
+    decision = 'awaiting_approval';
+  }
+
+  const profile: KycProfile = {};
+  for (const field of PROFILE_FIELDS) {
+    const value = nonEmptyString(payload[field]);
+    if (value !== undefined) profile[field] = value;
+  }
+
+  return {
+    recognized: true,
+    event: {
+      userReference,
+      phase,
+      decision,
+      note: nonEmptyString(meta.kyc_note),
+      event: nonEmptyString(payload.event) ?? '',
+      orderId: nonEmptyString(payload.order),
+      occurredAt: normalizeTimestamp(payload.timestamp),
+      profile: Object.keys(profile).length > 0 ? profile : undefined,
+    },
+  };
+}
+
+/**
+ * Finds the payout a notification is about. The seed shows no notification payload; the simulator
+ * sends `data.withdrawal_reference`, and the provider's public samples carry the partner's own
+ * reference in `data.order_details.partner_order_id`. Both are accepted, in that order.
+ */
+export function recognizeOrderNotification(payload: unknown): Recognition<OrderNotificationEvent> {
+  if (!isObject(payload)) return { recognized: false, reason: 'payload is not a JSON object' };
+  const data = isObject(payload.data) ? payload.data : undefined;
+  if (data === undefined) return { recognized: false, reason: 'data is missing' };
+  const orderDetails = isObject(data.order_details) ? data.order_details : {};
+  const payment = isObject(data.payment) ? data.payment : {};
+  const withdrawalReference =
+    nonEmptyString(data.withdrawal_reference) ?? nonEmptyString(orderDetails.partner_order_id);
+  if (withdrawalReference === undefined) {
+    return { recognized: false, reason: 'no data.withdrawal_reference or data.order_details.partner_order_id' };
+  }
+  return {
+    recognized: true,
+    event: {
+      withdrawalReference,
+      paymentStatus: nonEmptyString(payment.status) ?? nonEmptyString(payload.status),
+      orderStatus: nonEmptyString(orderDetails.status),
+    },
+  };
+}
+
+/**
+ * JSON with object keys sorted at every level and no whitespace: two deliveries of the same content
+ * (whatever the key order or spacing) give the same text.
+ */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item)).join(',')}]`;
+  if (isObject(value)) {
+    const keys = Object.keys(value).sort();
+    return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key])}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** `<source>#<sha256 hex of the canonical body>`: the events table key, so a redelivery collides. */
+export function dedupeKey(source: CallbackSource, payload: unknown): string {
+  return `${source}#${createHash('sha256').update(canonicalJson(payload)).digest('hex')}`;
+}
+
+/**
+ * Compares a presented secret with the expected one in constant time: both are hashed first, so
+ * neither the content nor the length of the expected value leaks through timing.
+ */
+export function secretsEqual(presented: string, expected: string): boolean {
+  const a = createHash('sha256').update(presented).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
+}

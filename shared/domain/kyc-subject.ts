@@ -1,0 +1,171 @@
+import type { KycCallbackEvent, KycProfile } from './callbacks';
+import type { KycDecision, KycPhase } from './kyc-status';
+
+/**
+ * The KYC projection: one subject per (app, user_reference), built from callbacks that may repeat
+ * and arrive in any order. The result depends only on the set of events applied, never on their
+ * arrival order (see `applyKycEvent`), so replay and redelivery cannot move a subject backwards.
+ */
+
+/** The rank guard: a subject never moves to a lower phase. */
+export const KYC_PHASE_RANK: Readonly<Record<KycPhase, number>> = { initiated: 0, pending: 1, completed: 2 };
+
+export type FinalKycDecision = Extract<KycDecision, 'approved' | 'rejected'>;
+
+/** The last answer of the verification-status endpoint, the authority on approvals. */
+export interface KycPull {
+  at: string;
+  /** The provider's status word, as returned. */
+  providerStatus: string;
+  /** confirmed: it says approved; contradicted: it says rejected; not_yet: anything else. */
+  outcome: 'confirmed' | 'not_yet' | 'contradicted';
+}
+
+export interface KycSubject {
+  appId: string;
+  userReference: string;
+  phase: KycPhase;
+  decision: KycDecision;
+  note?: string;
+  /** Provider event name of the event the subject reflects. */
+  event: string;
+  orderId?: string;
+  occurredAt: string;
+  /** Ordering key of the reflected event: rank, then event time, then event id. */
+  position: string;
+  lastEventId: string;
+  /** Every final decision ever received, sorted; more than one means the answer changed. */
+  finalDecisionsSeen: FinalKycDecision[];
+  /** A final answer changed later (e.g. approved, then rejected): applied, and flagged for people. */
+  decisionChanged: boolean;
+  profile?: KycProfile;
+  profilePosition?: string;
+  /** Set when the verification-status endpoint confirmed the current approval. */
+  confirmedAt?: string;
+  lastPull?: KycPull;
+  /** Optimistic-concurrency counter; 0 before the first save. */
+  version: number;
+  updatedAt: string;
+}
+
+/** What applying one event did. */
+export interface KycApplyResult {
+  subject: KycSubject;
+  /** False when the event was already reflected (duplicate) or lost to a later one: nothing to write. */
+  changed: boolean;
+  /** True only on the event that first made the final answer change. */
+  newlyFlagged: boolean;
+}
+
+/** Thrown when an event is applied to a subject of another user: a wiring bug, never input. */
+export class KycSubjectMismatchError extends Error {
+  override name = 'KycSubjectMismatchError';
+}
+
+/** The ordering key of an event; plain string comparison orders events (ISO times have fixed width). */
+export function eventPosition(event: KycCallbackEvent, eventId: string): string {
+  return `${KYC_PHASE_RANK[event.phase]}|${event.occurredAt}|${eventId}`;
+}
+
+const isFinal = (decision: KycDecision): decision is FinalKycDecision =>
+  decision === 'approved' || decision === 'rejected';
+
+/**
+ * Applies one recognized callback. The subject reflects the event with the highest position (rank
+ * first, so a late `pending` never undoes `completed`; then event time, so of two final answers the
+ * later one wins); final decisions and the profile merge as sets/maxima. All three are
+ * order-independent, so any permutation or duplication of the same events converges.
+ * A change of decision drops an earlier confirmation: each approval must be confirmed on its own.
+ */
+export function applyKycEvent(
+  current: KycSubject | undefined,
+  appId: string,
+  event: KycCallbackEvent,
+  eventId: string,
+  now: Date,
+): KycApplyResult {
+  if (current !== undefined && (current.appId !== appId || current.userReference !== event.userReference)) {
+    throw new KycSubjectMismatchError(`event for ${event.userReference} applied to subject ${current.userReference}`);
+  }
+  const position = eventPosition(event, eventId);
+  const wins = current === undefined || position > current.position;
+
+  const seen = new Set<FinalKycDecision>(current?.finalDecisionsSeen ?? []);
+  if (isFinal(event.decision)) seen.add(event.decision);
+  const finalDecisionsSeen = [...seen].sort();
+
+  const profileWins =
+    event.profile !== undefined && (current?.profilePosition === undefined || position > current.profilePosition);
+
+  if (current !== undefined && !wins && !profileWins && finalDecisionsSeen.length === current.finalDecisionsSeen.length) {
+    return { subject: current, changed: false, newlyFlagged: false };
+  }
+
+  const base: KycSubject = current ?? {
+    appId,
+    userReference: event.userReference,
+    phase: event.phase,
+    decision: event.decision,
+    event: event.event,
+    occurredAt: event.occurredAt,
+    position,
+    lastEventId: eventId,
+    finalDecisionsSeen: [],
+    decisionChanged: false,
+    version: 0,
+    updatedAt: now.toISOString(),
+  };
+  const next: KycSubject = { ...base, finalDecisionsSeen, decisionChanged: finalDecisionsSeen.length > 1, updatedAt: now.toISOString() };
+  if (wins) {
+    next.phase = event.phase;
+    next.decision = event.decision;
+    next.note = event.note;
+    next.event = event.event;
+    next.orderId = event.orderId ?? base.orderId;
+    next.occurredAt = event.occurredAt;
+    next.position = position;
+    next.lastEventId = eventId;
+    if (current !== undefined && current.decision !== event.decision) {
+      next.confirmedAt = undefined;
+      next.lastPull = undefined;
+    }
+  }
+  if (profileWins) {
+    next.profile = event.profile;
+    next.profilePosition = position;
+  }
+  return { subject: next, changed: true, newlyFlagged: next.decisionChanged && !(current?.decisionChanged ?? false) };
+}
+
+/** An approval that the verification-status endpoint has not confirmed yet. */
+export function needsConfirmation(subject: KycSubject): boolean {
+  return subject.decision === 'approved' && subject.confirmedAt === undefined;
+}
+
+/** The only state in which a subject counts as approved for money decisions. */
+export function isApprovalConfirmed(subject: KycSubject): boolean {
+  return subject.decision === 'approved' && subject.confirmedAt !== undefined;
+}
+
+/**
+ * Records an answer of the verification-status endpoint. Only an `approved` answer while the
+ * subject's own decision is approved confirms it; a `rejected` answer is a contradiction (kept,
+ * logged by the caller, still not approved); anything else means "not yet", to be pulled again.
+ */
+export function recordPull(
+  subject: KycSubject,
+  providerDecision: KycDecision | undefined,
+  providerStatus: string,
+  now: Date,
+): KycSubject {
+  const outcome: KycPull['outcome'] =
+    providerDecision === 'approved' ? 'confirmed' : providerDecision === 'rejected' ? 'contradicted' : 'not_yet';
+  const at = now.toISOString();
+  const confirms = outcome === 'confirmed' && subject.decision === 'approved';
+  return {
+    ...subject,
+    lastPull: { at, providerStatus, outcome },
+    confirmedAt: confirms ? (subject.confirmedAt ?? at) : subject.confirmedAt,
+    updatedAt: at,
+  };
+}
