@@ -1,0 +1,113 @@
+import type { PayoutIdentity } from '@shared/domain/identity';
+import type { Payout, PayoutState } from '@shared/domain/payout';
+
+/*
+ * The ports of the payout use cases. Adapters implement them (DynamoDB, the provider HTTP client,
+ * Secrets Manager, SQS, Powertools); tests, the local stack and benchmarks can pass their own.
+ */
+
+/** The payout was changed by someone else since it was read; reload and decide again. */
+export class ConcurrentModificationError extends Error {
+  override name = 'ConcurrentModificationError';
+}
+
+/** A page of due payouts from the sparse index, keys only. */
+export interface DuePage {
+  readonly identities: readonly PayoutIdentity[];
+  /** Opaque cursor for the next page; absent on the last page. */
+  readonly cursor?: string;
+  /** Items the query read, for the "reads only what is open" guarantee and its test. */
+  readonly scannedCount: number;
+}
+
+export interface PayoutRepository {
+  get(identity: PayoutIdentity): Promise<Payout | undefined>;
+  /** Stores a new payout if none exists for its identity. */
+  createAccepted(payout: Payout): Promise<{ created: boolean; payout: Payout }>;
+  /**
+   * Writes `next` only if the stored payout still has `previous`'s state and version.
+   * @throws ConcurrentModificationError otherwise
+   */
+  save(previous: Payout, next: Payout): Promise<Payout>;
+  /** Open payouts with nextCheckAt <= now, oldest first. */
+  queryDue(now: Date, limit: number, cursor?: string): Promise<DuePage>;
+  listByState(state: PayoutState): Promise<Payout[]>;
+  /** Makes open payouts with this reference due now (an order notification hints at news). */
+  markDueNow(withdrawalReference: string, now: Date): Promise<number>;
+}
+
+/** Provider credentials in the client's camelCase shape. */
+export interface ProviderCredentials {
+  readonly partnerPublicKey: string;
+  readonly partnerSecretKey: string;
+  readonly merchantSecretKey: string;
+  readonly partnerId: string;
+  readonly platformMerchantId: string;
+}
+
+/** The provider secret, cached; `forceFetch` once after a 401 (a key reset invalidates old keys). */
+export interface CredentialsSource {
+  get(options?: { forceFetch?: boolean }): Promise<ProviderCredentials>;
+}
+
+export interface VerifyAccountAnswer {
+  readonly success: boolean;
+  readonly message?: string;
+  readonly data?: { account_name?: string } | null;
+}
+
+export interface PayoutAnswer {
+  readonly status?: string;
+}
+
+export interface PayoutStatusAnswer {
+  readonly found: boolean;
+  readonly status?: string;
+  readonly outcome: 'succeeded' | 'failed' | 'in_progress' | 'unrecognized';
+  readonly raw?: unknown;
+}
+
+/**
+ * The payout service, as the use cases need it. The foundation's PayoutServiceClient satisfies it;
+ * failures are its named errors (rejected, unauthorized, unavailable, ambiguous).
+ */
+export interface PayoutProvider {
+  verifyAccount(
+    request: { account_number: string; account_code: string; currency: string },
+    credentials: ProviderCredentials,
+  ): Promise<VerifyAccountAnswer>;
+  payout(
+    request: { amount: string; account_number: string; account_code: string; currency: string; withdrawal_reference: string },
+    credentials: ProviderCredentials,
+  ): Promise<PayoutAnswer>;
+  getPayout(identity: PayoutIdentity, credentials: ProviderCredentials): Promise<PayoutStatusAnswer>;
+}
+
+/** KYC gating: approved only when the KYC service confirmed it (see shared/adapters/kyc-repository.ts). */
+export interface KycApprovalPort {
+  check(userReference: string): Promise<'approved' | 'not_approved'>;
+}
+
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+
+/** Where a message that cannot be processed goes, with its reason (the payouts DLQ). */
+export interface DeadLetterSink {
+  send(body: string, reason: string, attributes?: Record<string, string>): Promise<void>;
+}
+
+/** Counters and gauges; the handlers wire Powertools metrics (EMF) with the names in METRIC. */
+export interface Telemetry {
+  count(metric: string, value?: number): void;
+  seconds(metric: string, value: number): void;
+}
+
+/** Structured log lines with correlation keys; the Powertools logger satisfies it. */
+export interface Log {
+  info(message: string, extra?: Record<string, unknown>): void;
+  warn(message: string, extra?: Record<string, unknown>): void;
+  error(message: string, extra?: Record<string, unknown>): void;
+}
