@@ -1,0 +1,202 @@
+import { basename } from 'node:path';
+import type { Command} from 'commander';
+import { Option } from 'commander';
+import { PAYOUT_STATES, type Payout, type PayoutState } from '@shared/domain/payout';
+import { contextOf, withExample, type CommandContext } from '../context';
+import { readText } from '../io';
+import { formatOf, formatRowError, parsePayoutFile } from '../payout-file';
+import { CliError, printRecord, printTable } from '../output';
+import { requireEnv } from '../target';
+
+/** The shared adapters, imported only after the target env is applied (they read it at load). */
+async function adapters(ctx: CommandContext) {
+  const target = await ctx.target();
+  const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
+  const { documentClient, sqsClient } = await import('@shared/adapters/aws-clients');
+  return { target, repository: createPayoutRepository(requireEnv(target, 'PAYOUTS_TABLE_NAME')), documentClient, sqsClient };
+}
+
+/** A payout as a flat row for tables and JSON (masked account only; nothing secret is stored). */
+export function payoutSummary(payout: Payout): Record<string, unknown> {
+  const r = payout.record;
+  return {
+    withdrawal_reference: r.identity.withdrawal_reference,
+    platform_merchant_id: r.identity.platform_merchant_id,
+    currency: r.identity.currency,
+    amount: r.amount,
+    state: r.state,
+    account: `${r.accountCode} ${r.accountMasked}`,
+    verified_name: r.verifiedName,
+    provider_status: r.providerStatus,
+    reason: r.reason,
+    submit_attempts: r.submitAttempts,
+    next_check_at: r.nextCheckAt,
+    created_at: r.createdAt,
+    updated_at: r.updatedAt,
+  };
+}
+
+/** Every stored payout with this withdrawal_reference (one per merchant and currency). */
+async function findByReference(ctx: CommandContext, reference: string): Promise<Payout[]> {
+  const { target, repository, documentClient } = await adapters(ctx);
+  const { QueryCommand } = await import('@aws-sdk/lib-dynamodb');
+  const { PAYOUTS_TABLE } = await import('@shared/config/resources');
+  const { parsePayoutKey } = await import('@shared/domain/identity');
+  const index = PAYOUTS_TABLE.indexes.find((i) => i.indexName === 'by-withdrawal-reference');
+  const out = await documentClient.send(
+    new QueryCommand({
+      TableName: requireEnv(target, 'PAYOUTS_TABLE_NAME'),
+      IndexName: index?.indexName,
+      KeyConditionExpression: '#ref = :ref',
+      ExpressionAttributeNames: { '#ref': 'withdrawal_reference' },
+      ExpressionAttributeValues: { ':ref': reference },
+    }),
+  );
+  const found = await Promise.all((out.Items ?? []).map((item) => repository.get(parsePayoutKey(String(item.pk)))));
+  return found.filter((p): p is Payout => p !== undefined);
+}
+
+function registerEnqueue(payouts: Command): void {
+  withExample(
+    payouts
+      .command('enqueue')
+      .requiredOption('--file <file>', 'payouts as .csv (header row) or .jsonl (one JSON object per line)')
+      .option('--dry-run', 'validate only; send nothing')
+      .option('--resend-accepted', 'also send rows whose payout exists but is still ACCEPTED (recovery after a crash mid-run)'),
+    'payrelay payouts enqueue --file payouts.csv',
+    'payrelay payouts enqueue --file payouts.jsonl --dry-run',
+  )
+    .description(
+      'validate every row (all errors reported with row numbers, nothing sent if any), then enqueue in batches of 10. ' +
+        'Each payout is recorded before its message is sent, so running the same file again enqueues nothing twice. ' +
+        'Columns: platform_merchant_id, currency, withdrawal_reference, amount, account_number, account_code, ' +
+        'expected_name, user_reference, metadata (JSON) or metadata.<key>.',
+    )
+    .action(async (opts: { file: string; dryRun?: boolean; resendAccepted?: boolean }, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const format = formatOf(opts.file);
+      if (!format) throw new CliError(`${basename(opts.file)}: use a .csv or .jsonl file`);
+      const parsed = parsePayoutFile(readText(opts.file), format);
+      if (parsed.errors.length > 0) {
+        ctx.out.result({ valid: false, rows: parsed.rows, errors: parsed.errors }, () => {
+          for (const error of parsed.errors) console.error(formatRowError(error));
+        });
+        throw new CliError(`${parsed.errors.length} error(s) in ${basename(opts.file)}; nothing was enqueued`);
+      }
+      if (opts.dryRun) {
+        ctx.out.result({ valid: true, rows: parsed.rows }, () => console.log(`${parsed.rows} row(s) valid; nothing sent (--dry-run).`));
+        return;
+      }
+      const { target, repository, sqsClient } = await adapters(ctx);
+      const { enqueuePayouts } = await import('../enqueue');
+      const showBar = !ctx.out.json && process.stderr.isTTY;
+      const { SingleBar, Presets } = await import('cli-progress');
+      const bar = new SingleBar({ format: 'enqueue [{bar}] {value}/{total} rows', stream: process.stderr }, Presets.shades_classic);
+      if (showBar) bar.start(parsed.requests.length, 0);
+      let report;
+      try {
+        report = await enqueuePayouts(
+          parsed.requests,
+          { repository, sqs: sqsClient, queueUrl: requireEnv(target, 'PAYOUTS_QUEUE_URL'), onProgress: (done) => showBar && bar.update(done) },
+          { resendAccepted: opts.resendAccepted === true },
+        );
+      } finally {
+        if (showBar) bar.stop();
+      }
+      ctx.out.result(report, () => {
+        printTable(
+          ['rows', 'enqueued', 'skipped (already recorded)', 'failed'],
+          [[parsed.rows, report.enqueued.length, report.skipped.length, report.failed.length]],
+        );
+        if (report.skipped.length > 0) {
+          printTable(['skipped reference', 'current state'], report.skipped.slice(0, 20).map((s) => [s.withdrawal_reference, s.state]));
+          if (report.skipped.length > 20) console.log(`... and ${report.skipped.length - 20} more`);
+        }
+        for (const f of report.failed) console.error(`not sent: ${f.withdrawal_reference}: ${f.reason}`);
+      });
+      if (report.failed.length > 0) {
+        throw new CliError(`${report.failed.length} message(s) not sent; their payouts are recorded ACCEPTED: rerun with --resend-accepted`);
+      }
+    });
+}
+
+function registerStatusAndList(payouts: Command): void {
+  withExample(
+    payouts
+      .command('status')
+      .argument('<withdrawal_reference>', 'the partner reference of the payout')
+      .option('--currency <code>', 'only the payout in this currency')
+      .option('--merchant <platform_merchant_id>', 'only the payout of this merchant'),
+    'payrelay payouts status WD-2024-0001',
+  )
+    .description('show the state of a payout and its full history of transitions')
+    .action(async (reference: string, opts: { currency?: string; merchant?: string }, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const payouts = (await findByReference(ctx, reference)).filter(
+        (p) =>
+          (!opts.currency || p.record.identity.currency === opts.currency) &&
+          (!opts.merchant || p.record.identity.platform_merchant_id === opts.merchant),
+      );
+      if (payouts.length === 0) throw new CliError(`no payout with withdrawal_reference ${reference}`);
+      const data = payouts.map((p) => ({ ...payoutSummary(p), history: p.record.history }));
+      ctx.out.result(data, () => {
+        for (const p of payouts) {
+          printRecord(payoutSummary(p));
+          printTable(['at', 'from', 'to', 'reason'], p.record.history.map((h) => [h.at, h.from ?? '(new)', h.to, h.reason]));
+        }
+      });
+    });
+
+  withExample(
+    payouts
+      .command('list')
+      .addOption(new Option('--state <state>', 'payouts in this state').choices([...PAYOUT_STATES]).makeOptionMandatory())
+      .option('--limit <n>', 'show at most n (newest first)', (v) => Number.parseInt(v, 10), 100),
+    'payrelay payouts list --state NEEDS_REVIEW',
+  )
+    .description('list payouts in one state (scans the table: meant for operators, not hot paths)')
+    .action(async (opts: { state: PayoutState; limit: number }, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const { repository } = await adapters(ctx);
+      const all = await repository.listByState(opts.state);
+      all.sort((a, b) => b.record.updatedAt.localeCompare(a.record.updatedAt));
+      const shown = all.slice(0, opts.limit);
+      ctx.out.result(
+        shown.map((p) => payoutSummary(p)),
+        () => {
+          printTable(
+            ['withdrawal_reference', 'currency', 'amount', 'state', 'updated', 'reason'],
+            shown.map((p) => [p.record.identity.withdrawal_reference, p.record.identity.currency, p.record.amount, p.state, p.record.updatedAt, p.record.reason]),
+          );
+          console.log(`${all.length} payout(s) in ${opts.state}${all.length > shown.length ? `, ${shown.length} shown` : ''}`);
+        },
+      );
+    });
+}
+
+function registerRedrive(payouts: Command): void {
+  withExample(
+    payouts.command('redrive').option('--max <n>', 'move at most n messages', (v) => Number.parseInt(v, 10)),
+    'payrelay payouts redrive',
+  )
+    .description(
+      'move messages from the dead-letter queue back to the payouts queue (after fixing their cause) and report the count. ' +
+        'Safe for money: the worker never pays a payout twice, whatever the message count.',
+    )
+    .action(async (opts: { max?: number }, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const { target, sqsClient } = await adapters(ctx);
+      const { redrive } = await import('../redrive');
+      const result = await redrive(sqsClient, requireEnv(target, 'PAYOUTS_DLQ_URL'), requireEnv(target, 'PAYOUTS_QUEUE_URL'), opts.max);
+      ctx.out.result(result, () => printTable(['moved', 'failed'], [[result.moved, result.failed]]));
+      if (result.failed > 0) throw new CliError(`${result.failed} message(s) could not be moved; they stay in the DLQ`);
+    });
+}
+
+/** `payrelay payouts enqueue|status|list|redrive`. */
+export function registerPayoutsCommands(program: Command): void {
+  const payouts = program.command('payouts').description('bulk payouts from a file, status, listing and DLQ redrive');
+  registerEnqueue(payouts);
+  registerStatusAndList(payouts);
+  registerRedrive(payouts);
+}

@@ -1,0 +1,65 @@
+import type { Command} from 'commander';
+import { Argument } from 'commander';
+import { KYC_SECRET, PROVIDER_SECRET } from '@shared/config/resources';
+import { contextOf, withExample } from '../context';
+import { promptHidden, promptVisible, readJsonObject } from '../io';
+import { CliError, printTable } from '../output';
+import { requireEnv } from '../target';
+
+/** Fields that are identifiers, shown while typed; every other field is a secret and never echoed. */
+const VISIBLE_FIELDS = new Set(['partner_id', 'platform_merchant_id', 'app_id']);
+
+const SECRETS = {
+  provider: { fields: PROVIDER_SECRET.fields, env: 'PROVIDER_SECRET_ID' },
+  kyc: { fields: KYC_SECRET.fields, env: 'KYC_SECRET_ID' },
+} as const;
+type SecretName = keyof typeof SECRETS;
+
+/** `payrelay secrets put provider|kyc`. */
+export function registerSecretsCommands(program: Command): void {
+  const secrets = program.command('secrets').description('store provider and KYC keys in Secrets Manager (never echoed)');
+  withExample(
+    secrets
+      .command('put')
+      .addArgument(new Argument('<secret>', 'which secret').choices(Object.keys(SECRETS)))
+      .option('--file <file>', 'JSON file with the secret fields (otherwise you are prompted; secret values are not echoed)'),
+    'payrelay secrets put provider --file provider-keys.json',
+    'payrelay secrets put kyc            # interactive',
+  )
+    .description(
+      `validate and store a secret. provider fields: ${PROVIDER_SECRET.fields.join(', ')}; kyc fields: ${KYC_SECRET.fields.join(', ')}. ` +
+        'Running functions pick the new value up within 5 minutes, or at once after a 401.',
+    )
+    .action(async (name: SecretName, opts: { file?: string }, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const spec = SECRETS[name];
+      const target = await ctx.target();
+      const secretId = requireEnv(target, spec.env);
+
+      let value: Record<string, unknown>;
+      if (opts.file) value = readJsonObject(opts.file);
+      else {
+        value = {};
+        for (const field of spec.fields) {
+          value[field] = VISIBLE_FIELDS.has(field) ? await promptVisible(`${field}: `) : await promptHidden(`${field} (hidden): `);
+        }
+      }
+      const { providerSecretSchema, kycSecretSchema } = await import('@shared/adapters/secrets');
+      const parsed = (name === 'provider' ? providerSecretSchema : kycSecretSchema).safeParse(value);
+      if (!parsed.success) {
+        // Field names and rules only: a value must never be echoed back.
+        const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'} ${i.message}`).join('; ');
+        throw new CliError(`the ${name} secret is not valid: ${problems}; nothing was stored`);
+      }
+      const unknown = Object.keys(value).filter((k) => !(spec.fields as readonly string[]).includes(k));
+      if (unknown.length > 0) throw new CliError(`unknown field(s) in the ${name} secret: ${unknown.join(', ')}; nothing was stored`);
+
+      const { PutSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
+      const { secretsClient } = await import('@shared/adapters/aws-clients');
+      const out = await secretsClient.send(new PutSecretValueCommand({ SecretId: secretId, SecretString: JSON.stringify(parsed.data) }));
+      const result = { secret: name, secretId, versionId: out.VersionId, fields: Object.keys(parsed.data) };
+      ctx.out.result(result, () => {
+        printTable(['secret', 'stored in', 'version', 'fields'], [[name, secretId, out.VersionId, result.fields.join(', ')]]);
+      });
+    });
+}

@@ -1,0 +1,46 @@
+import { Command, CommanderError } from 'commander';
+import { registerPayoutsCommands } from './commands/payouts';
+import { registerSecretsCommands } from './commands/secrets';
+import { registerSignatureCommands } from './commands/signature';
+import { describeError, CliError } from './output';
+
+/**
+ * The `payrelay` operator CLI. Commands target the local stack started by `npm start` (found through
+ * .payrelay-local/state.json) or, with --stack, a deployed stack (its CloudFormation outputs).
+ */
+export function buildProgram(): Command {
+  const program = new Command('payrelay')
+    .description('Operate payrelay: partners and keys, KYC, bulk payouts, status, DLQ redrive, event replay, signatures.')
+    .option('--json', 'print JSON instead of tables (for scripts)')
+    .option('--stack <name>', 'target a deployed stack by CloudFormation stack name (default: the local stack from `npm start`)')
+    .option('--profile <aws-profile>', 'AWS profile for --stack')
+    .option('--region <region>', 'AWS region for --stack')
+    .option('--provider-url <url>', 'payout service base URL (overrides the target)')
+    .option('--kyc-url <url>', 'KYC service base URL (overrides the target)')
+    .exitOverride()
+    .showHelpAfterError('(run with --help for usage)')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ npm start                      # in one terminal\n  $ payrelay demo                  # in another\n  $ payrelay payouts status WD-1 --stack payrelay-prod --profile ops\n',
+    );
+  registerSecretsCommands(program);
+  registerPayoutsCommands(program);
+  registerSignatureCommands(program);
+  return program;
+}
+
+/** Runs the CLI; every failure ends as one line on stderr and a non-zero exit code. */
+export async function run(argv: readonly string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync([...argv]);
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and version exit 0; usage errors were already printed by commander.
+      return error.exitCode;
+    }
+    console.error(`payrelay: ${describeError(error)}`);
+    return error instanceof CliError ? error.exitCode : 1;
+  }
+}

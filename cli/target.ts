@@ -1,0 +1,127 @@
+import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { readLocalState, LOCAL_STATE_PATH, type LocalStackUrls } from '@local/state';
+import { CliError } from './output';
+
+/** Global options every command accepts. */
+export interface GlobalOptions {
+  readonly json?: boolean;
+  readonly stack?: string;
+  readonly profile?: string;
+  readonly region?: string;
+  readonly providerUrl?: string;
+  readonly kycUrl?: string;
+}
+
+/** What a command talks to: the running local stack or a deployed CloudFormation stack. */
+export interface Target {
+  readonly kind: 'local' | 'deployed';
+  readonly label: string;
+  /** Env for the AWS SDK and the shared adapters (table, queue and secret names, endpoints). */
+  readonly env: Record<string, string>;
+  /** Known URLs; a deployed stack has no simulator. */
+  readonly urls: Partial<LocalStackUrls>;
+}
+
+/**
+ * CloudFormation output keys of the deployed stack (docs/deploy.md) and the env variable each
+ * fills. Outputs are matched by key, ignoring a construct prefix (e.g. `PayrelayPayoutsTableName`).
+ */
+export const STACK_OUTPUTS: Readonly<Record<string, string>> = {
+  PayoutsTableName: 'PAYOUTS_TABLE_NAME',
+  EventsTableName: 'EVENTS_TABLE_NAME',
+  KycTableName: 'KYC_TABLE_NAME',
+  PayoutsQueueUrl: 'PAYOUTS_QUEUE_URL',
+  PayoutsDlqUrl: 'PAYOUTS_DLQ_URL',
+  ProviderSecretArn: 'PROVIDER_SECRET_ID',
+  KycSecretArn: 'KYC_SECRET_ID',
+  ApiUrl: 'PAYRELAY_API_URL',
+  PayoutApiBaseUrl: 'PAYOUT_API_BASE_URL',
+  KycApiBaseUrl: 'KYC_API_BASE_URL',
+};
+
+/** Maps stack outputs to env variables by the suffix of their key. */
+export function envFromOutputs(outputs: ReadonlyArray<{ OutputKey?: string; OutputValue?: string }>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const { OutputKey, OutputValue } of outputs) {
+    if (!OutputKey || OutputValue === undefined) continue;
+    const known = Object.keys(STACK_OUTPUTS).find((k) => OutputKey === k || OutputKey.endsWith(k));
+    if (known) env[STACK_OUTPUTS[known] as string] = OutputValue;
+  }
+  return env;
+}
+
+async function deployedTarget(options: GlobalOptions): Promise<Target> {
+  const stackName = options.stack as string;
+  const client = new CloudFormationClient({
+    ...(options.region ? { region: options.region } : {}),
+    ...(options.profile ? { profile: options.profile } : {}),
+  });
+  let outputs;
+  try {
+    const out = await client.send(new DescribeStacksCommand({ StackName: stackName }));
+    outputs = out.Stacks?.[0]?.Outputs ?? [];
+  } catch (error) {
+    throw new CliError(`cannot read the outputs of stack ${stackName}: ${(error as Error).name}: ${(error as Error).message}`);
+  } finally {
+    client.destroy();
+  }
+  const env = envFromOutputs(outputs);
+  if (options.profile) env.AWS_PROFILE = options.profile;
+  if (options.region) env.AWS_REGION = options.region;
+  const apiUrl = env.PAYRELAY_API_URL?.replace(/\/$/, '');
+  return {
+    kind: 'deployed',
+    label: `stack ${stackName}`,
+    env,
+    urls: {
+      ...(apiUrl ? { gateway: apiUrl, payoutNotification: `${apiUrl}/callbacks/payout-notifications` } : {}),
+      ...(env.PAYOUT_API_BASE_URL ? { payoutApi: env.PAYOUT_API_BASE_URL } : {}),
+      ...(env.KYC_API_BASE_URL ? { kycApi: env.KYC_API_BASE_URL } : {}),
+    },
+  };
+}
+
+/**
+ * Resolves the target from the global options: `--stack` means a deployed stack (its outputs via
+ * CloudFormation, credentials from `--profile`); otherwise the local stack recorded by `npm start`.
+ * `--provider-url` / `--kyc-url` override the provider base URLs of either.
+ */
+export async function resolveTarget(options: GlobalOptions): Promise<Target> {
+  let target: Target;
+  if (options.stack) target = await deployedTarget(options);
+  else {
+    const state = readLocalState();
+    if (!state) {
+      throw new CliError(
+        `no local stack is running (no live ${LOCAL_STATE_PATH}): start one with \`npm start\`, or target a deployed stack with --stack <name> --profile <aws profile>`,
+      );
+    }
+    target = { kind: 'local', label: `local stack (pid ${state.pid})`, env: { ...state.env }, urls: state.urls };
+  }
+  const env = { ...target.env };
+  const urls = { ...target.urls };
+  if (options.providerUrl) {
+    env.PAYOUT_API_BASE_URL = options.providerUrl;
+    urls.payoutApi = options.providerUrl;
+  }
+  if (options.kycUrl) {
+    env.KYC_API_BASE_URL = options.kycUrl;
+    urls.kycApi = options.kycUrl;
+  }
+  return { ...target, env, urls };
+}
+
+/**
+ * Puts the target's env into process.env. The shared adapters create their SDK clients at module
+ * load from these variables, so commands call this BEFORE dynamically importing any adapter.
+ */
+export function applyTargetEnv(target: Target): void {
+  Object.assign(process.env, target.env);
+}
+
+/** Reads a required env variable of the target, with an error that says what is missing. */
+export function requireEnv(target: Target, name: string): string {
+  const value = target.env[name];
+  if (!value) throw new CliError(`${target.label} does not define ${name}`);
+  return value;
+}

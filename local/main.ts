@@ -1,0 +1,125 @@
+import { Command, InvalidArgumentError } from 'commander';
+import Table from 'cli-table3';
+import { DEFAULT_RECONCILE_EVERY_MINUTES } from '@shared/config/functions';
+import { loadLocalConfig, LOCAL_CONFIG_PATH } from './config';
+import { startLocalStack, type LocalStack } from './stack';
+import { LOCAL_STATE_PATH } from './state';
+
+/*
+ * `npm start`: the whole of payrelay on 127.0.0.1. Flags override local/config.json; the env
+ * variables PAYRELAY_PORT, PAYRELAY_SIMULATOR_PORT, PAYRELAY_PROVIDER_URL and PAYRELAY_KYC_URL do too.
+ */
+
+const portArg = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('must be a port number (0-65535)');
+  return n;
+};
+const secondsArg = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a positive number of seconds');
+  return n;
+};
+const urlArg = (value: string): string => {
+  try {
+    return new URL(value).toString().replace(/\/$/, '');
+  } catch {
+    throw new InvalidArgumentError('must be an absolute URL, e.g. https://provider.example');
+  }
+};
+const envPort = (name: string): number | undefined => (process.env[name] ? portArg(process.env[name] as string) : undefined);
+
+const program = new Command('npm start')
+  .description('Run payrelay locally: DynamoDB/SQS emulators, a local Secrets Manager stand-in, the provider simulator, the HTTP gateway, the SQS poller and the reconciler schedule.')
+  .option('--port <port>', 'gateway port (env PAYRELAY_PORT; default 3000)', portArg)
+  .option('--simulator-port <port>', 'simulator port (env PAYRELAY_SIMULATOR_PORT; default 4010)', portArg)
+  .option('--provider-url <url>', 'use this payout service instead of the simulator (env PAYRELAY_PROVIDER_URL)', urlArg)
+  .option('--kyc-url <url>', 'use this KYC service instead of the simulator (env PAYRELAY_KYC_URL)', urlArg)
+  .option('--reconcile-every <seconds>', `reconciler interval (default from local/config.json; production: ${DEFAULT_RECONCILE_EVERY_MINUTES} min)`, secondsArg)
+  .option('--config <file>', 'local config file', LOCAL_CONFIG_PATH)
+  .option('--quiet', 'do not print the gateway access log and poller lines')
+  .addHelpText('after', '\nExample:\n  npm start -- --port 3100 --reconcile-every 5\n  npx payrelay demo   # in another terminal');
+
+function printSummary(stack: LocalStack, reconcileSeconds: number): void {
+  const table = new Table({ head: ['what', 'where'], wordWrap: true });
+  table.push(
+    ['gateway (HTTP API)', stack.urls.gateway],
+    ['KYC callback URL (dev token)', `POST ${stack.urls.kycCallback}`],
+    ['payout notification URL', `POST ${stack.urls.payoutNotification}`],
+    ['payout service', `${stack.urls.payoutApi}${stack.simulator ? ' (simulator)' : ''}`],
+    ['KYC service', `${stack.urls.kycApi}${stack.simulator ? ' (simulator)' : ''}`],
+    ['payouts queue', stack.queueUrls.payouts],
+    ['dead-letter queue', stack.queueUrls.deadLetter],
+    ['tables', `${stack.names.payoutsTable}, ${stack.names.eventsTable}, ${stack.names.kycTable}`],
+    ['secrets (local stand-in)', `${stack.names.providerSecret}${stack.providerSecret ? '' : ' (EMPTY: run payrelay secrets put provider)'}, ${stack.names.kycSecret}${stack.kycSecret ? '' : ' (EMPTY: run payrelay secrets put kyc)'}`],
+    ['SQS poller -> payout-worker', 'batch 10, long poll, partial batch failures'],
+    ['schedule -> reconciler', `every ${reconcileSeconds} s`],
+    ['state file (for the CLI)', LOCAL_STATE_PATH],
+  );
+  console.log(table.toString());
+  console.log(
+    [
+      'Try next, in another terminal:',
+      '  npx payrelay demo                         # KYC journey + 50 payouts, then a summary of final states',
+      '  npx payrelay payouts enqueue --file <f>   # your own payouts (CSV or JSONL)',
+      '  npx payrelay payouts list --state SUCCEEDED',
+      '  npx payrelay --help',
+      'Ctrl-C stops everything.',
+    ].join('\n'),
+  );
+}
+
+async function main(): Promise<void> {
+  program.parse();
+  const opts = program.opts<{
+    port?: number;
+    simulatorPort?: number;
+    providerUrl?: string;
+    kycUrl?: string;
+    reconcileEvery?: number;
+    config: string;
+    quiet?: boolean;
+  }>();
+  const config = loadLocalConfig(opts.config);
+  const reconcileSeconds = opts.reconcileEvery ?? config.reconcileEverySeconds;
+  const log = opts.quiet ? undefined : (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
+  const providerUrl = opts.providerUrl ?? (process.env.PAYRELAY_PROVIDER_URL ? urlArg(process.env.PAYRELAY_PROVIDER_URL) : undefined);
+  const kycUrl = opts.kycUrl ?? (process.env.PAYRELAY_KYC_URL ? urlArg(process.env.PAYRELAY_KYC_URL) : undefined);
+
+  console.log('payrelay: starting the local stack (DEV-ONLY keys from local/config.json)...');
+  const stack = await startLocalStack({
+    config,
+    gatewayPort: opts.port ?? envPort('PAYRELAY_PORT') ?? config.gatewayPort,
+    simulatorPort: opts.simulatorPort ?? envPort('PAYRELAY_SIMULATOR_PORT') ?? config.simulatorPort,
+    ...(providerUrl ? { providerUrl } : {}),
+    ...(kycUrl ? { kycUrl } : {}),
+    reconcileEveryMs: reconcileSeconds * 1000,
+    writeStateFile: true,
+    ...(log ? { log } : {}),
+  });
+  printSummary(stack, reconcileSeconds);
+
+  let stopping = false;
+  const shutdown = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`\npayrelay: ${signal}, stopping...`);
+    stack.stop().then(
+      () => {
+        console.log('payrelay: stopped.');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        console.error(`payrelay: stop failed: ${(error as Error).message}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+main().catch((error: unknown) => {
+  console.error(`payrelay: ${(error as Error).message}`);
+  process.exit(1);
+});

@@ -1,0 +1,61 @@
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { REPO_ROOT } from './lambda';
+
+/**
+ * Where a running `npm start` tells the CLI what it is running. Git-ignored. The env it holds points
+ * at loopback emulators with the fixed local credentials, so it holds nothing secret beyond the
+ * DEV-ONLY callback token already in local/config.json.
+ */
+export const LOCAL_STATE_PATH = resolve(REPO_ROOT, '.payrelay-local/state.json');
+
+export interface LocalStackUrls {
+  readonly gateway: string;
+  readonly kycCallback: string;
+  readonly payoutNotification: string;
+  readonly payoutApi: string;
+  readonly kycApi: string;
+  /** Present when the local stack runs the simulator. */
+  readonly simulator?: string;
+}
+
+export interface LocalState {
+  readonly pid: number;
+  readonly startedAt: string;
+  readonly stage: string;
+  readonly urls: LocalStackUrls;
+  /** What handlers and the CLI need in process.env to reach this stack. */
+  readonly env: Record<string, string>;
+}
+
+export function writeLocalState(state: LocalState, path = LOCAL_STATE_PATH): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
+}
+
+/** Removes the state file, but only if it still belongs to `pid` (a newer stack may have replaced it). */
+export function removeLocalState(pid: number, path = LOCAL_STATE_PATH): void {
+  const current = readLocalState(path);
+  if (current && current.pid !== pid) return;
+  rmSync(path, { force: true });
+}
+
+/** The state of a running local stack, or undefined when none is recorded or its process is gone. */
+export function readLocalState(path = LOCAL_STATE_PATH): LocalState | undefined {
+  let state: LocalState;
+  try {
+    state = JSON.parse(readFileSync(path, 'utf8')) as LocalState;
+  } catch {
+    return undefined;
+  }
+  return isAlive(state.pid) ? state : undefined;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
