@@ -41,6 +41,14 @@ export function registerCurrency(code: string, decimals: number): void {
   CURRENCIES[code] = { decimals };
 }
 
+/**
+ * The number of decimals of a supported currency.
+ * @throws UnsupportedCurrencyError for a code not in the table.
+ */
+export function currencyDecimals(currency: string): number {
+  return decimalsOf(currency);
+}
+
 function decimalsOf(currency: string): number {
   const entry = Object.hasOwn(CURRENCIES, currency) ? CURRENCIES[currency] : undefined;
   if (!entry) {

@@ -1,0 +1,214 @@
+import http from 'node:http';
+import https from 'node:https';
+import {
+  ProviderAmbiguousError,
+  ProviderRejectedError,
+  ProviderUnauthorizedError,
+  ProviderUnavailableError,
+  redact,
+  type ProviderOperation,
+} from './errors';
+
+/** Settings shared by both provider clients. */
+export interface TransportOptions {
+  baseUrl: string;
+  timeoutMs: number;
+  keepAlive: boolean;
+}
+
+export interface TransportRequest {
+  operation: ProviderOperation;
+  method: 'GET' | 'POST';
+  /** Path as in the seed, appended to the base URL as is (trailing slashes matter). */
+  path: string;
+  query?: Record<string, string>;
+  headers?: Record<string, string>;
+  body?: object;
+  /** Values that must never appear in an error message (keys, the account number). */
+  sensitive?: readonly string[];
+}
+
+export interface TransportResponse {
+  status: number;
+  text: string;
+}
+
+const MAX_RESPONSE_BYTES = 1024 * 1024;
+
+/**
+ * One HTTP exchange with a provider, with the failure classification money safety depends on.
+ * Failures before the request was fully handed to the network ('finish' not yet emitted: DNS,
+ * refused, connect time-out) are Unavailable, since a partial request cannot be acted upon. Any
+ * failure after it (time-out, reset, truncated answer) is Ambiguous.
+ */
+export class HttpTransport {
+  private readonly agent: http.Agent;
+  private readonly baseUrl: URL;
+
+  constructor(private readonly options: TransportOptions) {
+    let base: URL;
+    try {
+      base = new URL(options.baseUrl);
+    } catch {
+      throw new TypeError(`provider base URL is not a URL: ${options.baseUrl}`);
+    }
+    if (base.protocol !== 'http:' && base.protocol !== 'https:') {
+      throw new TypeError(`provider base URL must be http(s), got ${base.protocol}`);
+    }
+    if (!Number.isInteger(options.timeoutMs) || options.timeoutMs <= 0) {
+      throw new TypeError('provider timeoutMs must be a positive integer');
+    }
+    this.baseUrl = base;
+    const agentOptions = { keepAlive: options.keepAlive, maxSockets: 50 };
+    this.agent = base.protocol === 'https:' ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
+  }
+
+  /** Closes pooled keep-alive sockets. */
+  close(): void {
+    this.agent.destroy();
+  }
+
+  /** The absolute URL of a seed path under the base URL (a base path prefix is kept). */
+  url(path: string, query?: Record<string, string>): URL {
+    const url = new URL(this.baseUrl.href.replace(/\/+$/, '') + path);
+    for (const [name, value] of Object.entries(query ?? {})) {
+      url.searchParams.append(name, value);
+    }
+    return url;
+  }
+
+  /**
+   * Sends the request and resolves with any HTTP answer (status + text).
+   * @throws ProviderUnavailableError, ProviderAmbiguousError
+   */
+  send(request: TransportRequest): Promise<TransportResponse> {
+    const { operation, sensitive = [] } = request;
+    const url = this.url(request.path, request.query);
+    const payload = request.body === undefined ? undefined : Buffer.from(JSON.stringify(request.body), 'utf8');
+    const headers: Record<string, string> = { Accept: 'application/json', ...request.headers };
+    if (payload) {
+      headers['Content-Length'] = String(payload.length);
+    }
+    const transport = url.protocol === 'https:' ? https : http;
+
+    return new Promise<TransportResponse>((resolve, reject) => {
+      let sent = false;
+      let settled = false;
+      const fail = (error: Error): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        req.destroy();
+        reject(error);
+      };
+      const networkFailure = (code: string, detail: string): Error =>
+        sent
+          ? new ProviderAmbiguousError(operation, `request sent but no answer (${detail}); the provider may have acted on it`, { code })
+          : new ProviderUnavailableError(operation, `request did not reach the provider (${detail}); safe to retry`, { code });
+
+      const req = transport.request(url, { method: request.method, headers, agent: this.agent });
+      const timer = setTimeout(() => {
+        fail(networkFailure('PROVIDER_TIMEOUT', `no answer within ${this.options.timeoutMs} ms`));
+      }, this.options.timeoutMs);
+
+      req.on('finish', () => {
+        sent = true;
+      });
+      req.on('error', (error: NodeJS.ErrnoException) => {
+        const code = error.code ?? 'UNKNOWN';
+        fail(networkFailure(code, redact(`${code}: ${error.message}`, sensitive)));
+      });
+      req.on('response', (res) => {
+        // A response can arrive before 'finish' only if the server answered early; either way it was sent.
+        sent = true;
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > MAX_RESPONSE_BYTES) {
+            fail(new ProviderAmbiguousError(operation, `answer larger than ${MAX_RESPONSE_BYTES} bytes`, { httpStatus: res.statusCode }));
+            return;
+          }
+          chunks.push(chunk);
+        });
+        res.on('aborted', () => fail(networkFailure('ECONNRESET', 'answer cut off')));
+        res.on('error', (error: NodeJS.ErrnoException) => fail(networkFailure(error.code ?? 'UNKNOWN', 'answer cut off')));
+        res.on('end', () => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
+        });
+      });
+      req.end(payload);
+    });
+  }
+}
+
+/** The provider's human message in a JSON body, if any (`message`, or `error` when it is a string). */
+export function messageOf(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const record = body as Record<string, unknown>;
+  if (typeof record.message === 'string') return record.message;
+  if (typeof record.error === 'string') return record.error;
+  return undefined;
+}
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+const DUPLICATE = /duplicate|already (exists|used|processed)/i;
+
+/**
+ * Turns an HTTP answer into a parsed JSON body or one of the four failure classes:
+ * 401/403 Unauthorized; 5xx, 408, 429, 1xx/3xx and a 4xx without a body Ambiguous; any other 4xx
+ * Rejected (409 or a "duplicate" message sets duplicateReference); 2xx unparseable Ambiguous;
+ * 2xx with `success: false` Rejected. Statuses in `passthrough` are returned parsed (or as
+ * undefined when empty) for the caller to interpret.
+ */
+export function interpretResponse(
+  response: TransportResponse,
+  operation: ProviderOperation,
+  sensitive: readonly string[],
+  passthrough: readonly number[] = [],
+): { status: number; body: unknown } {
+  const { status, text } = response;
+  const parsed = text.trim() === '' ? undefined : parseJson(text);
+  const body = parsed?.ok ? parsed.value : undefined;
+  const rawMessage = messageOf(body) ?? (parsed && !parsed.ok ? text : undefined);
+  const providerMessage = rawMessage === undefined ? undefined : redact(rawMessage, sensitive);
+  const details = { httpStatus: status, providerMessage };
+  const said = providerMessage ? `: ${providerMessage}` : '';
+
+  if (passthrough.includes(status) && (parsed === undefined || parsed.ok)) {
+    return { status, body };
+  }
+  if (status === 401 || status === 403) {
+    throw new ProviderUnauthorizedError(operation, `HTTP ${status}; the keys may have been reset${said}`, details);
+  }
+  if (status >= 200 && status < 300) {
+    if (!parsed?.ok) {
+      throw new ProviderAmbiguousError(operation, `HTTP ${status} with an unreadable body; outcome unknown`, details);
+    }
+    if (typeof body === 'object' && body !== null && (body as { success?: unknown }).success === false) {
+      throw new ProviderRejectedError(operation, `refused (success: false)${said}`, {
+        ...details,
+        duplicateReference: DUPLICATE.test(rawMessage ?? ''),
+      });
+    }
+    return { status, body };
+  }
+  if (status >= 400 && status < 500 && status !== 408 && status !== 429 && parsed !== undefined) {
+    throw new ProviderRejectedError(operation, `refused with HTTP ${status}${said}`, {
+      ...details,
+      duplicateReference: status === 409 || DUPLICATE.test(rawMessage ?? ''),
+    });
+  }
+  const why = status >= 500 ? 'server error' : status >= 400 ? 'no definite refusal' : 'unexpected status';
+  throw new ProviderAmbiguousError(operation, `HTTP ${status} (${why}); outcome unknown${said}`, details);
+}

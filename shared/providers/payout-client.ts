@@ -1,0 +1,283 @@
+import { z } from 'zod';
+import { parseAccountCode } from '@shared/domain/account';
+import type { PayoutIdentity } from '@shared/domain/identity';
+import { currencyDecimals, parseAmount } from '@shared/domain/money';
+import { DEFAULT_SIGNING_PROFILE, withSignature, type SigningProfile, type SigningSecrets } from '@shared/signing';
+import { ProviderAmbiguousError, type ProviderOperation } from './errors';
+import { HttpTransport, interpretResponse, type TransportRequest } from './http';
+import { expectShape } from './schema';
+import { DEFAULT_STATUS_MAP, mapProviderStatus, type PayoutStatusOutcome, type StatusMap } from './status-map';
+
+/** The keys and identifiers the payout service issued to the partner (camelCase form of the provider secret). */
+export interface ProviderCredentials {
+  partnerPublicKey: string;
+  partnerSecretKey: string;
+  merchantSecretKey: string;
+  partnerId: string;
+  platformMerchantId: string;
+}
+
+/** The provider secret's JSON fields (see providerSecretSchema in @shared/adapters/secrets). */
+export interface ProviderSecretFields {
+  partner_public_key: string;
+  partner_secret_key: string;
+  merchant_secret_key: string;
+  partner_id: string;
+  platform_merchant_id: string;
+}
+
+/** Maps the snake_case provider secret to the credentials the client takes. */
+export function credentialsFromSecret(secret: ProviderSecretFields): ProviderCredentials {
+  return {
+    partnerPublicKey: secret.partner_public_key,
+    partnerSecretKey: secret.partner_secret_key,
+    merchantSecretKey: secret.merchant_secret_key,
+    partnerId: secret.partner_id,
+    platformMerchantId: secret.platform_merchant_id,
+  };
+}
+
+export interface PayoutServiceClientOptions {
+  baseUrl: string;
+  signingProfile?: SigningProfile;
+  /** Send `Authorization: Bearer <key>` on Payout and GetPayout (AccountVerification always uses Bearer, as the seed shows). */
+  bearerPrefix?: boolean;
+  timeoutMs?: number;
+  keepAlive?: boolean;
+  /** Path segment of the key-reset operation: the seed's ResetPartnerKeys, or GenKeysForPartner from its example. */
+  resetKeysPath?: string;
+  /** Status table for GetPayout (PROVIDER_STATUS_MAP parsed with parseStatusMap). */
+  statusMap?: StatusMap;
+}
+
+const PREFIX = '/api/v1/no-auth/PartnerP2P';
+
+/** `{ success, message, data }` as the service answers onboarding and key reset. Extra fields are kept. */
+export const partnerAnswerSchema = z.looseObject({
+  success: z.boolean().optional(),
+  message: z.string().optional(),
+  data: z.unknown().optional(),
+});
+export type PartnerAnswer = z.infer<typeof partnerAnswerSchema>;
+
+export const accountVerificationSchema = z.looseObject({
+  success: z.literal(true),
+  message: z.string().optional(),
+  data: z.looseObject({ account_name: z.string() }),
+});
+export type AccountVerificationResult = z.infer<typeof accountVerificationSchema>;
+
+/** Payout acceptance (the seed does not show it; the simulator answers `{ success: true, message, data: { withdrawal_reference, status } }`). */
+export const payoutAcceptedSchema = z.looseObject({
+  success: z.boolean().optional(),
+  message: z.string().optional(),
+  data: z
+    .looseObject({ withdrawal_reference: z.string().optional(), status: z.string().optional() })
+    .nullable()
+    .optional(),
+});
+export type PayoutAccepted = z.infer<typeof payoutAcceptedSchema>;
+
+/** GetPayout answer (unwrapped). For an unknown reference most fields are empty or missing. */
+export const payoutStatusSchema = z.looseObject({
+  withdrawal_reference: z.string().nullable().optional(),
+  amount: z.union([z.string(), z.number()]).nullable().optional(),
+  currency: z.string().nullable().optional(),
+  status: z.string().nullable().optional(),
+});
+export type PayoutStatusRecord = z.infer<typeof payoutStatusSchema>;
+
+export interface PayoutStatusResult {
+  /** False when the provider does not know the reference (HTTP 404, or neither status nor reference in the answer). */
+  found: boolean;
+  status?: string;
+  outcome: PayoutStatusOutcome;
+  raw: unknown;
+}
+
+export interface VerifyAccountInput {
+  account_number: string;
+  account_code: string;
+  currency: string;
+}
+
+export interface PayoutInput {
+  amount: string;
+  account_number: string;
+  account_code: string;
+  currency: string;
+  withdrawal_reference: string;
+}
+
+const secretsOf = (creds: ProviderCredentials): SigningSecrets => ({
+  partnerSecret: creds.partnerSecretKey,
+  merchantSecret: creds.merchantSecretKey,
+});
+
+const sensitiveOf = (creds: ProviderCredentials, accountNumber?: string): string[] =>
+  [creds.partnerPublicKey, creds.partnerSecretKey, creds.merchantSecretKey, accountNumber ?? ''].filter((v) => v.length > 0);
+
+/**
+ * Client of the partner payout service (seed 000). Every failure is one of ProviderRejectedError,
+ * ProviderUnauthorizedError, ProviderUnavailableError or ProviderAmbiguousError. Credentials are
+ * passed per call: the caller caches them and refreshes once on Unauthorized. Inputs are validated
+ * before anything is sent (domain errors: InvalidAmountError, InvalidAccountCodeError...).
+ */
+export class PayoutServiceClient {
+  private readonly transport: HttpTransport;
+  private readonly signingProfile: SigningProfile;
+  private readonly bearerPrefix: boolean;
+  private readonly resetKeysPath: string;
+  private readonly statusMap: StatusMap;
+
+  constructor(options: PayoutServiceClientOptions) {
+    this.transport = new HttpTransport({
+      baseUrl: options.baseUrl,
+      timeoutMs: options.timeoutMs ?? 10_000,
+      keepAlive: options.keepAlive ?? true,
+    });
+    this.signingProfile = options.signingProfile ?? DEFAULT_SIGNING_PROFILE;
+    this.bearerPrefix = options.bearerPrefix ?? true;
+    this.resetKeysPath = options.resetKeysPath ?? 'ResetPartnerKeys';
+    if (!/^[A-Za-z0-9_-]+$/.test(this.resetKeysPath)) {
+      throw new TypeError('resetKeysPath must be a single path segment such as ResetPartnerKeys or GenKeysForPartner');
+    }
+    this.statusMap = options.statusMap ?? DEFAULT_STATUS_MAP;
+  }
+
+  /** Closes pooled keep-alive connections (tests, CLI exit). */
+  close(): void {
+    this.transport.close();
+  }
+
+  private async call(request: TransportRequest & { sensitive: string[] }, passthrough: number[] = []) {
+    const response = await this.transport.send(request);
+    return interpretResponse(response, request.operation, request.sensitive, passthrough);
+  }
+
+  private authorization(creds: ProviderCredentials, forceBearer = false): string {
+    return forceBearer || this.bearerPrefix ? `Bearer ${creds.partnerPublicKey}` : creds.partnerPublicKey;
+  }
+
+  private async partnerCall(operation: ProviderOperation, path: string, body: object): Promise<PartnerAnswer> {
+    const { body: answer } = await this.call({
+      operation,
+      method: 'POST',
+      path,
+      headers: { 'Content-Type': 'application/json' },
+      body,
+      sensitive: [],
+    });
+    return expectShape(partnerAnswerSchema, answer, operation);
+  }
+
+  /** OnboardPartner: the keys are e-mailed to the partner as a one-time link. No Authorization header. */
+  onboardPartner(input: { partner_code: string; email: string }): Promise<PartnerAnswer> {
+    return this.partnerCall('onboardPartner', `${PREFIX}/OnboardPartner`, {
+      partner_code: input.partner_code,
+      email: input.email,
+    });
+  }
+
+  /** ResetPartnerKeys (or the configured GenKeysForPartner): new keys by e-mail; the old keys stop working. */
+  resetPartnerKeys(input: { email: string; partner_code: string }): Promise<PartnerAnswer> {
+    return this.partnerCall('resetPartnerKeys', `${PREFIX}/${this.resetKeysPath}/`, {
+      email: input.email,
+      partner_code: input.partner_code,
+    });
+  }
+
+  /**
+   * AccountVerification: the owner name of a bank account or mobile-money number. Signed with
+   * the profile's accountVerification recipe (partner secret by default).
+   */
+  async verifyAccount(input: VerifyAccountInput, creds: ProviderCredentials): Promise<AccountVerificationResult> {
+    const operation = 'verifyAccount';
+    currencyDecimals(input.currency);
+    const body = withSignature(
+      { account_number: input.account_number, account_code: parseAccountCode(input.account_code), currency: input.currency },
+      'accountVerification',
+      secretsOf(creds),
+      this.signingProfile,
+    );
+    const { body: answer } = await this.call({
+      operation,
+      method: 'POST',
+      path: `${PREFIX}/AccountVerification/`,
+      headers: { Authorization: this.authorization(creds, true), 'Content-Type': 'application/json' },
+      body,
+      sensitive: sensitiveOf(creds, input.account_number),
+    });
+    return expectShape(accountVerificationSchema, answer, operation);
+  }
+
+  /**
+   * Payout. Call it at most once per payout identity: any failure but Rejected and Unavailable
+   * may have moved money. The amount is sent in canonical form for its currency.
+   */
+  async payout(input: PayoutInput, creds: ProviderCredentials): Promise<PayoutAccepted> {
+    const operation = 'payout';
+    // Field order follows the seed's table, since the default profile signs in insertion order.
+    const body = withSignature(
+      {
+        amount: parseAmount(input.amount, input.currency),
+        account_number: input.account_number,
+        currency: input.currency,
+        withdrawal_reference: input.withdrawal_reference,
+        partner_id: creds.partnerId,
+        platform_merchant_id: creds.platformMerchantId,
+        account_code: parseAccountCode(input.account_code),
+      },
+      'payout',
+      secretsOf(creds),
+      this.signingProfile,
+    );
+    const { body: answer } = await this.call({
+      operation,
+      method: 'POST',
+      path: `${PREFIX}/Payout/`,
+      headers: { Authorization: this.authorization(creds), 'Content-Type': 'application/json' },
+      body,
+      sensitive: sensitiveOf(creds, input.account_number),
+    });
+    return expectShape(payoutAcceptedSchema, answer, operation);
+  }
+
+  /**
+   * GetPayout: the provider's view of one payout. `found: false` on HTTP 404 or an answer with
+   * neither a status nor a reference. An answer about another reference is Ambiguous.
+   */
+  async getPayout(identity: PayoutIdentity, creds: ProviderCredentials): Promise<PayoutStatusResult> {
+    const operation = 'getPayout';
+    const { status, body } = await this.call(
+      {
+        operation,
+        method: 'GET',
+        path: `${PREFIX}/GetPayout`,
+        query: {
+          platform_merchant_id: identity.platform_merchant_id,
+          currency: identity.currency,
+          withdrawal_reference: identity.withdrawal_reference,
+        },
+        headers: { Authorization: this.authorization(creds) },
+        sensitive: sensitiveOf(creds),
+      },
+      [404],
+    );
+    if (status === 404) {
+      return { found: false, outcome: 'unrecognized', raw: body };
+    }
+    const record = expectShape(payoutStatusSchema, body, operation);
+    const reference = record.withdrawal_reference ?? '';
+    const word = record.status ?? '';
+    if (reference === '' && word === '') {
+      return { found: false, outcome: 'unrecognized', raw: body };
+    }
+    if (reference !== '' && reference !== identity.withdrawal_reference) {
+      throw new ProviderAmbiguousError(operation, 'answer is about another withdrawal_reference; outcome unknown', {
+        httpStatus: status,
+      });
+    }
+    return { found: true, status: word, outcome: mapProviderStatus(word, this.statusMap), raw: body };
+  }
+}

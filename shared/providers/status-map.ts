@@ -1,0 +1,75 @@
+/** What payrelay makes of a GetPayout status word. Only 'succeeded' and 'failed' are final. */
+export type PayoutStatusOutcome = 'succeeded' | 'failed' | 'in_progress' | 'unrecognized';
+
+export type StatusMap = Readonly<Record<string, PayoutStatusOutcome>>;
+
+const OUTCOMES: readonly PayoutStatusOutcome[] = ['succeeded', 'failed', 'in_progress', 'unrecognized'];
+
+/** Thrown when PROVIDER_STATUS_MAP is not a valid status table. */
+export class StatusMapError extends Error {
+  override name = 'StatusMapError';
+}
+
+/**
+ * Status words seen in the provider's docs. The GATEWAY_* words are listed explicitly as
+ * unrecognized: a gateway trouble says nothing final about the money.
+ */
+export const DEFAULT_STATUS_MAP: StatusMap = Object.freeze({
+  COMPLETED: 'succeeded',
+  SUCCESSFUL: 'succeeded',
+  FAILED: 'failed',
+  PENDING: 'in_progress',
+  INITIATED: 'in_progress',
+  GATEWAY_ERROR: 'unrecognized',
+  UPSTREAM_GATEWAY_ERROR: 'unrecognized',
+  GATEWAY_NOT_AVAILABLE: 'unrecognized',
+});
+
+const normalizeWord = (word: string): string => word.trim().toUpperCase();
+
+/**
+ * Maps a provider status word (case-insensitive, trimmed). A word not listed in the map is
+ * 'unrecognized': not final, never success.
+ */
+export function mapProviderStatus(word: string | undefined | null, map: StatusMap = DEFAULT_STATUS_MAP): PayoutStatusOutcome {
+  if (typeof word !== 'string') {
+    return 'unrecognized';
+  }
+  const key = normalizeWord(word);
+  return Object.hasOwn(map, key) ? (map[key] ?? 'unrecognized') : 'unrecognized';
+}
+
+/**
+ * Parses PROVIDER_STATUS_MAP: a JSON object of status word -> outcome, e.g.
+ * `{"PAID":"succeeded","REVERSED":"failed"}`. Entries override or extend the default table; set a
+ * word to "unrecognized" to stop treating it as final. Empty or undefined gives the default table.
+ * @throws StatusMapError naming the offending entry.
+ */
+export function parseStatusMap(json: string | undefined): StatusMap {
+  if (json === undefined || json.trim() === '') {
+    return DEFAULT_STATUS_MAP;
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(json);
+  } catch {
+    throw new StatusMapError('PROVIDER_STATUS_MAP is not valid JSON');
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new StatusMapError('PROVIDER_STATUS_MAP must be a JSON object of status word to outcome');
+  }
+  const map: Record<string, PayoutStatusOutcome> = { ...DEFAULT_STATUS_MAP };
+  for (const [word, outcome] of Object.entries(raw)) {
+    const key = normalizeWord(word);
+    if (!/^[A-Z0-9_ -]{1,64}$/.test(key)) {
+      throw new StatusMapError(`PROVIDER_STATUS_MAP word ${JSON.stringify(word)} must be 1-64 letters, digits, '_', '-' or spaces`);
+    }
+    if (typeof outcome !== 'string' || !(OUTCOMES as readonly string[]).includes(outcome)) {
+      throw new StatusMapError(
+        `PROVIDER_STATUS_MAP maps ${key} to ${JSON.stringify(outcome)}; allowed: ${OUTCOMES.join(', ')}`,
+      );
+    }
+    map[key] = outcome as PayoutStatusOutcome;
+  }
+  return Object.freeze(map);
+}
