@@ -1,0 +1,155 @@
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { z } from 'zod';
+import { DEFAULT_RECONCILE_EVERY_MINUTES } from '@shared/config/functions';
+import { PAYOUTS_QUEUE } from '@shared/config/resources';
+
+/** Thrown at synth time when the deployment configuration is invalid; the message names every bad key. */
+export class PayrelayConfigError extends Error {
+  override name = 'PayrelayConfigError';
+}
+
+const RETENTION_VALUES = new Set<number>(Object.values(RetentionDays).filter((v): v is number => typeof v === 'number'));
+
+const positiveInt = z.number().int().positive();
+
+const httpsOrLocalUrl = z.url({ protocol: /^https?$/ }).refine((value) => !value.endsWith('/'), 'must not end with "/"');
+
+/**
+ * Worker settings passed to the handlers as the environment variables of docs/architecture.md.
+ * Each is optional: left out, the handler's own default applies and nothing is duplicated here.
+ */
+const settingsSchema = z
+  .object({
+    /** BEARER_PREFIX: send `Authorization: Bearer <key>` (the handler default is true). */
+    bearerPrefix: z.boolean().optional(),
+    /** PROVIDER_TIMEOUT_MS: per-call time-out of provider requests. */
+    providerTimeoutMs: positiveInt.max(60_000).optional(),
+    /** PROVIDER_STATUS_MAP: JSON overriding the provider status table. */
+    providerStatusMap: z
+      .string()
+      .refine((value) => {
+        try {
+          const parsed: unknown = JSON.parse(value);
+          return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed);
+        } catch {
+          return false;
+        }
+      }, 'must be a JSON object')
+      .optional(),
+    /** NAME_MATCH_THRESHOLD: 0..1 similarity required between the expected and verified account name. */
+    nameMatchThreshold: z.number().min(0).max(1).optional(),
+    /** KYC_GATING: refuse payouts for users whose KYC is not approved. */
+    kycGating: z.boolean().optional(),
+    /** RESUBMIT_UNKNOWN_NOT_FOUND: resubmit an UNKNOWN payout the provider says it does not know. */
+    resubmitUnknownNotFound: z.boolean().optional(),
+    /** REVIEW_AFTER_MINUTES: age after which an open payout goes to NEEDS_REVIEW. */
+    reviewAfterMinutes: positiveInt.optional(),
+    /** NOT_FOUND_GRACE_MINUTES: grace before acting on "provider does not know it". */
+    notFoundGraceMinutes: positiveInt.optional(),
+    /** WEBHOOK_MAX_BODY_BYTES: the receivers refuse larger bodies. */
+    webhookMaxBodyBytes: positiveInt.optional(),
+    /** WEBHOOK_ALLOWED_IPS: source addresses (CIDR or exact) the receivers accept. */
+    webhookAllowedIps: z.array(z.string().min(1)).min(1).optional(),
+    /** EVENT_RETENTION_DAYS: TTL of stored callbacks. */
+    eventRetentionDays: positiveInt.optional(),
+  })
+  .strict();
+
+/**
+ * The whole deployment configuration of one payrelay stage. The `Payrelay` construct validates its
+ * props with this schema, so a CDK app that embeds payrelay gets the same errors as `infra/app.ts`.
+ */
+export const payrelayConfigSchema = z
+  .object({
+    /** Lower-case name used in every physical name (`payrelay-<stage>-...`). */
+    stage: z.string().regex(/^[a-z][a-z0-9-]{0,19}$/, 'must be 1-20 characters: a-z, 0-9 and "-", starting with a letter'),
+    /** Base URL of the payout service (PAYOUT_API_BASE_URL), without a trailing "/". */
+    payoutApiBaseUrl: httpsOrLocalUrl,
+    /** Base URL of the KYC service (KYC_API_BASE_URL), without a trailing "/". */
+    kycApiBaseUrl: httpsOrLocalUrl,
+    /** How often the reconciler runs. */
+    reconcileEveryMinutes: positiveInt.max(1440).default(DEFAULT_RECONCILE_EVERY_MINUTES),
+    /** SIGNING_PROFILE: a profile name or a JSON profile; left out, the handlers use the default profile. */
+    signingProfile: z.string().min(1).optional(),
+    worker: z
+      .object({
+        /** Most worker invocations at once: the cap on parallel calls to the payout provider. SQS allows 2..1000. */
+        maxConcurrency: z.number().int().min(2).max(1000).default(5),
+        /** Messages per invocation (1..10). */
+        batchSize: z.number().int().min(1).max(10).default(5),
+      })
+      .strict()
+      .default({ maxConcurrency: 5, batchSize: 5 }),
+    /** Receives before a payout message moves to the DLQ. */
+    maxReceiveCount: z.number().int().min(1).max(1000).default(PAYOUTS_QUEUE.defaultMaxReceiveCount),
+    alarms: z
+      .object({
+        /** Creates an SNS topic with this e-mail subscription and wires every alarm to it. */
+        email: z.email().optional(),
+        /** Alarm when the oldest UNKNOWN payout is older than this. */
+        unknownAgeMinutes: positiveInt.default(60),
+        /** Alarm when more unauthorised callbacks than this arrive within 5 minutes. */
+        webhookUnauthorizedPer5Minutes: positiveInt.default(10),
+        /** Alarm when more 5xx answers than this leave the API within 5 minutes (0: any). */
+        api5xxPer5Minutes: z.number().int().min(0).default(0),
+      })
+      .strict()
+      .default({ unknownAgeMinutes: 60, webhookUnauthorizedPer5Minutes: 10, api5xxPer5Minutes: 0 }),
+    egress: z
+      .object({
+        /** Route provider calls through NAT gateways with Elastic IPs the provider can whitelist. */
+        staticIps: z.boolean().default(false),
+        /** One NAT gateway (and one IP) per AZ used; 2 survives the loss of an AZ. */
+        natGateways: z.number().int().min(1).max(3).default(1),
+      })
+      .strict()
+      .default({ staticIps: false, natGateways: 1 }),
+    /** What happens to tables, queues, secrets, IPs and logs when the stack is deleted. */
+    removalPolicy: z.enum(['retain', 'destroy']).default('retain'),
+    api: z
+      .object({
+        /** Steady-state requests per second across the callback routes. */
+        throttleRateLimit: positiveInt.default(50),
+        /** Burst of requests the API accepts above the steady rate. */
+        throttleBurstLimit: positiveInt.default(100),
+      })
+      .strict()
+      .default({ throttleRateLimit: 50, throttleBurstLimit: 100 }),
+    /** Retention of function and API access logs; one of CloudWatch's allowed values. */
+    logRetentionDays: z
+      .number()
+      .int()
+      .refine((v) => RETENTION_VALUES.has(v), 'must be a CloudWatch Logs retention value (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, ...)')
+      .default(90),
+    /** POWERTOOLS_LOG_LEVEL of every function. */
+    logLevel: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
+    settings: settingsSchema.default({}),
+  })
+  .strict();
+
+/** Configuration as written by a person (defaults may be left out). */
+export type PayrelayConfigInput = z.input<typeof payrelayConfigSchema>;
+/** Configuration after validation, with every default filled in. */
+export type PayrelayConfig = z.output<typeof payrelayConfigSchema>;
+export type PayrelaySettings = z.output<typeof settingsSchema>;
+
+/**
+ * Validates a configuration. The error lists every problem as `<key path>: <reason>`, so the
+ * operator sees which key of the stage file or which `-c` option to fix.
+ */
+export function parsePayrelayConfig(input: unknown, source: string): PayrelayConfig {
+  const result = payrelayConfigSchema.safeParse(input);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => {
+      const key = issue.path.join('.') || '(root)';
+      return issue.code === 'unrecognized_keys' ? `${key}: unknown key(s) ${issue.keys.join(', ')}` : `${key}: ${issue.message}`;
+    });
+    throw new PayrelayConfigError(`invalid payrelay configuration (${source}):\n  - ${problems.join('\n  - ')}`);
+  }
+  return result.data;
+}
+
+/** Hosts that mark a base URL nobody has configured yet (RFC 6761: `.invalid` never resolves). */
+export function isPlaceholderUrl(url: string): boolean {
+  return new URL(url).hostname.endsWith('.invalid');
+}

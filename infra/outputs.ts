@@ -1,0 +1,33 @@
+/**
+ * Stack names and output keys of a payrelay deployment. The operator CLI reads a deployed stage's
+ * outputs by these names, so they are constants shared by infra and the CLI (and listed in docs/deploy.md).
+ */
+
+/**
+ * CloudFormation stack names of a stage. The app stack carries every output an operator needs, so
+ * `payrelay --stack payrelay-<stage>` reads everything from one stack; the data stack holds the
+ * tables, queues, secrets and egress IPs and is retained by default.
+ */
+export function stackNames(stage: string): { stateful: string; stateless: string } {
+  return { stateful: `payrelay-${stage}-data`, stateless: `payrelay-${stage}` };
+}
+
+/** Output keys of the app (stateless) stack. */
+export const OUTPUT = {
+  apiUrl: 'ApiUrl',
+  kycCallbackBaseUrl: 'KycCallbackBaseUrl',
+  payoutNotificationUrl: 'PayoutNotificationUrl',
+  payoutsTableName: 'PayoutsTableName',
+  eventsTableName: 'EventsTableName',
+  kycTableName: 'KycTableName',
+  payoutsQueueUrl: 'PayoutsQueueUrl',
+  payoutsDlqUrl: 'PayoutsDlqUrl',
+  providerSecretArn: 'ProviderSecretArn',
+  kycSecretArn: 'KycSecretArn',
+  payoutApiBaseUrl: 'PayoutApiBaseUrl',
+  kycApiBaseUrl: 'KycApiBaseUrl',
+  egressIps: 'EgressIps',
+  dashboardName: 'DashboardName',
+  /** Only with `alarms.email`. */
+  alarmTopicArn: 'AlarmTopicArn',
+} as const;

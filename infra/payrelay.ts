@@ -1,0 +1,78 @@
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Annotations, type Environment, Tags } from 'aws-cdk-lib';
+import { Construct } from 'constructs';
+import { type PayrelayConfig, type PayrelayConfigInput, isPlaceholderUrl, parsePayrelayConfig } from './config';
+import { stackNames } from './outputs';
+import { PayrelayStatefulStack } from './stateful-stack';
+import { PayrelayStatelessStack } from './stateless-stack';
+
+/** The repository root (holds functions/, shared/, tsconfig.json, package-lock.json). */
+export const PAYRELAY_PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/**
+ * Props of the payrelay construct: the deployment configuration (validated with zod, see
+ * infra/config.ts for every key and default) plus where and from what to build it.
+ */
+export type PayrelayProps = PayrelayConfigInput & {
+  /** Account and region of both stacks; omitted, the stacks are environment-agnostic. */
+  readonly env?: Environment;
+  /** Where functions/, shared/ and package-lock.json live; defaults to this repository. */
+  readonly projectRoot?: string;
+};
+
+/**
+ * A whole payrelay deployment: a stateful stack (tables, queues, secrets, egress IPs) and a stateless
+ * stack (functions, HTTP API, schedule, alarms, dashboard) that consumes it by reference. Create it
+ * under an App or a Stage (it creates stacks, so not inside a Stack).
+ *
+ * @example
+ * new Payrelay(app, 'PayrelayProd', {
+ *   stage: 'prod',
+ *   payoutApiBaseUrl: 'https://payouts.example.com',
+ *   kycApiBaseUrl: 'https://kyc.example.com',
+ *   egress: { staticIps: true, natGateways: 2 },
+ *   alarms: { email: 'oncall@example.com' },
+ * });
+ */
+export class Payrelay extends Construct {
+  readonly config: PayrelayConfig;
+  readonly stateful: PayrelayStatefulStack;
+  readonly stateless: PayrelayStatelessStack;
+
+  constructor(scope: Construct, id: string, props: PayrelayProps) {
+    super(scope, id);
+    const { env, projectRoot, ...configInput } = props;
+    this.config = parsePayrelayConfig(configInput, `props of ${this.node.path}`);
+    const names = stackNames(this.config.stage);
+
+    this.stateful = new PayrelayStatefulStack(this, 'Stateful', {
+      stackName: names.stateful,
+      description: `payrelay ${this.config.stage}: tables, queues, secrets and egress IPs (data; retained by default)`,
+      env,
+      config: this.config,
+    });
+    this.stateless = new PayrelayStatelessStack(this, 'Stateless', {
+      stackName: names.stateless,
+      description: `payrelay ${this.config.stage}: functions, callback API, schedule, alarms and dashboard`,
+      env,
+      config: this.config,
+      stateful: this.stateful.resources,
+      projectRoot: projectRoot ?? PAYRELAY_PROJECT_ROOT,
+    });
+    this.stateless.addStackDependency(this.stateful, 'functions reference the tables, queues and secrets');
+
+    for (const stack of [this.stateful, this.stateless]) {
+      Tags.of(stack).add('app', 'payrelay');
+      Tags.of(stack).add('stage', this.config.stage);
+    }
+    for (const key of ['payoutApiBaseUrl', 'kycApiBaseUrl'] as const) {
+      if (isPlaceholderUrl(this.config[key])) {
+        Annotations.of(this.stateless).addWarningV2(
+          `payrelay:placeholder-${key}`,
+          `${key} is a placeholder (${this.config[key]}): set the provider's address in infra/stages.ts or with -c ${key}=... before going live.`,
+        );
+      }
+    }
+  }
+}

@@ -1,0 +1,191 @@
+import { Duration, RemovalPolicy, SecretValue, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { CfnEIP, FlowLogDestination, FlowLogTrafficType, NatProvider, SubnetType, Vpc, type IVpc } from 'aws-cdk-lib/aws-ec2';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Secret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Queue, QueueEncryption, type IQueue } from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import { FUNCTIONS } from '@shared/config/functions';
+import {
+  EVENTS_TABLE,
+  KYC_SECRET,
+  KYC_TABLE,
+  PAYOUTS_QUEUE,
+  PAYOUTS_TABLE,
+  PROVIDER_SECRET,
+  TABLES,
+  resourceName,
+  type IndexDefinition,
+  type KeyDefinition,
+  type TableDefinition,
+} from '@shared/config/resources';
+import type { PayrelayConfig } from './config';
+import type { PayrelayTable } from './payrelay-function';
+
+/** SQS must not hand a message to a second worker while the first may still run: AWS's rule is >= 6x. */
+export const VISIBILITY_TIMEOUT_FACTOR = 6;
+
+/** Everything the stateless stack consumes from the stateful one. */
+export interface PayrelayStatefulResources {
+  readonly payoutsTable: PayrelayTable;
+  readonly eventsTable: PayrelayTable;
+  readonly kycTable: PayrelayTable;
+  readonly payoutsQueue: IQueue;
+  readonly payoutsDlq: IQueue;
+  readonly providerSecret: ISecret;
+  readonly kycSecret: ISecret;
+  /** Present when static egress is on. */
+  readonly vpc?: IVpc;
+  /** The Elastic IPs provider calls leave from (empty without static egress). */
+  readonly egressIps: readonly string[];
+}
+
+export interface PayrelayStatefulStackProps extends StackProps {
+  readonly config: PayrelayConfig;
+}
+
+const attribute = (key: KeyDefinition) => ({ name: key.name, type: key.type === 'S' ? AttributeType.STRING : AttributeType.NUMBER });
+
+function projection(index: IndexDefinition): { projectionType: ProjectionType; nonKeyAttributes?: string[] } {
+  if (index.projection === 'ALL') return { projectionType: ProjectionType.ALL };
+  if (index.projection === 'KEYS_ONLY') return { projectionType: ProjectionType.KEYS_ONLY };
+  return { projectionType: ProjectionType.INCLUDE, nonKeyAttributes: [...index.projection] };
+}
+
+/**
+ * The resources that hold data or identity: the three tables, the payouts queue and its DLQ, the two
+ * secrets and, with static egress, the VPC and the Elastic IPs the provider whitelists. Kept apart from
+ * the functions so a redeploy of code never touches them; RETAIN unless the stage says otherwise.
+ */
+export class PayrelayStatefulStack extends Stack {
+  readonly resources: PayrelayStatefulResources;
+  private readonly egressIps: string[] = [];
+
+  constructor(scope: Construct, id: string, props: PayrelayStatefulStackProps) {
+    super(scope, id, props);
+    const { config } = props;
+    const removalPolicy = config.removalPolicy === 'retain' ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+    const name = (resourceId: string) => resourceName(config.stage, resourceId);
+
+    const tables = new Map<string, PayrelayTable>();
+    for (const definition of TABLES as readonly TableDefinition[]) {
+      tables.set(definition.id, { table: this.table(definition, name(definition.id), removalPolicy), definition });
+    }
+    const tableById = (tableId: string): PayrelayTable => {
+      const found = tables.get(tableId);
+      if (!found) throw new Error(`table "${tableId}" is missing from TABLES in shared/config/resources.ts`);
+      return found;
+    };
+
+    const payoutsDlq = new Queue(this, 'PayoutsDlq', {
+      queueName: name(PAYOUTS_QUEUE.deadLetterQueueId),
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      // The longest SQS allows: a poison payout must wait for a person, not expire.
+      retentionPeriod: Duration.days(14),
+      removalPolicy,
+    });
+    const payoutsQueue = new Queue(this, 'PayoutsQueue', {
+      queueName: name(PAYOUTS_QUEUE.id),
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: Duration.seconds(FUNCTIONS.payoutWorker.timeoutSeconds * VISIBILITY_TIMEOUT_FACTOR),
+      retentionPeriod: Duration.days(14),
+      deadLetterQueue: { queue: payoutsDlq, maxReceiveCount: config.maxReceiveCount },
+      removalPolicy,
+    });
+
+    const providerSecret = new Secret(this, 'ProviderSecret', {
+      secretName: name(PROVIDER_SECRET.id),
+      description: `payrelay ${config.stage}: payout provider credentials. Put the values with the payrelay CLI; the template holds field names only.`,
+      // Empty strings are a shape, not a value: the handlers refuse an empty field (SecretFormatError).
+      secretObjectValue: Object.fromEntries(PROVIDER_SECRET.fields.map((field) => [field, SecretValue.unsafePlainText('')])),
+      removalPolicy,
+    });
+    const kycSecret = new Secret(this, 'KycSecret', {
+      secretName: name(KYC_SECRET.id),
+      description: `payrelay ${config.stage}: KYC app id and the callback URL token. The token is generated at creation; put app_id with the payrelay CLI.`,
+      // CloudFormation generates the callback token inside Secrets Manager; only the other field names are in the template.
+      generateSecretString: {
+        secretStringTemplate: JSON.stringify(Object.fromEntries(KYC_SECRET.fields.filter((f) => f !== 'callback_token').map((f) => [f, '']))),
+        generateStringKey: 'callback_token',
+        passwordLength: 48,
+        excludePunctuation: true,
+      },
+      removalPolicy,
+    });
+    for (const secret of [providerSecret, kycSecret]) {
+      Validations.of(secret).acknowledge({
+        id: 'AwsSolutions-SMG4',
+        reason:
+          'The provider issues these keys by a one-time e-mail link (ResetPartnerKeys); no Lambda can rotate them. Operators rotate them with `payrelay keys rotate`, see docs/deploy.md.',
+      });
+    }
+
+    const vpc = config.egress.staticIps ? this.staticEgress(config, name, removalPolicy, config.logRetentionDays as RetentionDays) : undefined;
+
+    this.resources = {
+      payoutsTable: tableById(PAYOUTS_TABLE.id),
+      eventsTable: tableById(EVENTS_TABLE.id),
+      kycTable: tableById(KYC_TABLE.id),
+      payoutsQueue,
+      payoutsDlq,
+      providerSecret,
+      kycSecret,
+      vpc,
+      egressIps: this.egressIps,
+    };
+  }
+
+  private table(definition: TableDefinition, tableName: string, removalPolicy: RemovalPolicy): Table {
+    const table = new Table(this, `${definition.id[0]?.toUpperCase()}${definition.id.slice(1)}Table`, {
+      tableName,
+      partitionKey: attribute(definition.partitionKey),
+      sortKey: definition.sortKey ? attribute(definition.sortKey) : undefined,
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      encryption: TableEncryption.AWS_MANAGED,
+      timeToLiveAttribute: definition.timeToLiveAttribute,
+      deletionProtection: removalPolicy === RemovalPolicy.RETAIN,
+      removalPolicy,
+    });
+    for (const index of definition.indexes) {
+      table.addGlobalSecondaryIndex({
+        indexName: index.indexName,
+        partitionKey: attribute(index.partitionKey),
+        sortKey: index.sortKey ? attribute(index.sortKey) : undefined,
+        ...projection(index),
+      });
+    }
+    return table;
+  }
+
+  /**
+   * A VPC whose private subnets reach the internet only through NAT gateways holding Elastic IPs
+   * created here, so the IPs survive NAT replacement and are known before the first call.
+   */
+  private staticEgress(config: PayrelayConfig, name: (id: string) => string, removalPolicy: RemovalPolicy, retention: RetentionDays): Vpc {
+    const count = config.egress.natGateways;
+    const eips = Array.from({ length: count }, (_, i) => {
+      const eip = new CfnEIP(this, `EgressIp${i + 1}`, { domain: 'vpc', tags: [{ key: 'Name', value: name(`egress-${i + 1}`) }] });
+      eip.applyRemovalPolicy(removalPolicy);
+      return eip;
+    });
+    this.egressIps.push(...eips.map((eip) => eip.attrPublicIp));
+    const vpc = new Vpc(this, 'EgressVpc', {
+      vpcName: name('egress'),
+      maxAzs: Math.max(2, count),
+      natGateways: count,
+      natGatewayProvider: NatProvider.gateway({ eipAllocationIds: eips.map((eip) => eip.attrAllocationId) }),
+      subnetConfiguration: [
+        { name: 'public', subnetType: SubnetType.PUBLIC, cidrMask: 24 },
+        { name: 'private', subnetType: SubnetType.PRIVATE_WITH_EGRESS, cidrMask: 22 },
+      ],
+    });
+    vpc.addFlowLog('FlowLog', {
+      destination: FlowLogDestination.toCloudWatchLogs(new LogGroup(this, 'FlowLogs', { retention, removalPolicy })),
+      trafficType: FlowLogTrafficType.ALL,
+    });
+    return vpc;
+  }
+}

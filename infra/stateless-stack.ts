@@ -1,0 +1,273 @@
+import { CfnOutput, Duration, Fn, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
+import { HttpApi, HttpMethod, HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { Peer, Port, SecurityGroup } from 'aws-cdk-lib/aws-ec2';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { FUNCTIONS, ROUTES, type FunctionDefinition } from '@shared/config/functions';
+import type { PayrelayConfig, PayrelaySettings } from './config';
+import { PayrelayMonitoring } from './monitoring';
+import { OUTPUT } from './outputs';
+import { PayrelayFunction, useQueue, useSecret, useTable } from './payrelay-function';
+import type { PayrelayStatefulResources } from './stateful-stack';
+
+export interface PayrelayStatelessStackProps extends StackProps {
+  readonly config: PayrelayConfig;
+  /** The stateful stack's resources; referencing them creates the cross-stack references. */
+  readonly stateful: PayrelayStatefulResources;
+  /** Directory holding functions/, shared/, tsconfig.json and package-lock.json. */
+  readonly projectRoot: string;
+}
+
+/** The handlers of payrelay, by function id. */
+export type PayrelayFunctions = Record<FunctionDefinition['id'], PayrelayFunction>;
+
+/** The worker-settings env vars of docs/architecture.md, set only where the stage chose a value. */
+function settingsEnvironment(config: PayrelayConfig): Record<string, string> {
+  const s: PayrelaySettings = config.settings;
+  const pairs: Array<[string, string | number | boolean | string[] | undefined]> = [
+    ['SIGNING_PROFILE', config.signingProfile],
+    ['BEARER_PREFIX', s.bearerPrefix],
+    ['PROVIDER_TIMEOUT_MS', s.providerTimeoutMs],
+    ['PROVIDER_STATUS_MAP', s.providerStatusMap],
+    ['NAME_MATCH_THRESHOLD', s.nameMatchThreshold],
+    ['KYC_GATING', s.kycGating === undefined ? undefined : s.kycGating ? 'on' : 'off'],
+    ['RESUBMIT_UNKNOWN_NOT_FOUND', s.resubmitUnknownNotFound],
+    ['REVIEW_AFTER_MINUTES', s.reviewAfterMinutes],
+    ['NOT_FOUND_GRACE_MINUTES', s.notFoundGraceMinutes],
+    ['WEBHOOK_MAX_BODY_BYTES', s.webhookMaxBodyBytes],
+    ['WEBHOOK_ALLOWED_IPS', s.webhookAllowedIps?.join(',')],
+    ['EVENT_RETENTION_DAYS', s.eventRetentionDays],
+  ];
+  return Object.fromEntries(pairs.filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]));
+}
+
+/** Which settings each function reads (docs/architecture.md), so none gets a variable it ignores. */
+const SETTINGS_BY_FUNCTION: Record<FunctionDefinition['id'], readonly string[]> = {
+  'payout-worker': ['SIGNING_PROFILE', 'BEARER_PREFIX', 'PROVIDER_TIMEOUT_MS', 'NAME_MATCH_THRESHOLD', 'KYC_GATING'],
+  reconciler: [
+    'SIGNING_PROFILE',
+    'BEARER_PREFIX',
+    'PROVIDER_TIMEOUT_MS',
+    'PROVIDER_STATUS_MAP',
+    'RESUBMIT_UNKNOWN_NOT_FOUND',
+    'REVIEW_AFTER_MINUTES',
+    'NOT_FOUND_GRACE_MINUTES',
+  ],
+  'kyc-callback': ['WEBHOOK_MAX_BODY_BYTES', 'WEBHOOK_ALLOWED_IPS', 'EVENT_RETENTION_DAYS'],
+  'payout-notification': ['SIGNING_PROFILE', 'WEBHOOK_MAX_BODY_BYTES', 'WEBHOOK_ALLOWED_IPS', 'EVENT_RETENTION_DAYS'],
+};
+
+/** TCP ports the provider base URLs use (443 unless the URL names another), plus 443 for AWS APIs. */
+function egressPorts(config: PayrelayConfig): number[] {
+  const port = (url: string) => {
+    const u = new URL(url);
+    return u.port ? Number(u.port) : u.protocol === 'http:' ? 80 : 443;
+  };
+  return [...new Set([443, port(config.payoutApiBaseUrl), port(config.kycApiBaseUrl)])];
+}
+
+/**
+ * The code and its wiring: the four functions, the HTTP API with the callback routes, the SQS event
+ * source of the worker, the reconcile schedule, and the alarms and dashboard. Holds no data, so it
+ * can be destroyed and redeployed freely.
+ */
+export class PayrelayStatelessStack extends Stack {
+  readonly functions: PayrelayFunctions;
+  readonly api: HttpApi;
+  readonly apiStage: HttpStage;
+  readonly monitoring: PayrelayMonitoring;
+
+  constructor(scope: Construct, id: string, props: PayrelayStatelessStackProps) {
+    super(scope, id, props);
+    const { config, stateful } = props;
+    const removalPolicy = config.removalPolicy === 'retain' ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+    const logRetention = config.logRetentionDays as RetentionDays;
+    const namePrefix = `payrelay-${config.stage}`;
+    const settings = settingsEnvironment(config);
+
+    let providerCallerSecurityGroup: SecurityGroup | undefined;
+    if (stateful.vpc) {
+      providerCallerSecurityGroup = new SecurityGroup(this, 'ProviderCallerSecurityGroup', {
+        vpc: stateful.vpc,
+        description: 'payrelay functions that call the providers: outbound HTTPS only, no inbound',
+        allowAllOutbound: false,
+      });
+      for (const port of egressPorts(config)) {
+        providerCallerSecurityGroup.addEgressRule(Peer.anyIpv4(), Port.tcp(port), `provider and AWS APIs on ${port}`);
+      }
+    }
+
+    const make = (definition: FunctionDefinition, logicalId: string): PayrelayFunction => {
+      const inVpc = definition.callsProvider && providerCallerSecurityGroup !== undefined;
+      return new PayrelayFunction(this, logicalId, {
+        definition,
+        projectRoot: props.projectRoot,
+        logRetention,
+        logRemovalPolicy: removalPolicy,
+        logLevel: config.logLevel,
+        namePrefix,
+        environment: Object.fromEntries(
+          Object.entries(settings).filter(([key]) => SETTINGS_BY_FUNCTION[definition.id].includes(key)),
+        ),
+        vpc: inVpc ? stateful.vpc : undefined,
+        securityGroups: inVpc && providerCallerSecurityGroup ? [providerCallerSecurityGroup] : undefined,
+      });
+    };
+
+    const worker = make(FUNCTIONS.payoutWorker, 'PayoutWorker');
+    useTable(worker, 'PAYOUTS_TABLE_NAME', stateful.payoutsTable, 'readWrite');
+    useTable(worker, 'KYC_TABLE_NAME', stateful.kycTable, 'read');
+    useSecret(worker, 'PROVIDER_SECRET_ID', stateful.providerSecret);
+    useSecret(worker, 'KYC_SECRET_ID', stateful.kycSecret);
+    useQueue(worker, 'PAYOUTS_DLQ_URL', stateful.payoutsDlq, 'send');
+    worker.addEnvironment('PAYOUT_API_BASE_URL', config.payoutApiBaseUrl);
+    worker.addEnvironment('KYC_API_BASE_URL', config.kycApiBaseUrl);
+    worker.addEventSource(
+      new SqsEventSource(stateful.payoutsQueue, {
+        batchSize: config.worker.batchSize,
+        maxConcurrency: config.worker.maxConcurrency,
+        reportBatchItemFailures: true,
+      }),
+    );
+
+    const reconciler = make(FUNCTIONS.reconciler, 'Reconciler');
+    useTable(reconciler, 'PAYOUTS_TABLE_NAME', stateful.payoutsTable, 'readWrite');
+    useTable(reconciler, 'KYC_TABLE_NAME', stateful.kycTable, 'readWrite');
+    useSecret(reconciler, 'PROVIDER_SECRET_ID', stateful.providerSecret);
+    useSecret(reconciler, 'KYC_SECRET_ID', stateful.kycSecret);
+    reconciler.addEnvironment('PAYOUT_API_BASE_URL', config.payoutApiBaseUrl);
+    reconciler.addEnvironment('KYC_API_BASE_URL', config.kycApiBaseUrl);
+    new Rule(this, 'ReconcileSchedule', {
+      description: `payrelay ${config.stage}: reconcile open payouts every ${config.reconcileEveryMinutes} minute(s)`,
+      schedule: Schedule.rate(Duration.minutes(config.reconcileEveryMinutes)),
+      // A missed or failed run is not retried: the next tick reads the same open payouts again.
+      targets: [new LambdaFunction(reconciler, { retryAttempts: 0, maxEventAge: Duration.minutes(config.reconcileEveryMinutes) })],
+    });
+
+    const kycCallback = make(FUNCTIONS.kycCallback, 'KycCallback');
+    useTable(kycCallback, 'EVENTS_TABLE_NAME', stateful.eventsTable, 'readWrite');
+    useTable(kycCallback, 'KYC_TABLE_NAME', stateful.kycTable, 'readWrite');
+    useSecret(kycCallback, 'KYC_SECRET_ID', stateful.kycSecret);
+    kycCallback.addEnvironment('KYC_API_BASE_URL', config.kycApiBaseUrl);
+
+    const payoutNotification = make(FUNCTIONS.payoutNotification, 'PayoutNotification');
+    useTable(payoutNotification, 'EVENTS_TABLE_NAME', stateful.eventsTable, 'readWrite');
+    useTable(payoutNotification, 'PAYOUTS_TABLE_NAME', stateful.payoutsTable, 'readWrite');
+    useSecret(payoutNotification, 'PROVIDER_SECRET_ID', stateful.providerSecret);
+
+    this.functions = {
+      'payout-worker': worker,
+      reconciler,
+      'kyc-callback': kycCallback,
+      'payout-notification': payoutNotification,
+    };
+    for (const fn of Object.values(this.functions)) acknowledgeLambdaFindings(fn, fn.isBoundToVpc);
+
+    const accessLogs = new LogGroup(this, 'ApiAccessLogs', { retention: logRetention, removalPolicy });
+    this.api = new HttpApi(this, 'CallbackApi', {
+      apiName: `${namePrefix}-callbacks`,
+      description: `payrelay ${config.stage}: provider callbacks`,
+      createDefaultStage: false,
+    });
+    this.apiStage = new HttpStage(this, 'CallbackApiStage', {
+      httpApi: this.api,
+      stageName: '$default',
+      autoDeploy: true,
+      throttle: { rateLimit: config.api.throttleRateLimit, burstLimit: config.api.throttleBurstLimit },
+      accessLogSettings: {
+        destination: new LogGroupLogDestination(accessLogs),
+        // routeKey, never the path: the KYC path carries the callback token, a secret.
+        format: AccessLogFormat.custom(
+          JSON.stringify({
+            requestId: '$context.requestId',
+            sourceIp: '$context.identity.sourceIp',
+            requestTime: '$context.requestTime',
+            routeKey: '$context.routeKey',
+            status: '$context.status',
+            responseLength: '$context.responseLength',
+            latencyMs: '$context.responseLatency',
+            integrationStatus: '$context.integrationStatus',
+            integrationError: '$context.integrationErrorMessage',
+          }),
+        ),
+      },
+    });
+    for (const route of ROUTES) {
+      const target = this.functions[route.functionId];
+      this.api.addRoutes({
+        path: route.path,
+        methods: [HttpMethod[route.method]],
+        integration: new HttpLambdaIntegration(`${target.node.id}Integration`, target),
+      });
+    }
+    Validations.of(this.api).acknowledge({
+      id: 'AwsSolutions-APIG4',
+      reason:
+        'Providers cannot send our credentials: the KYC route is authorised by the unguessable token in its path (checked against the KYC secret), and order notifications by their SHA-512 body signature, both verified in the handler before anything is stored or applied.',
+    });
+
+    this.monitoring = new PayrelayMonitoring(this, 'Monitoring', {
+      config,
+      functions: this.functions,
+      api: this.api,
+      payoutsQueue: stateful.payoutsQueue,
+      payoutsDlq: stateful.payoutsDlq,
+    });
+
+    const baseUrl = this.apiStage.url;
+    const routeUrl = (functionId: FunctionDefinition['id']) => {
+      const route = ROUTES.find((r) => r.functionId === functionId);
+      if (!route) throw new Error(`no route for ${functionId} in shared/config/functions.ts`);
+      // Drop the leading "/" (the stage URL ends with one) and any trailing path parameter.
+      return `${baseUrl}${route.path.slice(1).replace(/\{[^}]+\}$/, '')}`;
+    };
+    const output = (key: string, value: string, description: string) => new CfnOutput(this, key, { value, description });
+    output(OUTPUT.apiUrl, baseUrl, 'Base URL of the callback API');
+    output(OUTPUT.kycCallbackBaseUrl, routeUrl('kyc-callback'), 'KYC callback URL without its token: append callback_token from the KYC secret');
+    output(OUTPUT.payoutNotificationUrl, routeUrl('payout-notification'), 'Order notification URL to register with the payout provider');
+    output(OUTPUT.payoutsTableName, stateful.payoutsTable.table.tableName, 'Payouts table (PAYOUTS_TABLE_NAME)');
+    output(OUTPUT.eventsTableName, stateful.eventsTable.table.tableName, 'Received callbacks (EVENTS_TABLE_NAME)');
+    output(OUTPUT.kycTableName, stateful.kycTable.table.tableName, 'KYC subjects and orders (KYC_TABLE_NAME)');
+    output(OUTPUT.payoutsQueueUrl, stateful.payoutsQueue.queueUrl, 'Send payout requests here (PAYOUTS_QUEUE_URL)');
+    output(OUTPUT.payoutsDlqUrl, stateful.payoutsDlq.queueUrl, 'Dead-letter queue of payout requests (PAYOUTS_DLQ_URL)');
+    output(OUTPUT.providerSecretArn, stateful.providerSecret.secretArn, 'Provider credentials secret (PROVIDER_SECRET_ID)');
+    output(OUTPUT.kycSecretArn, stateful.kycSecret.secretArn, 'KYC app id and callback token secret (KYC_SECRET_ID)');
+    output(OUTPUT.payoutApiBaseUrl, config.payoutApiBaseUrl, 'Payout service base URL the functions call (PAYOUT_API_BASE_URL)');
+    output(OUTPUT.kycApiBaseUrl, config.kycApiBaseUrl, 'KYC service base URL the functions call (KYC_API_BASE_URL)');
+    output(
+      OUTPUT.egressIps,
+      stateful.egressIps.length > 0 ? Fn.join(',', [...stateful.egressIps]) : 'none (static egress is off)',
+      'Addresses provider calls leave from: send them to the provider for its IP whitelist',
+    );
+  }
+}
+
+/** cdk-nag findings every payrelay function has, each with the reason it is accepted. */
+function acknowledgeLambdaFindings(fn: PayrelayFunction, inVpc: boolean): void {
+  const role = fn.role;
+  if (!role) return;
+  Validations.of(role).acknowledge({
+    id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+    reason: 'AWS-managed basic execution policy: CloudWatch Logs writes to the function log group only; no data access.',
+  });
+  if (inVpc) {
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
+      reason: 'AWS-managed policy Lambda needs to create and delete its ENIs in the egress VPC private subnets.',
+    });
+  }
+  Validations.of(fn).acknowledge({
+    id: 'AwsSolutions-L1',
+    reason:
+      'nodejs22.x on purpose: the code is tested on Node 20/22 (the project machines run Node 20; Powertools and middy 6 support 22); 22.x is supported by Lambda until 2027. Move to 24.x together with the test toolchain.',
+  });
+  Validations.of(role).acknowledge({
+    id: 'AwsSolutions-IAM5[Resource::*]',
+    reason: 'X-Ray PutTraceSegments/PutTelemetryRecords have no resource-level permissions; tracing needs Resource "*".',
+  });
+}

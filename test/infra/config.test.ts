@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { PAYOUTS_QUEUE } from '@shared/config/resources';
+import { DEFAULT_RECONCILE_EVERY_MINUTES } from '@shared/config/functions';
+import { PayrelayConfigError, parsePayrelayConfig } from '@infra/config';
+import { STAGES, resolveStageConfig } from '@infra/stages';
+
+const context = (values: Record<string, unknown>) => (key: string) => values[key];
+const valid = { stage: 'test', payoutApiBaseUrl: 'https://payout.example.com', kycApiBaseUrl: 'https://kyc.example.com' };
+
+function configError(run: () => unknown): string {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(PayrelayConfigError);
+    return (error as Error).message;
+  }
+  throw new Error('expected a PayrelayConfigError');
+}
+
+describe('payrelay configuration', () => {
+  it('fills every default from the shared definitions', () => {
+    const config = parsePayrelayConfig(valid, 'test');
+    expect(config.maxReceiveCount).toBe(PAYOUTS_QUEUE.defaultMaxReceiveCount);
+    expect(config.reconcileEveryMinutes).toBe(DEFAULT_RECONCILE_EVERY_MINUTES);
+    expect(config.removalPolicy).toBe('retain');
+    expect(config.egress).toEqual({ staticIps: false, natGateways: 1 });
+    expect(config.alarms.email).toBeUndefined();
+  });
+
+  it('names every bad key in one error', () => {
+    const message = configError(() =>
+      parsePayrelayConfig(
+        { ...valid, payoutApiBaseUrl: 'ftp://x', worker: { maxConcurrency: 1 }, alarms: { email: 'not-an-address' }, logRetentionDays: 4 },
+        'unit test',
+      ),
+    );
+    expect(message).toContain('(unit test)');
+    expect(message).toMatch(/payoutApiBaseUrl: /);
+    expect(message).toMatch(/worker\.maxConcurrency: /);
+    expect(message).toMatch(/alarms\.email: /);
+    expect(message).toMatch(/logRetentionDays: must be a CloudWatch Logs retention value/);
+  });
+
+  it('refuses unknown keys, so a typo is not silently ignored', () => {
+    expect(configError(() => parsePayrelayConfig({ ...valid, settings: { kycGatting: true } }, 't'))).toMatch(
+      /settings: unknown key\(s\) kycGatting/,
+    );
+  });
+
+  it('refuses a provider URL with a trailing slash', () => {
+    expect(configError(() => parsePayrelayConfig({ ...valid, kycApiBaseUrl: 'https://kyc.example.com/' }, 't'))).toMatch(
+      /kycApiBaseUrl: must not end with "\/"/,
+    );
+  });
+});
+
+describe('stage selection and context overrides', () => {
+  it('uses the dev stage file when no stage is given', () => {
+    expect(resolveStageConfig(context({})).stage).toBe('dev');
+  });
+
+  it('applies -c overrides given as strings by the CDK CLI', () => {
+    const config = resolveStageConfig(
+      context({ stage: 'prod', staticEgress: 'false', natGateways: '3', alarmEmail: 'ops@example.com', payoutApiBaseUrl: 'https://p.example.com' }),
+    );
+    expect(config.stage).toBe('prod');
+    expect(config.egress).toEqual({ staticIps: false, natGateways: 3 });
+    expect(config.alarms.email).toBe('ops@example.com');
+    expect(config.payoutApiBaseUrl).toBe('https://p.example.com');
+    // The rest of the prod stage file is kept.
+    expect(config.logRetentionDays).toBe(STAGES.prod?.logRetentionDays);
+  });
+
+  it('names the context key of a malformed override', () => {
+    expect(configError(() => resolveStageConfig(context({ staticEgress: 'yes' })))).toBe(
+      'context key staticEgress: expected true or false, got "yes"',
+    );
+    expect(configError(() => resolveStageConfig(context({ natGateways: 'two' })))).toMatch(/^context key natGateways: expected a whole number/);
+  });
+
+  it('lists the known stages when the stage is unknown', () => {
+    expect(configError(() => resolveStageConfig(context({ stage: 'staging' })))).toMatch(/unknown stage "staging"; known stages: dev, prod/);
+  });
+
+  it('reports a bad override by its config key after validation', () => {
+    expect(configError(() => resolveStageConfig(context({ natGateways: '9' })))).toMatch(/egress\.natGateways: /);
+  });
+});
