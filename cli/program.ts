@@ -1,4 +1,7 @@
 import { Command, CommanderError } from 'commander';
+import { registerEventsCommands } from './commands/events';
+import { registerKycCommands } from './commands/kyc';
+import { registerPartnerCommands } from './commands/partner';
 import { registerPayoutsCommands } from './commands/payouts';
 import { registerSecretsCommands } from './commands/secrets';
 import { registerSignatureCommands } from './commands/signature';
@@ -23,8 +26,11 @@ export function buildProgram(): Command {
       'after',
       '\nExamples:\n  $ npm start                      # in one terminal\n  $ payrelay demo                  # in another\n  $ payrelay payouts status WD-1 --stack payrelay-prod --profile ops\n',
     );
+  registerPartnerCommands(program);
   registerSecretsCommands(program);
+  registerKycCommands(program);
   registerPayoutsCommands(program);
+  registerEventsCommands(program);
   registerSignatureCommands(program);
   return program;
 }

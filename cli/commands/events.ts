@@ -1,0 +1,56 @@
+import type { Command } from 'commander';
+import { contextOf, withExample } from '../context';
+import { CliError, printTable } from '../output';
+import { requireEnv } from '../target';
+import { cliLog, noTelemetry } from './kyc';
+
+const UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** Parses `2026-11-20`, `2026-11-20T10:00:00Z`, or a duration back from now such as `30m`, `6h`, `2d`. */
+export function parseSince(value: string, now = new Date()): Date {
+  const duration = /^(\d+)([mhd])$/.exec(value.trim());
+  if (duration) return new Date(now.getTime() - Number(duration[1]) * (UNITS[duration[2] as string] as number));
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) throw new CliError(`"${value}" is not a time: use ISO 8601 (2026-11-20T10:00:00Z) or a duration (30m, 6h, 2d)`);
+  return date;
+}
+
+/** `payrelay events replay --since`. */
+export function registerEventsCommands(program: Command): void {
+  const events = program.command('events').description('stored callbacks');
+  withExample(
+    events
+      .command('replay')
+      .requiredOption('--since <time>', 'start: ISO 8601 time or a duration back from now (30m, 6h, 2d)')
+      .option('--until <time>', 'end, exclusive (default: now)'),
+    'payrelay events replay --since 6h',
+    'payrelay events replay --since 2026-11-20T00:00:00Z --until 2026-11-21T00:00:00Z',
+  )
+    .description('re-apply stored KYC callbacks of a time range to the KYC projection (idempotent; order notifications are left to the reconciler)')
+    .action(async (opts: { since: string; until?: string }, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const now = new Date();
+      const since = parseSince(opts.since, now);
+      const until = opts.until ? parseSince(opts.until, now) : undefined;
+      const target = await ctx.target();
+      const { replayEvents } = await import('@shared/app/replay-events');
+      const { createEventStore } = await import('@shared/adapters/event-store');
+      const { createKycRepository } = await import('@shared/adapters/kyc-repository');
+      const result = await replayEvents(
+        {
+          events: createEventStore({ tableName: requireEnv(target, 'EVENTS_TABLE_NAME') }),
+          subjects: createKycRepository({ tableName: requireEnv(target, 'KYC_TABLE_NAME') }),
+          clock: { now: () => now },
+          log: cliLog,
+          telemetry: noTelemetry,
+        },
+        { since, ...(until ? { until } : {}) },
+      );
+      ctx.out.result({ since: since.toISOString(), until: (until ?? now).toISOString(), ...result }, () =>
+        printTable(
+          ['since', 'until', 'scanned', 'applied', 'unchanged', 'unrecognized', 'skipped'],
+          [[since.toISOString(), (until ?? now).toISOString(), result.scanned, result.applied, result.unchanged, result.unrecognized, result.skipped]],
+        ),
+      );
+    });
+}

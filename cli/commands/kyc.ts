@@ -1,0 +1,206 @@
+import type { Command } from 'commander';
+import type { Log, Telemetry } from '@shared/app/ports';
+import type { BusinessOrderInput, IndividualOrderInput } from '@shared/providers/kyc-client';
+import { contextOf, withExample, type CommandContext } from '../context';
+import { CliError, printRecord, printTable } from '../output';
+import { requireEnv, type Target } from '../target';
+
+/** Use-case log lines for an operator: warnings and errors on stderr, info dropped. */
+export const cliLog: Log = {
+  info: () => {},
+  warn: (message, extra) => process.stderr.write(`warning: ${message}${extra ? ` ${JSON.stringify(extra)}` : ''}\n`),
+  error: (message, extra) => process.stderr.write(`error: ${message}${extra ? ` ${JSON.stringify(extra)}` : ''}\n`),
+};
+
+/** The CLI emits no metrics: counts of operator actions are printed instead. */
+export const noTelemetry: Telemetry = { count: () => {}, seconds: () => {} };
+
+async function kycClient(ctx: CommandContext) {
+  const target = await ctx.target();
+  const { KycServiceClient } = await import('@shared/providers/kyc-client');
+  return { target, client: new KycServiceClient({ baseUrl: requireEnv(target, 'KYC_API_BASE_URL'), timeoutMs: 10_000 }) };
+}
+
+async function kycSecret(target: Target) {
+  const { cachedSecret, kycSecretSchema } = await import('@shared/adapters/secrets');
+  return cachedSecret(requireEnv(target, 'KYC_SECRET_ID'), kycSecretSchema);
+}
+
+/** Prints a provider answer: its fields as a table, or JSON. */
+function show(ctx: CommandContext, answer: unknown): void {
+  ctx.out.result(answer, () => {
+    if (Array.isArray(answer)) {
+      printTable(['_id', 'name', 'flow_id'], answer.map((t: Record<string, unknown>) => [String(t._id ?? ''), String(t.name ?? ''), String(t.flow_id ?? '')]));
+    } else if (answer && typeof answer === 'object') printRecord(answer as Record<string, unknown>);
+    else console.log(String(answer));
+  });
+}
+
+function registerApp(kyc: Command): void {
+  const app = kyc.command('app').description('register and verify the KYC app (steps 1-2 of the KYC flow)');
+  withExample(
+    app
+      .command('register')
+      .requiredOption('--name <name>', 'app name')
+      .requiredOption('--email <email>', 'company e-mail; receives the 6-digit verification token')
+      .option('--origin <domain...>', 'domains the app calls from (whitelisted)', []),
+    'payrelay kyc app register --name acme-payouts --email kyc@acme.example --origin https://acme.example',
+  )
+    .description('register the app; then verify it with the token from the e-mail (and put app_id in the kyc secret)')
+    .action(async (opts: { name: string; email: string; origin: string[] }, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const { client } = await kycClient(ctx);
+      show(ctx, await client.registerApp({ name: opts.name, email: opts.email, origin: opts.origin }));
+    });
+  withExample(
+    app.command('verify').requiredOption('--email <email>', 'the registration e-mail').requiredOption('--code <token>', 'the 6-digit token'),
+    'payrelay kyc app verify --email kyc@acme.example --code 123456',
+  )
+    .description('verify the app with the e-mailed token')
+    .action(async (opts: { email: string; code: string }, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const { client } = await kycClient(ctx);
+      show(ctx, await client.verifyApp({ email: opts.email, code: opts.code }));
+    });
+  withExample(
+    app.command('request-token').requiredOption('--email <email>', 'the registration e-mail'),
+    'payrelay kyc app request-token --email kyc@acme.example',
+  )
+    .description('have a new verification token sent to the e-mail')
+    .action(async (opts: { email: string }, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const { client } = await kycClient(ctx);
+      show(ctx, await client.requestToken({ email: opts.email }));
+    });
+}
+
+interface OrderOptions {
+  individual?: boolean;
+  business?: boolean;
+  reference: string;
+  redirect?: string;
+  kycType?: string;
+  fullName?: string;
+  email?: string;
+  phone?: string;
+  businessName?: string;
+  country?: string;
+  businessEmail?: string;
+  stateOfJurisdiction?: string;
+  customFile?: string[];
+}
+
+function need(value: string | undefined, flag: string, kind: string): string {
+  if (!value) throw new CliError(`${flag} is required for --${kind}`);
+  return value;
+}
+
+function registerOrder(kyc: Command): void {
+  const order = kyc.command('order').description('KYC orders');
+  withExample(
+    order
+      .command('create')
+      .option('--individual', 'an individual order (needs --full-name, --email, --phone)')
+      .option('--business', 'a business order (needs --business-name, --country, --business-email)')
+      .requiredOption('--reference <user_reference>', 'your identifier of the user; callbacks carry it as user_reference')
+      .option('--redirect <url>', 'where the user goes after the journey')
+      .option('--kyc-type <id>', 'KYC type id (default: looked up by name)')
+      .option('--full-name <name>')
+      .option('--email <email>')
+      .option('--phone <phone>')
+      .option('--business-name <name>')
+      .option('--country <code>', 'three-letter country code')
+      .option('--business-email <email>')
+      .option('--state-of-jurisdiction <country>', 'country of incorporation (default: --country)')
+      .option('--custom-file <name...>', 'extra files to collect from the business'),
+    'payrelay kyc order create --individual --reference user-42 --full-name "Ama Mensah" --email ama@example.com --phone +233200000000',
+    'payrelay kyc order create --business --reference biz-7 --business-name "Acme Ltd" --country GHA --business-email kyc@acme.example',
+  )
+    .description('create a KYC order whose callbacks come back to this deployment; prints the verification_url for the user')
+    .action(async (opts: OrderOptions, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      if (opts.individual === opts.business) throw new CliError('give exactly one of --individual or --business');
+      const { target, client } = await kycClient(ctx);
+      const apiBaseUrl = target.urls.gateway;
+      if (!apiBaseUrl) throw new CliError(`${target.label} has no API URL (stack output ApiUrl) for the callback`);
+      const { createKycOrder } = await import('@shared/app/create-kyc-order');
+      const { createKycRepository } = await import('@shared/adapters/kyc-repository');
+      const input =
+        opts.individual
+          ? {
+              kind: 'individual' as const,
+              reference: opts.reference,
+              full_name: need(opts.fullName, '--full-name', 'individual'),
+              email: need(opts.email, '--email', 'individual'),
+              phone: need(opts.phone, '--phone', 'individual'),
+            }
+          : {
+              kind: 'business' as const,
+              reference: opts.reference,
+              business_name: need(opts.businessName, '--business-name', 'business'),
+              country: need(opts.country, '--country', 'business'),
+              business_email: need(opts.businessEmail, '--business-email', 'business'),
+              ...(opts.stateOfJurisdiction ? { state_of_jurisdiction: opts.stateOfJurisdiction } : {}),
+              ...(opts.customFile ? { custom_files: opts.customFile } : {}),
+            };
+      const created = await createKycOrder(
+        {
+          // The use case's port takes loose bodies; the client types them. The use case builds every field.
+          kyc: {
+            getKycTypes: () => client.getKycTypes(),
+            createIndividualOrder: (body) => client.createIndividualOrder(body as unknown as IndividualOrderInput),
+            createBusinessOrder: (body) => client.createBusinessOrder(body as unknown as BusinessOrderInput),
+          },
+          orders: createKycRepository({ tableName: requireEnv(target, 'KYC_TABLE_NAME') }),
+          secret: await kycSecret(target),
+          apiBaseUrl,
+          clock: { now: () => new Date() },
+          log: cliLog,
+        },
+        { ...input, ...(opts.redirect ? { redirect: opts.redirect } : {}), ...(opts.kycType ? { kycType: opts.kycType } : {}) },
+      );
+      ctx.out.result(created, () => printRecord({ ...created }));
+    });
+}
+
+/** `payrelay kyc app register|verify|request-token`, `kyc types`, `kyc order create`, `kyc status`. */
+export function registerKycCommands(program: Command): void {
+  const kyc = program.command('kyc').description('KYC app setup, KYC types, orders and user status');
+  registerApp(kyc);
+  withExample(kyc.command('types'), 'payrelay kyc types')
+    .description('list the KYC types (Individual, Business) and their ids')
+    .action(async (_opts: unknown, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const { client } = await kycClient(ctx);
+      show(ctx, await client.getKycTypes());
+    });
+  registerOrder(kyc);
+  withExample(
+    kyc.command('status').argument('<user_reference>', 'your identifier of the user').option('--app-id <id>', 'KYC app id (default: from the kyc secret)'),
+    'payrelay kyc status user-42',
+  )
+    .description("a user's KYC state here (the projection built from callbacks) and at the KYC service (verification-status)")
+    .action(async (userReference: string, opts: { appId?: string }, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const { target, client } = await kycClient(ctx);
+      const appId = opts.appId ?? (await (await kycSecret(target)).get()).app_id;
+      const { createKycRepository } = await import('@shared/adapters/kyc-repository');
+      const subject = await createKycRepository({ tableName: requireEnv(target, 'KYC_TABLE_NAME') }).getSubject({ appId, userReference });
+      let provider: unknown;
+      try {
+        provider = await client.getVerificationStatus({ app_id: appId, user_reference: userReference });
+      } catch (error) {
+        provider = { error: `${(error as Error).name}: ${(error as Error).message}` };
+      }
+      ctx.out.result({ appId, userReference, local: subject ?? null, provider }, () => {
+        console.log('Here (from callbacks):');
+        if (subject) printRecord(subject as unknown as Record<string, unknown>);
+        else console.log('  no callback received for this user yet');
+        console.log('At the KYC service (verification-status):');
+        if (provider && typeof provider === 'object') {
+          const p = provider as Record<string, unknown>;
+          printRecord({ status: p.status, order_status: (p.order as Record<string, unknown> | undefined)?.status, error: p.error });
+        }
+      });
+    });
+}

@@ -1,0 +1,57 @@
+import type { Command } from 'commander';
+import { contextOf, withExample, type CommandContext } from '../context';
+import { printTable } from '../output';
+import { requireEnv } from '../target';
+
+interface PartnerOptions {
+  partnerCode: string;
+  email: string;
+  resetPath?: string;
+}
+
+async function call(ctx: CommandContext, opts: PartnerOptions, operation: 'onboard' | 'reset-keys'): Promise<void> {
+  const target = await ctx.target();
+  const { PayoutServiceClient } = await import('@shared/providers/payout-client');
+  const client = new PayoutServiceClient({
+    baseUrl: requireEnv(target, 'PAYOUT_API_BASE_URL'),
+    ...(opts.resetPath ? { resetKeysPath: opts.resetPath } : {}),
+  });
+  try {
+    const input = { partner_code: opts.partnerCode, email: opts.email };
+    const answer = operation === 'onboard' ? await client.onboardPartner(input) : await client.resetPartnerKeys(input);
+    ctx.out.result(answer, () => {
+      printTable(['operation', 'success', 'message'], [[operation, answer.success, answer.message]]);
+      const where = target.urls.simulator ? ` (local simulator: GET ${target.urls.simulator}/__admin/outbox)` : '';
+      console.log(
+        `The keys are e-mailed to ${opts.email} as a one-time link${where}. Store them with: payrelay secrets put provider` +
+          (operation === 'reset-keys' ? '\nThe old keys stop working now; running functions refresh the secret on their first 401.' : ''),
+      );
+    });
+  } finally {
+    client.close();
+  }
+}
+
+/** `payrelay partner onboard|reset-keys` (the payout service's partner endpoints). */
+export function registerPartnerCommands(program: Command): void {
+  const partner = program.command('partner').description('register a partner with the payout service, reset its keys');
+  withExample(
+    partner
+      .command('onboard')
+      .requiredOption('--partner-code <code>', 'code signifying the partner')
+      .requiredOption('--email <email>', 'partner e-mail; receives the keys as a one-time link'),
+    'payrelay partner onboard --partner-code ACME --email ops@acme.example',
+  )
+    .description('OnboardPartner: call once per partner; keys and partner_id are e-mailed')
+    .action((opts: PartnerOptions, cmd: Command) => call(contextOf(cmd), opts, 'onboard'));
+  withExample(
+    partner
+      .command('reset-keys')
+      .requiredOption('--partner-code <code>', 'the code used at onboarding')
+      .requiredOption('--email <email>', 'partner e-mail; receives the new keys')
+      .option('--reset-path <segment>', 'path segment of the operation (ResetPartnerKeys, or GenKeysForPartner)'),
+    'payrelay partner reset-keys --partner-code ACME --email ops@acme.example',
+  )
+    .description('ResetPartnerKeys: new keys by e-mail; the old ones stop working at once (then: payrelay secrets put provider)')
+    .action((opts: PartnerOptions, cmd: Command) => call(contextOf(cmd), opts, 'reset-keys'));
+}
