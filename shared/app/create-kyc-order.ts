@@ -1,11 +1,12 @@
+import type { BusinessOrderInput as BusinessOrderBody, IndividualOrderInput as IndividualOrderBody } from '@shared/providers/kyc-client';
 import type { Clock, Log } from './ports';
 import type { SecretSource } from './webhook-ports';
 
 /** The KYC service calls this use case makes; the foundation's KycServiceClient satisfies it. */
 export interface KycOrderService {
   getKycTypes(): Promise<ReadonlyArray<{ _id: string; name: string }>>;
-  createIndividualOrder(body: Record<string, unknown>): Promise<KycOrderAnswer>;
-  createBusinessOrder(body: Record<string, unknown>): Promise<KycOrderAnswer>;
+  createIndividualOrder(body: IndividualOrderBody): Promise<KycOrderAnswer>;
+  createBusinessOrder(body: BusinessOrderBody): Promise<KycOrderAnswer>;
 }
 
 /** The fields of a created order payrelay reads; the rest is kept as sent. */

@@ -1,0 +1,47 @@
+import { BlockList, isIP } from 'node:net';
+import { z } from 'zod';
+import { envInt } from '@shared/config/env';
+
+/** Settings both receivers share (docs/architecture.md, "Environment variables"). */
+export const webhookEnvSchema = z.object({
+  WEBHOOK_MAX_BODY_BYTES: envInt(262_144),
+  WEBHOOK_ALLOWED_IPS: z.string().optional(),
+  EVENT_RETENTION_DAYS: envInt(90),
+});
+
+/** A source-address check; `undefined` allow-list means every address is allowed. */
+export type SourceAllowList = (ip: string) => boolean;
+
+/** Thrown at module load for an allow-list entry that is neither an address nor a CIDR block. */
+export class AllowListError extends Error {
+  override name = 'AllowListError';
+}
+
+/**
+ * Parses WEBHOOK_ALLOWED_IPS: comma-separated IPv4/IPv6 addresses or CIDR blocks
+ * (`203.0.113.7, 198.51.100.0/24`). Empty or absent: no restriction.
+ */
+export function parseAllowList(value: string | undefined): SourceAllowList | undefined {
+  const entries = (value ?? '').split(',').map((e) => e.trim()).filter((e) => e !== '');
+  if (entries.length === 0) return undefined;
+  const list = new BlockList();
+  for (const entry of entries) {
+    const [address = '', prefixText] = entry.split('/');
+    const family = isIP(address);
+    if (family === 0) throw new AllowListError(`WEBHOOK_ALLOWED_IPS: "${entry}" is not an IP address or CIDR block`);
+    const type = family === 4 ? 'ipv4' : 'ipv6';
+    if (prefixText === undefined) {
+      list.addAddress(address, type);
+      continue;
+    }
+    const prefix = Number(prefixText);
+    if (!Number.isInteger(prefix) || prefix < 0 || prefix > (family === 4 ? 32 : 128)) {
+      throw new AllowListError(`WEBHOOK_ALLOWED_IPS: "${entry}" has an invalid prefix length`);
+    }
+    list.addSubnet(address, prefix, type);
+  }
+  return (ip) => {
+    const family = isIP(ip);
+    return family !== 0 && list.check(ip, family === 4 ? 'ipv4' : 'ipv6');
+  };
+}

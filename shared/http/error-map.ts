@@ -1,0 +1,26 @@
+import { MalformedWebhookError, WebhookUnauthorizedError } from '@shared/domain/webhook-errors';
+import { MalformedJsonError, PayloadTooLargeError, SourceNotAllowedError, UnsupportedMediaTypeError } from './errors';
+
+/** What the caller is told about a refused request: a status and a message that leaks nothing. */
+export interface HttpRefusal {
+  statusCode: number;
+  /** Short machine-readable code, e.g. `payload_too_large`. */
+  code: string;
+  /** Safe to send: never a secret, a stack or the expected value. */
+  message: string;
+}
+
+/**
+ * The one place named errors become HTTP statuses. Anything not listed is an internal failure
+ * (storage down, a bug): 500 with a generic message, so the provider retries and nothing leaks.
+ */
+export function toHttpRefusal(error: unknown): HttpRefusal {
+  if (error instanceof PayloadTooLargeError) return { statusCode: 413, code: 'payload_too_large', message: error.message };
+  if (error instanceof UnsupportedMediaTypeError) return { statusCode: 415, code: 'unsupported_media_type', message: error.message };
+  if (error instanceof MalformedJsonError) return { statusCode: 400, code: 'malformed_json', message: error.message };
+  if (error instanceof MalformedWebhookError) return { statusCode: 400, code: 'malformed_payload', message: error.message };
+  // Which check failed (token, key, signature) is logged, never told to a possibly hostile caller.
+  if (error instanceof WebhookUnauthorizedError) return { statusCode: 401, code: 'unauthorized', message: 'unauthorized' };
+  if (error instanceof SourceNotAllowedError) return { statusCode: 403, code: 'forbidden', message: 'source address not allowed' };
+  return { statusCode: 500, code: 'internal_error', message: 'internal error; the callback was not accepted, retry later' };
+}

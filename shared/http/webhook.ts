@@ -1,0 +1,109 @@
+import type { MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { WebhookReceipt } from '@shared/app/webhook-ports';
+import { WebhookUnauthorizedError } from '@shared/domain/webhook-errors';
+import { logger } from '@shared/observability/logger';
+import { metrics, MetricUnit } from '@shared/observability/metrics';
+import { METRIC } from '@shared/observability/metric-names';
+import type { SourceAllowList } from './config';
+import { toHttpRefusal } from './error-map';
+import { MalformedJsonError, PayloadTooLargeError, SourceNotAllowedError, UnsupportedMediaTypeError } from './errors';
+
+/** The request as the guard hands it to a handler: the verbatim body text and its JSON parse. */
+export interface ParsedWebhook {
+  body: string;
+  payload: unknown;
+  sourceIp?: string;
+}
+
+export type WebhookEvent = APIGatewayProxyEventV2 & { webhook: ParsedWebhook };
+
+export interface WebhookGuardOptions {
+  maxBodyBytes: number;
+  allowList?: SourceAllowList;
+}
+
+/** A JSON response in HTTP API v2 form. */
+export function jsonResponse(statusCode: number, body: object): APIGatewayProxyStructuredResultV2 {
+  return { statusCode, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+}
+
+/** The 200 every authentic callback gets, new or duplicate, recognized or not. */
+export function acknowledge(receipt: WebhookReceipt): APIGatewayProxyStructuredResultV2 {
+  return jsonResponse(200, { received: true, duplicate: receipt.outcome === 'duplicate', eventId: receipt.eventId });
+}
+
+/** True for `application/json` and `application/<anything>+json`, parameters (charset) ignored. */
+function isJsonContentType(value: string): boolean {
+  const type = value.split(';')[0]?.trim().toLowerCase() ?? '';
+  return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
+}
+
+/** Header value of `name` (lower case); HTTP API v2 lower-cases names, hand-built events may not. */
+export function requestHeader(event: APIGatewayProxyEventV2, name: string): string | undefined {
+  const entry = Object.entries(event.headers ?? {}).find(([key]) => key.toLowerCase() === name);
+  return entry?.[1];
+}
+
+/** The parser's reason without the input it quotes (callback bodies may carry personal data). */
+function jsonReason(error: unknown): string {
+  return (error as Error).message.replace(/"(?:[^"\\]|\\.)*"/g, '"…"').slice(0, 160);
+}
+
+/**
+ * The receivers' middy middleware. Before the handler: source allow-list (403), body size (413),
+ * Content-Type (415; a missing one is tolerated and the body must then parse), JSON (400 with
+ * the reason). On error: maps the named error to its status in one place (error-map), writes one
+ * log line per refusal saying what happened, counts 401s, and never sends a stack or a raw error.
+ */
+export function webhookGuard(options: WebhookGuardOptions): MiddlewareObj<WebhookEvent, APIGatewayProxyStructuredResultV2> {
+  return {
+    before: (request) => {
+      const event = request.event;
+      const sourceIp = event.requestContext?.http?.sourceIp;
+      if (options.allowList !== undefined && !options.allowList(sourceIp ?? '')) {
+        throw new SourceNotAllowedError(`source address ${sourceIp ?? '(none)'} is not on WEBHOOK_ALLOWED_IPS`);
+      }
+      const raw = event.body ?? '';
+      const bytes = event.isBase64Encoded ? Buffer.from(raw, 'base64') : Buffer.from(raw, 'utf8');
+      if (bytes.length > options.maxBodyBytes) {
+        throw new PayloadTooLargeError(`body is ${bytes.length} bytes; the limit is ${options.maxBodyBytes}`);
+      }
+      const contentType = requestHeader(event, 'content-type');
+      if (contentType !== undefined && !isJsonContentType(contentType)) {
+        throw new UnsupportedMediaTypeError(`content-type ${contentType.split(';')[0]?.trim()} is not JSON; send application/json`);
+      }
+      const body = bytes.toString('utf8');
+      if (body.trim() === '') throw new MalformedJsonError('body is empty; a JSON object is expected');
+      let payload: unknown;
+      try {
+        payload = JSON.parse(body);
+      } catch (error) {
+        throw new MalformedJsonError(`body is not valid JSON: ${jsonReason(error)}`);
+      }
+      event.webhook = { body, payload, sourceIp };
+    },
+    onError: (request) => {
+      const error = request.error;
+      const refusal = toHttpRefusal(error);
+      const logKeys = {
+        route: request.event.routeKey,
+        statusCode: refusal.statusCode,
+        error: error?.name,
+        sourceIp: request.event.requestContext?.http?.sourceIp,
+      };
+      if (refusal.statusCode >= 500) {
+        logger.error('webhook failed; answered 500 so the provider retries', { ...logKeys, error });
+      } else {
+        logger.warn('webhook refused', {
+          ...logKeys,
+          reason: error?.message,
+          check: error instanceof WebhookUnauthorizedError ? error.reason : undefined,
+        });
+      }
+      if (refusal.statusCode === 401) metrics.addMetric(METRIC.webhookUnauthorized, MetricUnit.Count, 1);
+      // Set, not returned: returning would skip the later onError middlewares (metrics flush).
+      request.response = jsonResponse(refusal.statusCode, { error: refusal.code, message: refusal.message });
+    },
+  };
+}

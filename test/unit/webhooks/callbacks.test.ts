@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import {
+  canonicalJson,
+  dedupeKey,
+  normalizeTimestamp,
+  recognizeKycCallback,
+  recognizeOrderNotification,
+  secretsEqual,
+} from '@shared/domain/callbacks';
+
+/** A callback in the seed's shape (seed 001, "Callback payload"). */
+const seedCallback = {
+  status: 'completed',
+  event: 'applicantReviewed',
+  order: 'order-1',
+  timestamp: '2026-11-22T09:02:00+01:00',
+  kyc_token: '',
+  account: 'acc-1',
+  user_reference: 'user-1',
+  meta_data: { kyc_note: 'Verification complete', kyc_status: 'approved' },
+  first_name: 'Ama',
+  last_name: '',
+  phone: '',
+  email: '',
+  country: 'GHA',
+};
+
+describe('KYC callback recognition', () => {
+  it('normalizes the seed shape: phase, decision, note, UTC time and user data', () => {
+    const result = recognizeKycCallback(seedCallback);
+    expect(result).toEqual({
+      recognized: true,
+      event: {
+        userReference: 'user-1',
+        phase: 'completed',
+        decision: 'approved',
+        note: 'Verification complete',
+        event: 'applicantReviewed',
+        orderId: 'order-1',
+        occurredAt: '2026-11-22T08:02:00.000Z',
+        profile: { first_name: 'Ama', country: 'GHA' },
+      },
+    });
+  });
+
+  it('reads init as initiated and keeps a pre-completion decision at awaiting_approval', () => {
+    const result = recognizeKycCallback({ ...seedCallback, status: 'init', meta_data: { kyc_status: 'approved' } });
+    expect(result).toMatchObject({ recognized: true, event: { phase: 'initiated', decision: 'awaiting_approval' } });
+  });
+
+  it.each([
+    ['not an object', [1, 2]],
+    ['no user_reference', { ...seedCallback, user_reference: '' }],
+    ['an unknown status word', { ...seedCallback, status: 'teleported' }],
+    ['an unknown kyc_status', { ...seedCallback, meta_data: { kyc_status: 'maybe' } }],
+    ['a completed callback without a final decision', { ...seedCallback, meta_data: { kyc_status: 'awaiting_approval' } }],
+  ])('does not recognize %s, and says why', (_label, payload) => {
+    const result = recognizeKycCallback(payload);
+    expect(result.recognized).toBe(false);
+    expect(result.recognized ? '' : result.reason).not.toBe('');
+  });
+
+  it('keeps an unparseable timestamp as empty, which orders before any real time', () => {
+    expect(normalizeTimestamp('yesterday')).toBe('');
+    expect(normalizeTimestamp(undefined)).toBe('');
+  });
+});
+
+describe('order notification recognition', () => {
+  it('finds the payout in data.withdrawal_reference', () => {
+    const result = recognizeOrderNotification({ status: 'success', data: { withdrawal_reference: 'W-1', payment: { status: 'PAID' } } });
+    expect(result).toEqual({ recognized: true, event: { withdrawalReference: 'W-1', paymentStatus: 'PAID', orderStatus: undefined } });
+  });
+
+  it('falls back to data.order_details.partner_order_id', () => {
+    const result = recognizeOrderNotification({ data: { order_details: { partner_order_id: 'W-2', status: 'COMPLETED' } } });
+    expect(result).toMatchObject({ recognized: true, event: { withdrawalReference: 'W-2', orderStatus: 'COMPLETED' } });
+  });
+
+  it('does not recognize a notification that names no payout', () => {
+    expect(recognizeOrderNotification({ status: 'success', data: { payment: { status: 'PAID' } } }).recognized).toBe(false);
+    expect(recognizeOrderNotification({ status: 'success' }).recognized).toBe(false);
+  });
+});
+
+describe('dedupe key', () => {
+  it('is the same for the same content in any key order or spacing', () => {
+    const a = JSON.parse('{"b":1,"a":{"y":[1,{"q":2,"p":1}],"x":"s"}}') as unknown;
+    const b = JSON.parse('{ "a": { "x": "s", "y": [1, {"p": 1, "q": 2}] }, "b": 1 }') as unknown;
+    expect(canonicalJson(a)).toBe('{"a":{"x":"s","y":[1,{"p":1,"q":2}]},"b":1}');
+    expect(dedupeKey('kyc', a)).toBe(dedupeKey('kyc', b));
+  });
+
+  it('differs by source and by content', () => {
+    expect(dedupeKey('kyc', { a: 1 })).not.toBe(dedupeKey('payout-notification', { a: 1 }));
+    expect(dedupeKey('kyc', { a: 1 })).not.toBe(dedupeKey('kyc', { a: 2 }));
+    expect(dedupeKey('kyc', { a: 1 })).toMatch(/^kyc#[0-9a-f]{64}$/);
+  });
+});
+
+describe('secretsEqual', () => {
+  it('matches equal secrets only, whatever the lengths', () => {
+    expect(secretsEqual('token-aaaaaaaaaaaaaaaa', 'token-aaaaaaaaaaaaaaaa')).toBe(true);
+    expect(secretsEqual('token-aaaaaaaaaaaaaaab', 'token-aaaaaaaaaaaaaaaa')).toBe(false);
+    expect(secretsEqual('', 'token-aaaaaaaaaaaaaaaa')).toBe(false);
+    expect(secretsEqual('token-aaaaaaaaaaaaaaaa-longer', 'token-aaaaaaaaaaaaaaaa')).toBe(false);
+  });
+});
