@@ -1,5 +1,13 @@
 import type { PayoutIdentity } from '@shared/domain/identity';
 import type { Payout, PayoutState } from '@shared/domain/payout';
+import {
+  credentialsFromSecret,
+  type ProviderCredentials,
+  type ProviderSecretFields,
+} from '@shared/providers/payout-client';
+import type { PayoutStatusOutcome } from '@shared/providers/status-map';
+
+export type { ProviderCredentials } from '@shared/providers/payout-client';
 
 /*
  * The ports of the payout use cases. Adapters implement them (DynamoDB, the provider HTTP client,
@@ -36,15 +44,6 @@ export interface PayoutRepository {
   markDueNow(withdrawalReference: string, now: Date): Promise<number>;
 }
 
-/** Provider credentials in the client's camelCase shape. */
-export interface ProviderCredentials {
-  readonly partnerPublicKey: string;
-  readonly partnerSecretKey: string;
-  readonly merchantSecretKey: string;
-  readonly partnerId: string;
-  readonly platformMerchantId: string;
-}
-
 /** The provider secret, cached; `forceFetch` once after a 401 (a key reset invalidates old keys). */
 export interface CredentialsSource {
   get(options?: { forceFetch?: boolean }): Promise<ProviderCredentials>;
@@ -56,14 +55,16 @@ export interface VerifyAccountAnswer {
   readonly data?: { account_name?: string } | null;
 }
 
+/** Payout acceptance: `{ success, message, data: { withdrawal_reference, status } }`. */
 export interface PayoutAnswer {
-  readonly status?: string;
+  readonly success?: boolean;
+  readonly data?: { readonly status?: string } | null;
 }
 
 export interface PayoutStatusAnswer {
   readonly found: boolean;
   readonly status?: string;
-  readonly outcome: 'succeeded' | 'failed' | 'in_progress' | 'unrecognized';
+  readonly outcome: PayoutStatusOutcome;
   readonly raw?: unknown;
 }
 
@@ -107,7 +108,22 @@ export interface Telemetry {
 
 /** Structured log lines with correlation keys; the Powertools logger satisfies it. */
 export interface Log {
-  info(message: string, extra?: Record<string, unknown>): void;
-  warn(message: string, extra?: Record<string, unknown>): void;
-  error(message: string, extra?: Record<string, unknown>): void;
+  info(message: string, ...extra: Array<Record<string, unknown>>): void;
+  warn(message: string, ...extra: Array<Record<string, unknown>>): void;
+  error(message: string, ...extra: Array<Record<string, unknown>>): void;
+}
+
+/** Credentials from the cached provider secret (snake_case JSON) in the client's camelCase shape. */
+export function credentialsFromCachedSecret(
+  secret: { get(options?: { forceFetch?: boolean }): Promise<ProviderSecretFields> },
+): CredentialsSource {
+  return { get: async (options) => credentialsFromSecret(await secret.get(options)) };
+}
+
+/** Telemetry over an EMF metrics emitter such as the Powertools `metrics` singleton. */
+export function telemetryFrom(metrics: { addMetric(name: string, unit: 'Count' | 'Seconds', value: number): void }): Telemetry {
+  return {
+    count: (metric, value = 1) => metrics.addMetric(metric, 'Count', value),
+    seconds: (metric, value) => metrics.addMetric(metric, 'Seconds', value),
+  };
 }

@@ -1,0 +1,338 @@
+import { maskAccount } from '@shared/domain/account';
+import type { PayoutIdentity } from '@shared/domain/identity';
+import { checkName } from '@shared/domain/name-policy';
+import { Payout } from '@shared/domain/payout';
+import type { PayoutRequest } from '@shared/messages/payout-request';
+import {
+  ProviderAmbiguousError,
+  ProviderRejectedError,
+  ProviderUnauthorizedError,
+  ProviderUnavailableError,
+} from '@shared/providers/errors';
+import { METRIC } from '@shared/observability/metric-names';
+import {
+  ConcurrentModificationError,
+  type Clock,
+  type CredentialsSource,
+  type KycApprovalPort,
+  type Log,
+  type PayoutProvider,
+  type PayoutRepository,
+  type ProviderCredentials,
+  type Telemetry,
+} from './ports';
+
+/**
+ * The provider could not be reached (or refused our keys even after a refresh) before anything was
+ * accepted: the message should be delivered again later. The worker reports it as a batch item failure.
+ */
+export class RetryLaterError extends Error {
+  override name = 'RetryLaterError';
+}
+
+export interface ProcessPayoutSettings {
+  /** Name policy threshold in [0, 1] (NAME_MATCH_THRESHOLD). */
+  readonly nameMatchThreshold: number;
+  /** KYC_GATING: when on, a request with a user_reference is paid only for an approved subject. */
+  readonly kycGating: boolean;
+}
+
+export interface ProcessPayoutDeps {
+  readonly repository: PayoutRepository;
+  readonly provider: PayoutProvider;
+  readonly credentials: CredentialsSource;
+  /** Required when settings.kycGating is on. */
+  readonly kyc?: KycApprovalPort;
+  readonly clock: Clock;
+  readonly telemetry: Telemetry;
+  readonly log: Log;
+  readonly settings: ProcessPayoutSettings;
+}
+
+/** What happened to one payout request. `skipped` means it could not act without risking a second payment. */
+export interface ProcessPayoutResult {
+  readonly outcome: 'rejected' | 'submitted' | 'unknown' | 'failed' | 'skipped';
+  readonly state: Payout['state'];
+  readonly reason?: string;
+}
+
+/** Emits the metric of a final state (or of an unknown outcome); one place for worker and reconciler. */
+export function countOutcome(telemetry: Telemetry, payout: Payout): void {
+  const metric = {
+    SUCCEEDED: METRIC.payoutSucceeded,
+    FAILED: METRIC.payoutFailed,
+    REJECTED: METRIC.payoutRejected,
+    NEEDS_REVIEW: METRIC.payoutNeedsReview,
+    UNKNOWN: METRIC.payoutUnknownOutcome,
+  }[payout.state as string];
+  if (metric) telemetry.count(metric);
+}
+
+/** Calls the provider with cached credentials; on a 401 fetches the secret again, once, and retries once. */
+export async function withCredentialRefresh<T>(
+  credentials: CredentialsSource,
+  call: (creds: ProviderCredentials) => Promise<T>,
+): Promise<T> {
+  const cached = await credentials.get();
+  try {
+    return await call(cached);
+  } catch (error) {
+    // A 401 means nothing was accepted, so one retry with fresh keys is safe (a key reset invalidates old keys).
+    if (!(error instanceof ProviderUnauthorizedError)) throw error;
+    return call(await credentials.get({ forceFetch: true }));
+  }
+}
+
+const identityOf = (r: { platform_merchant_id: string; currency: string; withdrawal_reference: string }): PayoutIdentity => ({
+  platform_merchant_id: r.platform_merchant_id,
+  currency: r.currency,
+  withdrawal_reference: r.withdrawal_reference,
+});
+
+/** How many times one request re-reads the payout after losing a conditional write. */
+const MAX_ROUNDS = 5;
+
+/**
+ * The worker's use case: create or load the payout, verify the account, apply the name policy and
+ * KYC gating, write SUBMITTING, call Payout once and record the outcome. Safe to run for the same
+ * request any number of times, concurrently: every step is a conditional write, and Payout is called
+ * only by whoever wrote the intent (money-safety rule 1).
+ * @throws RetryLaterError when the provider was unavailable before anything was accepted
+ */
+export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRequest) => Promise<ProcessPayoutResult> {
+  const { repository, provider, credentials, clock, telemetry, log, settings } = deps;
+  if (settings.kycGating && !deps.kyc) throw new Error('KYC gating is on but no KYC approval reader was given');
+
+  async function save(previous: Payout, next: Payout): Promise<Payout> {
+    const saved = await repository.save(previous, next);
+    if (saved.state !== previous.state) {
+      log.info('payout transition', { payoutKey: saved.key, from: previous.state, to: saved.state, reason: saved.record.reason });
+    }
+    return saved;
+  }
+
+  async function reject(payout: Payout, reason: string, verifiedName?: string): Promise<ProcessPayoutResult> {
+    const saved = await save(payout, payout.reject(reason, clock.now(), verifiedName ? { verifiedName } : {}));
+    countOutcome(telemetry, saved);
+    return { outcome: 'rejected', state: saved.state, reason };
+  }
+
+  /** Verification, name policy and KYC; returns the verified name, or a rejection reason. */
+  async function verify(request: PayoutRequest): Promise<{ verifiedName?: string; rejection?: string }> {
+    let answer;
+    try {
+      answer = await withCredentialRefresh(credentials, (creds) =>
+        provider.verifyAccount(
+          { account_number: request.account_number, account_code: request.account_code, currency: request.currency },
+          creds,
+        ),
+      );
+    } catch (error) {
+      if (error instanceof ProviderRejectedError) {
+        return { rejection: `account verification refused: ${error.providerMessage ?? error.message}` };
+      }
+      // Nothing has been paid yet, so any other failure of verification is safe to retry.
+      throw new RetryLaterError(`account verification did not complete: ${(error as Error).name}`);
+    }
+    const verifiedName = answer.data?.account_name?.trim();
+    if (!answer.success || !verifiedName) {
+      return { rejection: `account not found: ${answer.message ?? 'no account name returned'}` };
+    }
+    if (request.expected_name !== undefined) {
+      const check = checkName(request.expected_name, verifiedName, settings.nameMatchThreshold);
+      if (!check.matches) {
+        telemetry.count(METRIC.nameMismatch);
+        return {
+          verifiedName,
+          rejection: `name mismatch: expected "${request.expected_name}", account holder "${verifiedName}" (score ${check.score.toFixed(2)} < ${check.threshold})`,
+        };
+      }
+    }
+    if (settings.kycGating && request.user_reference !== undefined && deps.kyc) {
+      let decision: 'approved' | 'not_approved';
+      try {
+        decision = await deps.kyc.check(request.user_reference);
+      } catch (error) {
+        // "Could not ask" is neither approved nor refused: nothing was paid, so try again later.
+        throw new RetryLaterError(`KYC approval could not be checked: ${(error as Error).name}`);
+      }
+      if (decision !== 'approved') return { verifiedName, rejection: 'KYC not approved for this user_reference' };
+    }
+    return { verifiedName };
+  }
+
+  /** Calls Payout for a payout whose intent this call has just written, and records the outcome. */
+  async function pay(intent: Payout, request: PayoutRequest): Promise<ProcessPayoutResult> {
+    const body = {
+      amount: request.amount,
+      account_number: request.account_number,
+      account_code: request.account_code,
+      currency: request.currency,
+      withdrawal_reference: request.withdrawal_reference,
+    };
+    let next: Payout;
+    let outcome: ProcessPayoutResult['outcome'];
+    try {
+      const accepted = await withCredentialRefresh(credentials, (creds) => provider.payout(body, creds));
+      next = intent.submitted(accepted.data?.status, clock.now());
+      outcome = 'submitted';
+    } catch (error) {
+      const now = clock.now();
+      if (error instanceof ProviderUnavailableError || error instanceof ProviderUnauthorizedError) {
+        // Nothing reached the provider (or it refused our keys twice): leave a one-time retry token
+        // on SUBMITTING and let SQS deliver the message again. See docs/payouts.md.
+        await save(intent, intent.submitNotSent(now, `payout call not sent: ${error.name}`));
+        throw new RetryLaterError(`payout call not sent: ${error.name}`);
+      }
+      if (error instanceof ProviderRejectedError && !error.duplicateReference) {
+        next = intent.failed(`provider refused the payout: ${error.providerMessage ?? error.message}`, now);
+        outcome = 'failed';
+      } else {
+        // Rule 2: ambiguous (time-out, reset, 5xx, unparseable), a duplicate reference, or anything
+        // unexpected after the request may have left: UNKNOWN, resolved by GetPayout, never retried blind.
+        const why =
+          error instanceof ProviderRejectedError
+            ? 'provider reports a duplicate withdrawal_reference'
+            : error instanceof ProviderAmbiguousError
+              ? `ambiguous payout outcome: ${error.message}`
+              : `unexpected error after the payout call: ${(error as Error).name}`;
+        next = intent.unknown(why, now);
+        outcome = 'unknown';
+      }
+    }
+    const saved = await save(intent, next);
+    countOutcome(telemetry, saved);
+    return { outcome, state: saved.state, reason: saved.record.reason };
+  }
+
+  async function advance(payout: Payout, request: PayoutRequest, creds: ProviderCredentials): Promise<ProcessPayoutResult> {
+    const now = clock.now();
+    if (payout.state === 'ACCEPTED') {
+      if (request.platform_merchant_id !== creds.platformMerchantId) {
+        return reject(payout, 'misrouted: platform_merchant_id is not this deployment\'s merchant');
+      }
+      return advance(await save(payout, payout.startVerifying(now)), request, creds);
+    }
+    if (payout.state === 'VERIFYING') {
+      if (request.platform_merchant_id !== creds.platformMerchantId) {
+        return reject(payout, 'misrouted: platform_merchant_id is not this deployment\'s merchant');
+      }
+      const verdict = await verify(request);
+      if (verdict.rejection !== undefined) return reject(payout, verdict.rejection, verdict.verifiedName);
+      const intent = await save(payout, payout.startSubmitting(clock.now(), verdict.verifiedName));
+      return pay(intent, request);
+    }
+    if (payout.maySubmit) {
+      // A one-time token: a retry after "not sent", or a resubmission the reconciler authorized.
+      const intent = await save(payout, payout.startSubmitting(now));
+      return pay(intent, request);
+    }
+    // SUBMITTING, SUBMITTED, UNKNOWN or final: only reconciliation moves it on (rule 1).
+    return { outcome: 'skipped', state: payout.state, reason: 'payout already past verification' };
+  }
+
+  return async function processPayout(request) {
+    const identity = identityOf(request);
+    const creds = await credentials.get();
+    const { created, payout: stored } = await repository.createAccepted(
+      Payout.accept(
+        {
+          identity,
+          amount: request.amount,
+          accountMasked: maskAccount(request.account_number),
+          accountCode: request.account_code,
+          expectedName: request.expected_name,
+          userReference: request.user_reference,
+          metadata: request.metadata,
+        },
+        clock.now(),
+      ),
+    );
+    let payout = stored;
+    if (!created) {
+      const r = payout.record;
+      if (r.amount !== request.amount || r.accountMasked !== maskAccount(request.account_number) || r.accountCode !== request.account_code) {
+        log.error('payout request conflicts with the stored payout of the same identity; ignored', {
+          payoutKey: payout.key,
+          state: payout.state,
+        });
+        return { outcome: 'skipped', state: payout.state, reason: 'conflicting request for an existing payout' };
+      }
+    }
+    for (let round = 1; ; round++) {
+      try {
+        return await advance(payout, request, creds);
+      } catch (error) {
+        if (!(error instanceof ConcurrentModificationError) || round >= MAX_ROUNDS) throw error;
+        const fresh = await repository.get(identity);
+        if (!fresh) throw error;
+        payout = fresh;
+      }
+    }
+  };
+}
+
+/**
+ * Records an invalid payout request as REJECTED with its reason, when no payout exists for its
+ * identity. Returns false when one exists (the caller sends the message to the DLQ instead: the
+ * stored payout is never touched by a message that failed validation).
+ */
+export function createRejectInvalidRequest(
+  deps: Pick<ProcessPayoutDeps, 'repository' | 'clock' | 'telemetry' | 'log'>,
+): (identity: PayoutIdentity, reason: string) => Promise<boolean> {
+  return async (identity, reason) => {
+    const now = deps.clock.now();
+    // The amount and account of an invalid message are not trusted, so none are recorded.
+    const accepted = Payout.accept({ identity, amount: '', accountMasked: '', accountCode: '' }, now);
+    const { created } = await deps.repository.createAccepted(accepted);
+    if (!created) return false;
+    const saved = await deps.repository.save(accepted, accepted.reject(`invalid payout request: ${reason}`, now));
+    countOutcome(deps.telemetry, saved);
+    deps.log.warn('invalid payout request recorded as REJECTED', { payoutKey: saved.key, reason });
+    return true;
+  };
+}
+
+/**
+ * Runs tasks so that tasks with the same key never overlap (they run in submission order) and at
+ * most `limit` run at once overall. The worker uses one per batch, keyed by payout identity.
+ */
+export function createKeyedLimiter(limit: number): { run<T>(key: string, task: () => Promise<T>): Promise<T> } {
+  const tails = new Map<string, Promise<void>>();
+  const waiting: Array<() => void> = [];
+  let active = 0;
+  const acquire = (): Promise<void> => {
+    if (active < limit) {
+      active += 1;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => waiting.push(resolve));
+  };
+  const release = (): void => {
+    const next = waiting.shift();
+    if (next) next();
+    else active -= 1;
+  };
+  return {
+    run(key, task) {
+      const previous = tails.get(key) ?? Promise.resolve();
+      const result = previous.then(async () => {
+        await acquire();
+        try {
+          return await task();
+        } finally {
+          release();
+        }
+      });
+      const tail = result.then(
+        () => undefined,
+        () => undefined,
+      );
+      tails.set(key, tail);
+      void tail.then(() => {
+        if (tails.get(key) === tail) tails.delete(key);
+      });
+      return result;
+    },
+  };
+}

@@ -1,0 +1,222 @@
+import type { PayoutIdentity } from '@shared/domain/identity';
+import { toMinorUnits } from '@shared/domain/money';
+import type { Payout } from '@shared/domain/payout';
+import { METRIC } from '@shared/observability/metric-names';
+import { countOutcome, withCredentialRefresh } from './process-payout';
+import {
+  ConcurrentModificationError,
+  type Clock,
+  type CredentialsSource,
+  type Log,
+  type PayoutProvider,
+  type PayoutRepository,
+  type PayoutStatusAnswer,
+  type Telemetry,
+} from './ports';
+
+export interface ReconcileSettings {
+  /** REVIEW_AFTER_MINUTES: an open payout older than this goes to NEEDS_REVIEW. */
+  readonly reviewAfterMs: number;
+  /** NOT_FOUND_GRACE_MINUTES: how long "the provider does not know it" must last before acting on it. */
+  readonly notFoundGraceMs: number;
+  /** RESUBMIT_UNKNOWN_NOT_FOUND: allow one resubmission instead of NEEDS_REVIEW (default false). */
+  readonly resubmitUnknownNotFound: boolean;
+  /** A SUBMITTING intent younger than this may still have a worker in the Payout call: leave it. */
+  readonly submitStaleMs: number;
+  /** GetPayout calls in flight at once. */
+  readonly concurrency: number;
+  readonly pageSize: number;
+  /** Stop reading new pages after this long; what is left is due again on the next run. */
+  readonly budgetMs: number;
+}
+
+/** Defaults for the settings that have no environment variable. */
+export const RECONCILE_DEFAULTS = {
+  submitStaleMs: 5 * 60_000,
+  concurrency: 8,
+  pageSize: 50,
+  budgetMs: 90_000,
+} as const;
+
+export interface ReconcileDeps {
+  readonly repository: PayoutRepository;
+  readonly provider: PayoutProvider;
+  readonly credentials: CredentialsSource;
+  readonly clock: Clock;
+  readonly telemetry: Telemetry;
+  readonly log: Log;
+  readonly settings: ReconcileSettings;
+}
+
+export interface ReconcileSummary {
+  /** Index entries read (all open and due). */
+  readonly read: number;
+  /** Payouts that changed state, by new state. */
+  readonly transitions: Record<string, number>;
+  /** Whether due payouts were left for the next run (budget spent). */
+  readonly budgetExhausted: boolean;
+}
+
+/** Runs `fn` over `items` with at most `limit` in flight. */
+export async function mapLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await fn(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+}
+
+/** Whether GetPayout describes a different payout than ours (amount or currency differ). */
+function contradicts(payout: Payout, answer: PayoutStatusAnswer): string | undefined {
+  const raw = (answer.raw ?? {}) as { amount?: unknown; currency?: unknown };
+  const currency = payout.record.identity.currency;
+  if (typeof raw.currency === 'string' && raw.currency !== '' && raw.currency !== currency) {
+    return `provider reports currency ${raw.currency}, payout is ${currency}`;
+  }
+  if (typeof raw.amount === 'string' && raw.amount !== '' && payout.record.amount !== '') {
+    try {
+      if (toMinorUnits(raw.amount, currency) !== toMinorUnits(payout.record.amount, currency)) {
+        return `provider reports amount ${raw.amount}, payout is ${payout.record.amount}`;
+      }
+    } catch {
+      return `provider reports an unreadable amount`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The reconciler's use case: read the open payouts that are due from the sparse index, ask GetPayout
+ * about each (bounded concurrency), and move them forward; back off the next check; hand what stays
+ * open too long, contradicts itself, or is unknown to the provider to NEEDS_REVIEW.
+ */
+export function createReconcilePayouts(deps: ReconcileDeps): () => Promise<ReconcileSummary> {
+  const { repository, provider, credentials, clock, telemetry, log, settings } = deps;
+
+  /** Decides the next version of one payout at `now`; undefined leaves it unchanged. */
+  async function decide(payout: Payout, now: Date): Promise<Payout | undefined> {
+    const r = payout.record;
+    const overdue = payout.ageMs(now) >= settings.reviewAfterMs;
+    const reviewMinutes = Math.round(settings.reviewAfterMs / 60_000);
+
+    // Nothing was sent yet: the message owns the payout. If no delivery finishes it in time, a person looks.
+    if (payout.state === 'ACCEPTED' || payout.state === 'VERIFYING') {
+      if (overdue) return payout.needsReview(`not processed within ${reviewMinutes} minutes; nothing was paid`, now);
+      return payout.checked(now, { nextCheckAt: new Date(Date.parse(r.createdAt) + settings.reviewAfterMs) });
+    }
+    // A worker may still be inside the Payout call.
+    if (payout.state === 'SUBMITTING' && !r.submitRetryAllowed && r.submitIntentAt) {
+      const staleAt = Date.parse(r.submitIntentAt) + settings.submitStaleMs;
+      if (now.getTime() < staleAt) return payout.checked(now, { nextCheckAt: new Date(staleAt) });
+    }
+
+    // SUBMITTING (stale, or with a not-sent token), SUBMITTED, UNKNOWN: GetPayout decides.
+    let answer: PayoutStatusAnswer;
+    try {
+      answer = await withCredentialRefresh(credentials, (creds) => provider.getPayout(r.identity, creds));
+    } catch (error) {
+      log.warn('GetPayout failed; will check again', { payoutKey: payout.key, error: (error as Error).name });
+      if (overdue) return payout.needsReview(`still open after ${reviewMinutes} minutes; status unavailable`, now);
+      return payout.checked(now);
+    }
+
+    if (answer.found) {
+      const contradiction = contradicts(payout, answer);
+      if (contradiction) return payout.needsReview(`contradictory provider answer: ${contradiction}`, now);
+      const status = answer.status ?? '';
+      if (answer.outcome === 'succeeded') return payout.succeeded(status, now);
+      if (answer.outcome === 'failed') {
+        return payout.failed(`provider reports ${status}`, now, status);
+      }
+      if (answer.outcome === 'in_progress' && payout.state !== 'SUBMITTED') {
+        return payout.submitted(status, now, `provider holds the payout (${status})`);
+      }
+      if (answer.outcome === 'unrecognized') {
+        log.warn('unrecognized provider status; not final', { payoutKey: payout.key, providerStatus: status });
+      }
+      if (overdue) return payout.needsReview(`still ${status || 'open'} after ${reviewMinutes} minutes`, now);
+      return payout.checked(now, { providerStatus: status });
+    }
+
+    // The provider does not know this withdrawal_reference.
+    if (payout.state === 'SUBMITTING' && r.submitRetryAllowed) {
+      // Expected: the call was never sent. The message may retry; the review deadline bounds the wait.
+      if (overdue) return payout.needsReview(`not processed within ${reviewMinutes} minutes; nothing was paid`, now);
+      return payout.checked(now, { nextCheckAt: new Date(Math.min(now.getTime() + 60_000 * 15, Date.parse(r.createdAt) + settings.reviewAfterMs)) });
+    }
+    const since = r.notFoundSince ?? now.toISOString();
+    const base = payout.state === 'SUBMITTING' ? payout.unknown('worker stopped after writing the payout intent', now) : payout;
+    const graceOver = now.getTime() - Date.parse(since) >= settings.notFoundGraceMs;
+    if (!graceOver) return base.checked(now, { notFoundSince: since });
+    if (base.state === 'SUBMITTED') {
+      return base.needsReview('contradictory provider answers: accepted, now unknown to the provider', now);
+    }
+    if (base.record.resubmitAuthorized) {
+      if (overdue) return base.needsReview(`resubmission authorized but not done within ${reviewMinutes} minutes`, now);
+      return base.checked(now);
+    }
+    if (settings.resubmitUnknownNotFound) {
+      log.warn('provider does not know this payout; one resubmission authorized: enqueue the original request again', {
+        payoutKey: payout.key,
+        withdrawalReference: r.identity.withdrawal_reference,
+      });
+      return base.authorizeResubmit(now, settings.notFoundGraceMs).checked(now);
+    }
+    return base.needsReview(
+      `provider does not know this withdrawal_reference after ${Math.round(settings.notFoundGraceMs / 60_000)} minutes (resubmission disabled)`,
+      now,
+    );
+  }
+
+  return async function reconcilePayouts() {
+    const started = clock.now();
+    const transitions: Record<string, number> = {};
+    let read = 0;
+    let maxLagSeconds = 0;
+    let oldestUnknownSeconds = 0;
+    let cursor: string | undefined;
+    let budgetExhausted = false;
+
+    const reconcileOne = async (identity: PayoutIdentity): Promise<void> => {
+      try {
+        const payout = await repository.get(identity);
+        if (!payout || payout.isFinal) return;
+        const now = clock.now();
+        if (payout.record.nextCheckAt) {
+          maxLagSeconds = Math.max(maxLagSeconds, (now.getTime() - Date.parse(payout.record.nextCheckAt)) / 1000);
+        }
+        if (payout.state === 'UNKNOWN') oldestUnknownSeconds = Math.max(oldestUnknownSeconds, payout.ageMs(now) / 1000);
+        const next = await decide(payout, now);
+        if (!next) return;
+        await repository.save(payout, next);
+        if (next.state !== payout.state) {
+          transitions[next.state] = (transitions[next.state] ?? 0) + 1;
+          countOutcome(telemetry, next);
+          log.info('payout transition', { payoutKey: next.key, from: payout.state, to: next.state, reason: next.record.reason });
+        }
+      } catch (error) {
+        // Another writer (a worker, a parallel run) moved it first: the next run looks again.
+        if (error instanceof ConcurrentModificationError) return;
+        log.error('reconciling a payout failed', { withdrawalReference: identity.withdrawal_reference, error: (error as Error).name });
+      }
+    };
+
+    do {
+      if (clock.now().getTime() - started.getTime() >= settings.budgetMs) {
+        budgetExhausted = true;
+        break;
+      }
+      const page = await repository.queryDue(clock.now(), settings.pageSize, cursor);
+      read += page.identities.length;
+      await mapLimited(page.identities, settings.concurrency, reconcileOne);
+      cursor = page.cursor;
+    } while (cursor);
+
+    telemetry.seconds(METRIC.reconcileLagSeconds, Math.max(0, maxLagSeconds));
+    telemetry.seconds(METRIC.oldestUnknownAgeSeconds, oldestUnknownSeconds);
+    return { read, transitions, budgetExhausted };
+  };
+}
