@@ -1,8 +1,42 @@
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import middy from '@middy/core';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { createEventStore } from '@shared/adapters/event-store';
+import { createKycRepository } from '@shared/adapters/kyc-repository';
+import { cachedSecret, kycSecretSchema } from '@shared/adapters/secrets';
+import { systemClock, telemetryFrom } from '@shared/app/ports';
+import { receiveKycCallback } from '@shared/app/receive-kyc-callback';
+import { refreshable } from '@shared/app/webhook-ports';
+import { loadConfig, requiredString } from '@shared/config/env';
+import { parseAllowList, webhookEnvSchema } from '@shared/http/config';
+import { acknowledge, webhookGuard, type WebhookEvent } from '@shared/http/webhook';
+import { logger } from '@shared/observability/logger';
+import { metrics } from '@shared/observability/metrics';
 
-/** Receives KYC callbacks on POST /callbacks/kyc/{token}. Full behaviour lands in issue 5. */
-export const handler = async (_event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> => ({
-  statusCode: 503,
-  headers: { 'content-type': 'application/json' },
-  body: JSON.stringify({ message: 'not ready' }),
-});
+const config = loadConfig(
+  webhookEnvSchema.extend({
+    EVENTS_TABLE_NAME: requiredString,
+    KYC_TABLE_NAME: requiredString,
+    KYC_SECRET_ID: requiredString,
+  }),
+);
+
+const deps = {
+  events: createEventStore({ tableName: config.EVENTS_TABLE_NAME }),
+  subjects: createKycRepository({ tableName: config.KYC_TABLE_NAME }),
+  secret: refreshable(cachedSecret(config.KYC_SECRET_ID, kycSecretSchema), systemClock),
+  retentionDays: config.EVENT_RETENTION_DAYS,
+  clock: systemClock,
+  log: logger,
+  telemetry: telemetryFrom(metrics),
+};
+
+/** POST /callbacks/kyc/{token}: a KYC status callback, authenticated by the token in its path. */
+export const handler = middy<WebhookEvent, APIGatewayProxyStructuredResultV2>()
+  .use(injectLambdaContext(logger))
+  .use(logMetrics(metrics))
+  .use(webhookGuard({ maxBodyBytes: config.WEBHOOK_MAX_BODY_BYTES, allowList: parseAllowList(config.WEBHOOK_ALLOWED_IPS) }))
+  .handler(async (event) =>
+    acknowledge(await receiveKycCallback(deps, { token: event.pathParameters?.token ?? '', ...event.webhook })),
+  );

@@ -1,8 +1,50 @@
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import middy from '@middy/core';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { createEventStore } from '@shared/adapters/event-store';
+import { createPayoutRepository } from '@shared/adapters/payout-repository';
+import { cachedSecret, providerSecretSchema } from '@shared/adapters/secrets';
+import { credentialsFromCachedSecret, systemClock, telemetryFrom } from '@shared/app/ports';
+import { receivePayoutNotification } from '@shared/app/receive-payout-notification';
+import { refreshable } from '@shared/app/webhook-ports';
+import { loadConfig, requiredString } from '@shared/config/env';
+import { parseAllowList, webhookEnvSchema } from '@shared/http/config';
+import { acknowledge, requestHeader, webhookGuard, type WebhookEvent } from '@shared/http/webhook';
+import { logger } from '@shared/observability/logger';
+import { metrics } from '@shared/observability/metrics';
+import { resolveSigningProfile } from '@shared/signing';
 
-/** Receives signed order notifications on POST /callbacks/payout-notifications. Full behaviour lands in issue 5. */
-export const handler = async (_event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> => ({
-  statusCode: 503,
-  headers: { 'content-type': 'application/json' },
-  body: JSON.stringify({ message: 'not ready' }),
-});
+const config = loadConfig(
+  webhookEnvSchema.extend({
+    EVENTS_TABLE_NAME: requiredString,
+    PAYOUTS_TABLE_NAME: requiredString,
+    PROVIDER_SECRET_ID: requiredString,
+    SIGNING_PROFILE: requiredString.optional(),
+  }),
+);
+
+const signingProfile = resolveSigningProfile(config.SIGNING_PROFILE);
+logger.info('order notifications verified with signing profile', { signingProfile: signingProfile.name });
+
+const deps = {
+  events: createEventStore({ tableName: config.EVENTS_TABLE_NAME }),
+  payouts: createPayoutRepository(config.PAYOUTS_TABLE_NAME),
+  credentials: refreshable(credentialsFromCachedSecret(cachedSecret(config.PROVIDER_SECRET_ID, providerSecretSchema)), systemClock),
+  signingProfile,
+  retentionDays: config.EVENT_RETENTION_DAYS,
+  clock: systemClock,
+  log: logger,
+  telemetry: telemetryFrom(metrics),
+};
+
+/** POST /callbacks/payout-notifications: a signed order notification from the payout service. */
+export const handler = middy<WebhookEvent, APIGatewayProxyStructuredResultV2>()
+  .use(injectLambdaContext(logger))
+  .use(logMetrics(metrics))
+  .use(webhookGuard({ maxBodyBytes: config.WEBHOOK_MAX_BODY_BYTES, allowList: parseAllowList(config.WEBHOOK_ALLOWED_IPS) }))
+  .handler(async (event) =>
+    acknowledge(
+      await receivePayoutNotification(deps, { authorization: requestHeader(event, 'authorization'), ...event.webhook }),
+    ),
+  );
