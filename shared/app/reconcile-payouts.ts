@@ -93,7 +93,9 @@ function contradicts(payout: Payout, answer: PayoutStatusAnswer): string | undef
  * about each (bounded concurrency), and move them forward; back off the next check; hand what stays
  * open too long, contradicts itself, or is unknown to the provider to NEEDS_REVIEW.
  */
-export function createReconcilePayouts(deps: ReconcileDeps): () => Promise<ReconcileSummary> {
+export function createReconcilePayouts(
+  deps: ReconcileDeps,
+): (options?: { budgetMs?: number }) => Promise<ReconcileSummary> {
   const { repository, provider, credentials, clock, telemetry, log, settings } = deps;
 
   /** Decides the next version of one payout at `now`; undefined leaves it unchanged. */
@@ -171,8 +173,9 @@ export function createReconcilePayouts(deps: ReconcileDeps): () => Promise<Recon
     );
   }
 
-  return async function reconcilePayouts() {
+  return async function reconcilePayouts(options = {}) {
     const started = clock.now();
+    const budgetMs = options.budgetMs ?? settings.budgetMs;
     const transitions: Record<string, number> = {};
     let read = 0;
     let maxLagSeconds = 0;
@@ -205,7 +208,7 @@ export function createReconcilePayouts(deps: ReconcileDeps): () => Promise<Recon
     };
 
     do {
-      if (clock.now().getTime() - started.getTime() >= settings.budgetMs) {
+      if (clock.now().getTime() - started.getTime() >= budgetMs) {
         budgetExhausted = true;
         break;
       }
