@@ -116,7 +116,7 @@ export class PayrelayStatefulStack extends Stack {
     });
     for (const secret of [providerSecret, kycSecret]) {
       Validations.of(secret).acknowledge({
-        id: 'AwsSolutions-SMG4',
+        id: 'AwsSolutions::AwsSolutions-SMG4',
         reason:
           'The provider issues these keys by a one-time e-mail link (ResetPartnerKeys); no Lambda can rotate them. Operators rotate them with `payrelay keys rotate`, see docs/deploy.md.',
       });

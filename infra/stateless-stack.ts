@@ -206,7 +206,7 @@ export class PayrelayStatelessStack extends Stack {
       });
     }
     Validations.of(this.api).acknowledge({
-      id: 'AwsSolutions-APIG4',
+      id: 'AwsSolutions::AwsSolutions-APIG4',
       reason:
         'Providers cannot send our credentials: the KYC route is authorised by the unguessable token in its path (checked against the KYC secret), and order notifications by their SHA-512 body signature, both verified in the handler before anything is stored or applied.',
     });
@@ -252,22 +252,22 @@ function acknowledgeLambdaFindings(fn: PayrelayFunction, inVpc: boolean): void {
   const role = fn.role;
   if (!role) return;
   Validations.of(role).acknowledge({
-    id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+    id: 'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
     reason: 'AWS-managed basic execution policy: CloudWatch Logs writes to the function log group only; no data access.',
   });
   if (inVpc) {
     Validations.of(role).acknowledge({
-      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
+      id: 'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
       reason: 'AWS-managed policy Lambda needs to create and delete its ENIs in the egress VPC private subnets.',
     });
   }
   Validations.of(fn).acknowledge({
-    id: 'AwsSolutions-L1',
+    id: 'AwsSolutions::AwsSolutions-L1',
     reason:
       'nodejs22.x on purpose: the code is tested on Node 20/22 (the project machines run Node 20; Powertools and middy 6 support 22); 22.x is supported by Lambda until 2027. Move to 24.x together with the test toolchain.',
   });
   Validations.of(role).acknowledge({
-    id: 'AwsSolutions-IAM5[Resource::*]',
+    id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
     reason: 'X-Ray PutTraceSegments/PutTelemetryRecords have no resource-level permissions; tracing needs Resource "*".',
   });
 }

@@ -26,6 +26,15 @@ export function assertHandlersExist(): void {
   }
 }
 
+/** An app holding one payrelay deployment, checked by cdk-nag, with bundling skipped; not yet synthesized. */
+export function buildTestApp(props: PayrelayProps): { app: App; payrelay: Payrelay } {
+  assertHandlersExist();
+  const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
+  const payrelay = new Payrelay(app, 'Payrelay', props);
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  return { app, payrelay };
+}
+
 export interface SynthesizedPayrelay {
   readonly payrelay: Payrelay;
   readonly assembly: CloudAssembly;
@@ -39,10 +48,7 @@ export interface SynthesizedPayrelay {
  * `npm run synth` test bundles for real.
  */
 export function synthPayrelay(props: PayrelayProps): SynthesizedPayrelay {
-  assertHandlersExist();
-  const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
-  const payrelay = new Payrelay(app, 'Payrelay', props);
-  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  const { app, payrelay } = buildTestApp(props);
   const assembly = app.synth();
   const template = (stackName: string) => Template.fromJSON(assembly.getStackByName(stackName).template as Record<string, unknown>);
   return {

@@ -1,0 +1,340 @@
+import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { FUNCTIONS, ROUTES } from '@shared/config/functions';
+import { EVENTS_TABLE, KYC_SECRET, PROVIDER_SECRET, TABLES, resourceName } from '@shared/config/resources';
+import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE } from '@shared/observability/metric-names';
+import { OUTPUT } from '@infra/outputs';
+import { TABLE_ACTIONS } from '@infra/payrelay-function';
+import { VISIBILITY_TIMEOUT_FACTOR } from '@infra/stateful-stack';
+import { synthPayrelay, type SynthesizedPayrelay } from './cdk-app';
+
+type Resources = Record<string, { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string }>;
+
+const base = { payoutApiBaseUrl: 'https://payout.example.com', kycApiBaseUrl: 'https://kyc.example.com:8443' };
+
+/** Production-like: static egress with 2 NAT gateways, alarm e-mail, RETAIN. */
+let prod: SynthesizedPayrelay;
+/** Defaults plus DESTROY: no VPC, no alarm topic. */
+let dev: SynthesizedPayrelay;
+
+beforeAll(() => {
+  prod = synthPayrelay({
+    ...base,
+    stage: 'prod',
+    egress: { staticIps: true, natGateways: 2 },
+    alarms: { email: 'oncall@example.com', unknownAgeMinutes: 30 },
+    worker: { maxConcurrency: 4, batchSize: 3 },
+    maxReceiveCount: 7,
+    reconcileEveryMinutes: 2,
+    settings: { kycGating: true, webhookAllowedIps: ['203.0.113.0/24', '198.51.100.7'] },
+  });
+  dev = synthPayrelay({ ...base, stage: 'dev', removalPolicy: 'destroy' });
+});
+
+const resourcesOf = (template: Template, type: string): Resources => template.findResources(type) as Resources;
+
+/** The logical id of the Lambda function with this physical name suffix. */
+function functionLogicalId(template: Template, functionId: string): string {
+  const entry = Object.entries(resourcesOf(template, 'AWS::Lambda::Function')).find(
+    ([, r]) => r.Properties.FunctionName === `payrelay-${template === prod.stateless ? 'prod' : 'dev'}-${functionId}`,
+  );
+  if (!entry) throw new Error(`no function ${functionId}`);
+  return entry[0];
+}
+
+function functionProps(template: Template, functionId: string): Record<string, unknown> {
+  return (resourcesOf(template, 'AWS::Lambda::Function')[functionLogicalId(template, functionId)] as { Properties: Record<string, unknown> })
+    .Properties;
+}
+
+/** Stateful resources by the logical-id prefix CDK gives them in the data stack. */
+const RESOURCE_PREFIXES = ['PayoutsTable', 'EventsTable', 'KycTable', 'PayoutsQueue', 'PayoutsDlq', 'ProviderSecret', 'KycSecret'] as const;
+
+/**
+ * The IAM actions a function's role grants, keyed by the payrelay resource they apply to (found
+ * through the cross-stack reference) or by '*'. Index ARNs count as their table.
+ */
+function grantsOf(template: Template, functionId: string): Record<string, string[]> {
+  const fn = functionProps(template, functionId);
+  const roleRef = JSON.stringify(fn.Role);
+  const grants: Record<string, Set<string>> = {};
+  for (const policy of Object.values(resourcesOf(template, 'AWS::IAM::Policy'))) {
+    if (!JSON.stringify(policy.Properties.Roles).includes(roleRef.match(/"(\w+Role\w*)"/)?.[1] ?? '\u0000')) continue;
+    const statements = (policy.Properties.PolicyDocument as { Statement: Array<{ Action: string | string[]; Resource: unknown }> }).Statement;
+    for (const statement of statements) {
+      const actions = Array.isArray(statement.Action) ? statement.Action : [statement.Action];
+      const resources = Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource];
+      for (const resource of resources) {
+        const text = JSON.stringify(resource);
+        const key = text === '"*"' ? '*' : (RESOURCE_PREFIXES.find((p) => text.includes(p)) ?? text);
+        grants[key] ??= new Set();
+        for (const action of actions) grants[key].add(action);
+      }
+    }
+  }
+  return Object.fromEntries(Object.entries(grants).map(([k, v]) => [k, [...v].sort()]));
+}
+
+const sorted = (actions: readonly string[]) => [...actions].sort();
+const READ = sorted(TABLE_ACTIONS.read);
+const READ_WRITE = sorted(TABLE_ACTIONS.readWrite);
+const SECRET_READ = ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'];
+const XRAY = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
+
+describe('stateful stack', () => {
+  it('builds every table of shared/config/resources.ts on demand, with PITR, encryption and its indexes', () => {
+    for (const definition of TABLES) {
+      prod.stateful.hasResourceProperties('AWS::DynamoDB::Table', {
+        TableName: resourceName('prod', definition.id),
+        BillingMode: 'PAY_PER_REQUEST',
+        KeySchema: [{ AttributeName: definition.partitionKey.name, KeyType: 'HASH' }],
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        SSESpecification: { SSEEnabled: true },
+        GlobalSecondaryIndexes: definition.indexes.map((index) => Match.objectLike({ IndexName: index.indexName })),
+      });
+    }
+    prod.stateful.hasResourceProperties('AWS::DynamoDB::Table', {
+      TableName: resourceName('prod', EVENTS_TABLE.id),
+      TimeToLiveSpecification: { AttributeName: EVENTS_TABLE.timeToLiveAttribute, Enabled: true },
+    });
+  });
+
+  it('retains data by default and deletes it only when the stage says so', () => {
+    for (const type of ['AWS::DynamoDB::Table', 'AWS::SQS::Queue', 'AWS::SecretsManager::Secret', 'AWS::EC2::EIP']) {
+      const resources = Object.values(resourcesOf(prod.stateful, type));
+      expect(resources.length, type).toBeGreaterThan(0);
+      for (const r of resources) expect(r.DeletionPolicy, type).toBe('Retain');
+    }
+    for (const r of Object.values(resourcesOf(prod.stateful, 'AWS::DynamoDB::Table'))) expect(r.Properties.DeletionProtectionEnabled).toBe(true);
+    for (const type of ['AWS::DynamoDB::Table', 'AWS::SQS::Queue', 'AWS::SecretsManager::Secret']) {
+      for (const r of Object.values(resourcesOf(dev.stateful, type))) expect(r.DeletionPolicy, type).toBe('Delete');
+    }
+  });
+
+  it('wires the DLQ with the configured maxReceiveCount and a visibility timeout of at least 6x the worker timeout', () => {
+    const queues = resourcesOf(prod.stateful, 'AWS::SQS::Queue');
+    const [queueId, queue] = Object.entries(queues).find(([, q]) => q.Properties.QueueName === 'payrelay-prod-payouts') ?? [];
+    const [dlqId] = Object.entries(queues).find(([, q]) => q.Properties.QueueName === 'payrelay-prod-payouts-dlq') ?? [];
+    expect(queueId && dlqId).toBeTruthy();
+    expect(queue?.Properties.RedrivePolicy).toEqual({ deadLetterTargetArn: { 'Fn::GetAtt': [dlqId, 'Arn'] }, maxReceiveCount: 7 });
+    const workerTimeout = functionProps(prod.stateless, FUNCTIONS.payoutWorker.id).Timeout as number;
+    expect(workerTimeout).toBe(FUNCTIONS.payoutWorker.timeoutSeconds);
+    expect(queue?.Properties.VisibilityTimeout as number).toBeGreaterThanOrEqual(VISIBILITY_TIMEOUT_FACTOR * workerTimeout);
+    for (const q of Object.values(queues)) expect(q.Properties.SqsManagedSseEnabled).toBe(true);
+  });
+
+  it('creates the secrets with field names only: no value in the template', () => {
+    const secrets = Object.values(resourcesOf(prod.stateful, 'AWS::SecretsManager::Secret'));
+    const provider = secrets.find((s) => s.Properties.Name === resourceName('prod', PROVIDER_SECRET.id));
+    const kyc = secrets.find((s) => s.Properties.Name === resourceName('prod', KYC_SECRET.id));
+    const providerShape = JSON.parse(provider?.Properties.SecretString as string) as Record<string, string>;
+    expect(Object.keys(providerShape).sort()).toEqual([...PROVIDER_SECRET.fields].sort());
+    expect(Object.values(providerShape).every((v) => v === '')).toBe(true);
+    // The callback token is generated by Secrets Manager at creation, never written in the template.
+    const generate = kyc?.Properties.GenerateSecretString as { SecretStringTemplate: string; GenerateStringKey: string };
+    expect(kyc?.Properties.SecretString).toBeUndefined();
+    expect(generate.GenerateStringKey).toBe('callback_token');
+    expect(JSON.parse(generate.SecretStringTemplate)).toEqual({ app_id: '' });
+  });
+});
+
+describe('functions', () => {
+  it('run Node.js 22 on arm64 with tracing, their timeouts and the Powertools environment', () => {
+    for (const definition of Object.values(FUNCTIONS)) {
+      const fn = functionProps(prod.stateless, definition.id);
+      expect(fn.Runtime).toBe('nodejs22.x');
+      expect(fn.Architectures).toEqual(['arm64']);
+      expect(fn.TracingConfig).toEqual({ Mode: 'Active' });
+      expect(fn.Timeout).toBe(definition.timeoutSeconds);
+      expect(fn.MemorySize).toBe(definition.memoryMb);
+      expect(fn.LoggingConfig).toEqual({ LogGroup: expect.anything() });
+      expect((fn.Environment as { Variables: Record<string, unknown> }).Variables).toMatchObject({
+        POWERTOOLS_SERVICE_NAME: METRICS_SERVICE,
+        POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+        POWERTOOLS_LOG_LEVEL: 'INFO',
+        NODE_OPTIONS: '--enable-source-maps',
+      });
+    }
+    for (const group of Object.values(resourcesOf(prod.stateless, 'AWS::Logs::LogGroup'))) expect(group.Properties.RetentionInDays).toBeGreaterThan(0);
+  });
+
+  it('each get exactly the IAM actions they use', () => {
+    const DLQ_SEND = ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'];
+    const CONSUME = ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'];
+    expect(grantsOf(prod.stateless, 'payout-worker')).toEqual({
+      '*': XRAY,
+      PayoutsTable: READ_WRITE,
+      KycTable: READ,
+      ProviderSecret: SECRET_READ,
+      KycSecret: SECRET_READ,
+      PayoutsDlq: DLQ_SEND,
+      PayoutsQueue: CONSUME,
+    });
+    expect(grantsOf(prod.stateless, 'reconciler')).toEqual({
+      '*': XRAY,
+      PayoutsTable: READ_WRITE,
+      KycTable: READ_WRITE,
+      ProviderSecret: SECRET_READ,
+      KycSecret: SECRET_READ,
+    });
+    expect(grantsOf(prod.stateless, 'kyc-callback')).toEqual({ '*': XRAY, EventsTable: READ_WRITE, KycTable: READ_WRITE, KycSecret: SECRET_READ });
+    expect(grantsOf(prod.stateless, 'payout-notification')).toEqual({
+      '*': XRAY,
+      EventsTable: READ_WRITE,
+      PayoutsTable: READ_WRITE,
+      ProviderSecret: SECRET_READ,
+    });
+  });
+
+  it('scope table grants to the named indexes, never index/*', () => {
+    const text = JSON.stringify(resourcesOf(prod.stateless, 'AWS::IAM::Policy'));
+    expect(text).not.toContain('/index/*');
+    expect(text).toContain('/index/open-by-next-check');
+  });
+
+  it('get the env var of each resource they were granted, and only their own settings', () => {
+    const env = (id: string) => (functionProps(prod.stateless, id).Environment as { Variables: Record<string, unknown> }).Variables;
+    expect(Object.keys(env('payout-worker'))).toEqual(
+      expect.arrayContaining(['PAYOUTS_TABLE_NAME', 'KYC_TABLE_NAME', 'PROVIDER_SECRET_ID', 'KYC_SECRET_ID', 'PAYOUTS_DLQ_URL', 'PAYOUT_API_BASE_URL', 'KYC_API_BASE_URL']),
+    );
+    expect(env('payout-worker').KYC_GATING).toBe('on');
+    expect(env('kyc-callback').KYC_GATING).toBeUndefined();
+    expect(env('kyc-callback').WEBHOOK_ALLOWED_IPS).toBe('203.0.113.0/24,198.51.100.7');
+    expect(env('kyc-callback').PAYOUTS_TABLE_NAME).toBeUndefined();
+    expect(env('payout-notification').PROVIDER_SECRET_ID).toBeDefined();
+    expect(env('reconciler').PAYOUT_API_BASE_URL).toBe(base.payoutApiBaseUrl);
+  });
+
+  it('consumes the payouts queue with partial batch failures, the batch size and a maximum concurrency', () => {
+    prod.stateless.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
+    prod.stateless.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: functionLogicalId(prod.stateless, 'payout-worker') },
+      BatchSize: 3,
+      ScalingConfig: { MaximumConcurrency: 4 },
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    const mapping = Object.values(resourcesOf(prod.stateless, 'AWS::Lambda::EventSourceMapping'))[0];
+    expect(JSON.stringify(mapping?.Properties.EventSourceArn)).toContain('PayoutsQueue');
+  });
+
+  it('runs the reconciler on the configured schedule', () => {
+    prod.stateless.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(2 minutes)',
+      State: 'ENABLED',
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [functionLogicalId(prod.stateless, 'reconciler'), 'Arn'] } })],
+    });
+    dev.stateless.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(1 minute)' });
+  });
+});
+
+describe('callback API', () => {
+  it('serves exactly the ROUTES of shared/config/functions.ts, each on its function', () => {
+    const routes = Object.values(resourcesOf(prod.stateless, 'AWS::ApiGatewayV2::Route'));
+    expect(routes.map((r) => r.Properties.RouteKey).sort()).toEqual(ROUTES.map((r) => `${r.method} ${r.path}`).sort());
+    const integrations = resourcesOf(prod.stateless, 'AWS::ApiGatewayV2::Integration');
+    for (const route of ROUTES) {
+      const r = routes.find((x) => x.Properties.RouteKey === `${route.method} ${route.path}`);
+      const integrationId = JSON.stringify(r?.Properties.Target).match(/"(\w+Integration\w*)"/)?.[1] ?? '';
+      expect(JSON.stringify(integrations[integrationId]?.Properties.IntegrationUri)).toContain(functionLogicalId(prod.stateless, route.functionId));
+    }
+  });
+
+  it('throttles the stage and writes access logs without the request path (it holds the KYC token)', () => {
+    prod.stateless.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default',
+      DefaultRouteSettings: { ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 },
+      AccessLogSettings: { DestinationArn: Match.anyValue(), Format: Match.stringLikeRegexp('routeKey') },
+    });
+    const stage = Object.values(resourcesOf(prod.stateless, 'AWS::ApiGatewayV2::Stage'))[0];
+    const format = (stage?.Properties.AccessLogSettings as { Format: string }).Format;
+    expect(format).not.toMatch(/\$context\.(path|routePath|http\.path)/);
+  });
+});
+
+describe('static egress', () => {
+  it('puts only the provider-calling functions in private subnets behind NAT gateways with Elastic IPs', () => {
+    prod.stateful.resourceCountIs('AWS::EC2::EIP', 2);
+    prod.stateful.resourceCountIs('AWS::EC2::NatGateway', 2);
+    prod.stateful.resourceCountIs('AWS::EC2::FlowLog', 1);
+    for (const definition of Object.values(FUNCTIONS)) {
+      const fn = functionProps(prod.stateless, definition.id);
+      expect(fn.VpcConfig !== undefined, definition.id).toBe(definition.callsProvider);
+    }
+    prod.stateless.hasResourceProperties('AWS::EC2::SecurityGroup', {
+      SecurityGroupEgress: Match.arrayWith([Match.objectLike({ FromPort: 443, ToPort: 443 }), Match.objectLike({ FromPort: 8443, ToPort: 8443 })]),
+    });
+  });
+
+  it('is off by default: no VPC, no NAT, functions outside any VPC', () => {
+    dev.stateful.resourceCountIs('AWS::EC2::VPC', 0);
+    dev.stateful.resourceCountIs('AWS::EC2::EIP', 0);
+    for (const definition of Object.values(FUNCTIONS)) expect(functionProps(dev.stateless, definition.id).VpcConfig).toBeUndefined();
+  });
+});
+
+describe('alarms and dashboard', () => {
+  const alarmNamed = (template: Template, name: string) =>
+    Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm')).find((a) => a.Properties.AlarmName === name)?.Properties;
+
+  it('alarm on DLQ depth, NEEDS_REVIEW, old UNKNOWN payouts, 401 spikes, API 5xx and each function error', () => {
+    expect(alarmNamed(prod.stateless, 'payrelay-prod-DlqNotEmpty')).toMatchObject({
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Namespace: 'AWS/SQS',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
+    const service = [{ Name: 'service', Value: METRICS_SERVICE }];
+    expect(alarmNamed(prod.stateless, 'payrelay-prod-PayoutNeedsReview')).toMatchObject({
+      MetricName: METRIC.payoutNeedsReview,
+      Namespace: METRICS_NAMESPACE,
+      Dimensions: service,
+      Threshold: 0,
+    });
+    expect(alarmNamed(prod.stateless, 'payrelay-prod-UnknownPayoutTooOld')).toMatchObject({
+      MetricName: METRIC.oldestUnknownAgeSeconds,
+      Statistic: 'Maximum',
+      Dimensions: service,
+      Threshold: 30 * 60,
+    });
+    expect(alarmNamed(prod.stateless, 'payrelay-prod-WebhookUnauthorizedSpike')).toMatchObject({ MetricName: METRIC.webhookUnauthorized, Threshold: 10 });
+    expect(alarmNamed(prod.stateless, 'payrelay-prod-Api5xx')).toMatchObject({ MetricName: '5xx', Namespace: 'AWS/ApiGateway', Threshold: 0 });
+    for (const name of ['PayoutWorkerErrors', 'ReconcilerErrors', 'KycCallbackErrors', 'PayoutNotificationErrors']) {
+      expect(alarmNamed(prod.stateless, `payrelay-prod-${name}`), name).toMatchObject({ MetricName: 'Errors', Namespace: 'AWS/Lambda' });
+    }
+    prod.stateless.resourceCountIs('AWS::CloudWatch::Alarm', 9);
+  });
+
+  it('notify an encrypted SNS topic with the e-mail subscription when an address is configured', () => {
+    prod.stateless.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'oncall@example.com' });
+    prod.stateless.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: Match.anyValue() });
+    for (const alarm of Object.values(resourcesOf(prod.stateless, 'AWS::CloudWatch::Alarm'))) expect(alarm.Properties.AlarmActions).toHaveLength(1);
+    dev.stateless.resourceCountIs('AWS::SNS::Topic', 0);
+    dev.stateless.resourceCountIs('AWS::CloudWatch::Alarm', 9);
+  });
+
+  it('has a dashboard of the payout and webhook flow', () => {
+    const dashboards = Object.values(resourcesOf(prod.stateless, 'AWS::CloudWatch::Dashboard'));
+    expect(dashboards.map((d) => d.Properties.DashboardName)).toEqual(['payrelay-prod-flow']);
+    const body = JSON.stringify(dashboards[0]?.Properties.DashboardBody);
+    for (const name of [METRIC.payoutSucceeded, METRIC.payoutUnknownOutcome, METRIC.webhookStored, METRIC.webhookUnauthorized, 'ApproximateNumberOfMessagesVisible']) {
+      expect(body, name).toContain(name);
+    }
+  });
+});
+
+describe('outputs', () => {
+  it('name everything an operator and the CLI need on the app stack', () => {
+    const outputs = prod.stateless.toJSON().Outputs as Record<string, { Value: unknown }>;
+    expect(Object.keys(outputs)).toEqual(expect.arrayContaining(Object.values(OUTPUT)));
+    expect(JSON.stringify(outputs[OUTPUT.kycCallbackBaseUrl]?.Value)).toContain('/callbacks/kyc/"');
+    expect(JSON.stringify(outputs[OUTPUT.payoutNotificationUrl]?.Value)).toContain('/callbacks/payout-notifications"');
+    expect(JSON.stringify(outputs[OUTPUT.egressIps]?.Value)).toContain('EgressIp2');
+    expect(outputs[OUTPUT.kycApiBaseUrl]?.Value).toBe(base.kycApiBaseUrl);
+    expect((dev.stateless.toJSON().Outputs as Record<string, { Value: unknown }>)[OUTPUT.egressIps]?.Value).toBe('none (static egress is off)');
+  });
+
+  it('names the stacks payrelay-<stage> and payrelay-<stage>-data', () => {
+    expect(prod.payrelay.stateless.stackName).toBe('payrelay-prod');
+    expect(prod.payrelay.stateful.stackName).toBe('payrelay-prod-data');
+  });
+});
