@@ -29,6 +29,8 @@ export interface TestServer {
 
 export interface RecordingServer extends TestServer {
   requests: RecordedRequest[];
+  /** TCP connections accepted so far (shows whether keep-alive reused one). */
+  connections: () => number;
 }
 
 async function listen(server: http.Server | net.Server): Promise<string> {
@@ -91,7 +93,11 @@ export async function startRecordingServer(respond: (request: RecordedRequest) =
     res.end(text);
   });
   const sockets = track(server);
-  return { url: await listen(server), requests, close: closer(server, sockets) };
+  let connections = 0;
+  server.on('connection', () => {
+    connections += 1;
+  });
+  return { url: await listen(server), requests, connections: () => connections, close: closer(server, sockets) };
 }
 
 /** Accepts connections and reads requests but never answers. `received` counts complete request bodies. */

@@ -206,6 +206,20 @@ describe('GetPayout', () => {
   });
 });
 
+describe('keep-alive', () => {
+  it('reuses one connection when on and opens one per call when off', async () => {
+    reply = () => ({ status: 200, body: { success: true, message: 'ok', data: null } });
+    const call = (c: PayoutServiceClient) => c.onboardPartner({ partner_code: 'A', email: 'a@b.test' });
+    const before = server.connections();
+    const pooled = client({ keepAlive: true });
+    for (let i = 0; i < 3; i += 1) await call(pooled);
+    expect(server.connections() - before).toBe(1);
+    const fresh = client({ keepAlive: false });
+    for (let i = 0; i < 3; i += 1) await call(fresh);
+    expect(server.connections() - before).toBe(4);
+  });
+});
+
 describe('base URL', () => {
   it('keeps a path prefix of the base URL', async () => {
     await client({ baseUrl: `${server.url}/gateway/` }).onboardPartner({ partner_code: 'A', email: 'a@b.test' });
