@@ -1,0 +1,257 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createEventStore } from '@shared/adapters/event-store';
+import { createKycApprovalReader, createKycRepository, subjectKey, type KycRepository } from '@shared/adapters/kyc-repository';
+import { confirmPendingApprovals, type ConfirmKycDeps } from '@shared/app/confirm-kyc-approval';
+import { createKycOrder } from '@shared/app/create-kyc-order';
+import type { KycApprovalPort } from '@shared/app/ports';
+import type { KycSubject } from '@shared/domain/kyc-subject';
+import { METRIC } from '@shared/observability/metric-names';
+import { metrics } from '@shared/observability/metrics';
+import { logger } from '@shared/observability/logger';
+import { kycCallbackEvent } from '@test/factories/http-events';
+import { bodyOf, CALLBACK_TOKEN, startReceiverStack, type ReceiverStack } from './receiver-stack';
+
+let stack: ReceiverStack;
+let subjects: KycRepository;
+let confirmDeps: ConfirmKycDeps;
+let gate: KycApprovalPort;
+const silentLog = { info: () => {}, warn: () => {}, error: () => {} };
+
+beforeAll(async () => {
+  stack = await startReceiverStack({ stage: 'kyccb' });
+  subjects = createKycRepository({ tableName: stack.local.names.kycTable, client: stack.doc });
+  confirmDeps = {
+    subjects,
+    verifier: {
+      async verificationStatus(ref) {
+        const answer = await stack.kycClient.getVerificationStatus({ app_id: ref.appId, user_reference: ref.userReference });
+        return { decision: answer.decision, providerStatus: answer.status };
+      },
+    },
+    clock: { now: () => new Date() },
+    log: silentLog,
+  };
+  gate = createKycApprovalReader({ ...confirmDeps, appId: async () => stack.appId, pullTimeoutMs: 3000 });
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+/** Creates an order through the use case; its callback URL points at the local gateway. */
+async function order(reference: string): Promise<string> {
+  const created = await createKycOrder(
+    {
+      kyc: stack.kycClient,
+      orders: subjects,
+      secret: { get: async () => ({ app_id: stack.appId, callback_token: CALLBACK_TOKEN }) },
+      apiBaseUrl: stack.gateway.url,
+      clock: { now: () => new Date() },
+      log: silentLog,
+    },
+    { kind: 'individual', reference, full_name: 'Ama Mensah', email: 'ama@example.test', phone: '0244000000' },
+  );
+  return created.orderId;
+}
+
+async function subject(reference: string): Promise<KycSubject | undefined> {
+  return subjects.getSubject({ appId: stack.appId, userReference: reference });
+}
+
+async function eventsFor(reference: string): Promise<Array<Record<string, unknown>>> {
+  return (await stack.scan(stack.local.names.eventsTable)).filter((e) => e.userReference === reference);
+}
+
+/** A callback in the seed's shape for direct handler invocations. */
+function callback(reference: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    status: 'pending',
+    event: 'applicantPending',
+    order: 'order-x',
+    timestamp: '2026-11-22T09:01:00.000Z',
+    kyc_token: '',
+    account: 'acc-x',
+    user_reference: reference,
+    meta_data: { kyc_note: 'User uploaded required documents', kyc_status: 'awaiting_approval' },
+    first_name: '',
+    last_name: '',
+    phone: '',
+    email: '',
+    country: '',
+    ...overrides,
+  };
+}
+
+describe('KYC callbacks posted by the simulator', () => {
+  it('stores the order, then plays the full sequence to approved, confirmed by pull', async () => {
+    const orderId = await order('user-approved');
+    const stored = await stack.doc.send(new GetCommand({ TableName: stack.local.names.kycTable, Key: { pk: `ORDER#${orderId}` } }));
+    expect(stored.Item).toMatchObject({ reference: 'user-approved', kind: 'individual', appId: stack.appId });
+    expect(JSON.stringify(stored.Item)).not.toContain(CALLBACK_TOKEN);
+
+    const deliveries = await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'finish', decision: 'approved' });
+    expect(deliveries.map((d) => d.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(await eventsFor('user-approved')).toHaveLength(5);
+
+    const before = await subject('user-approved');
+    expect(before).toMatchObject({ phase: 'completed', decision: 'approved', event: 'applicantReviewed', decisionChanged: false });
+    expect(before?.profile).toMatchObject({ first_name: 'Ama', last_name: 'Mensah' });
+    expect(before?.confirmedAt).toBeUndefined();
+    const waiting = await stack.doc.send(
+      new GetCommand({ TableName: stack.local.names.kycTable, Key: { pk: subjectKey({ appId: stack.appId, userReference: 'user-approved' }) } }),
+    );
+    expect(waiting.Item?.unconfirmedShard).toBe('OPEN');
+
+    // The worker's gate pulls the verification-status endpoint before saying approved.
+    expect(await gate.check('user-approved')).toBe('approved');
+    const after = await subject('user-approved');
+    expect(after?.confirmedAt).toBeDefined();
+    expect(after?.lastPull).toMatchObject({ outcome: 'confirmed', providerStatus: 'approved' });
+    const confirmed = await stack.doc.send(
+      new GetCommand({ TableName: stack.local.names.kycTable, Key: { pk: subjectKey({ appId: stack.appId, userReference: 'user-approved' }) } }),
+    );
+    expect(confirmed.Item?.unconfirmedShard).toBeUndefined();
+  });
+
+  it('confirms waiting approvals in a sweep (what the reconciler or CLI runs)', async () => {
+    const orderId = await order('user-swept');
+    await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'finish', decision: 'approved' });
+    const sweep = await confirmPendingApprovals(confirmDeps);
+    expect(sweep.confirmed).toBeGreaterThanOrEqual(1);
+    expect((await subject('user-swept'))?.confirmedAt).toBeDefined();
+    expect(await subjects.unconfirmedApprovals(10)).not.toContainEqual({ appId: stack.appId, userReference: 'user-swept' });
+  });
+
+  it('acknowledges duplicated deliveries and applies them once', async () => {
+    stack.sim.admin.setFaults('kycCallback', { duplicateRate: 1 });
+    try {
+      const orderId = await order('user-dup');
+      const deliveries = await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'finish', decision: 'approved' });
+      expect(deliveries).toHaveLength(10);
+      expect(deliveries.every((d) => d.status === 200)).toBe(true);
+    } finally {
+      stack.sim.admin.clearFaults();
+    }
+    expect(await eventsFor('user-dup')).toHaveLength(5);
+    const result = await subject('user-dup');
+    expect(result).toMatchObject({ phase: 'completed', decision: 'approved' });
+    // One write per distinct callback: a redelivery that is already reflected writes nothing.
+    expect(result?.version).toBeLessThanOrEqual(5);
+  });
+
+  it('ignores a pending callback that arrives after completed (no regression)', async () => {
+    const orderId = await order('user-late');
+    await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'finish', decision: 'approved' });
+    const done = await subject('user-late');
+    const late = await stack.kycCallback(kycCallbackEvent(CALLBACK_TOKEN, callback('user-late', { timestamp: new Date().toISOString() })));
+    expect(late.statusCode).toBe(200);
+    const after = await subject('user-late');
+    expect(after?.phase).toBe('completed');
+    expect(after?.version).toBe(done?.version);
+  });
+
+  it('records a rejection with its note at once, and the gate says not approved without a pull', async () => {
+    const orderId = await order('user-rejected');
+    await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'finish', decision: 'rejected' });
+    expect(await subject('user-rejected')).toMatchObject({ decision: 'rejected', note: expect.stringContaining('rejected') });
+    expect(await gate.check('user-rejected')).toBe('not_approved');
+    expect((await subject('user-rejected'))?.lastPull).toBeUndefined();
+  });
+
+  it('applies an approval later changed to rejected, and flags it', async () => {
+    const warn = vi.spyOn(logger, 'warn');
+    const count = vi.spyOn(metrics, 'addMetric');
+    const orderId = await order('user-changed');
+    await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'finish', decision: 'approved' });
+    expect(await gate.check('user-changed')).toBe('approved');
+    await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'change-decision', decision: 'rejected' });
+    const changed = await subject('user-changed');
+    expect(changed).toMatchObject({ decision: 'rejected', decisionChanged: true, finalDecisionsSeen: ['approved', 'rejected'] });
+    expect(changed?.confirmedAt).toBeUndefined();
+    expect(await gate.check('user-changed')).toBe('not_approved');
+    expect(count).toHaveBeenCalledWith(METRIC.kycDecisionChanged, 'Count', 1);
+    expect(warn).toHaveBeenCalledWith(expect.stringContaining('decision changed'), expect.objectContaining({ userReference: 'user-changed' }));
+    warn.mockRestore();
+    count.mockRestore();
+  });
+});
+
+describe('KYC callback route refusals', () => {
+  it('answers a forged token 401, stores nothing, counts it and logs why', async () => {
+    const warn = vi.spyOn(logger, 'warn');
+    const count = vi.spyOn(metrics, 'addMetric');
+    const before = (await stack.scan(stack.local.names.eventsTable)).length;
+    const result = await stack.kycCallback(kycCallbackEvent('forged-token-0123456789abcdef', callback('user-forged')));
+    expect(result.statusCode).toBe(401);
+    expect(bodyOf(result)).toEqual({ error: 'unauthorized', message: 'unauthorized' });
+    expect((await stack.scan(stack.local.names.eventsTable)).length).toBe(before);
+    expect(await subject('user-forged')).toBeUndefined();
+    expect(count).toHaveBeenCalledWith(METRIC.webhookUnauthorized, 'Count', 1);
+    expect(warn).toHaveBeenCalledWith('webhook refused', expect.objectContaining({ statusCode: 401, check: 'token' }));
+    expect(JSON.stringify(warn.mock.calls)).not.toContain(CALLBACK_TOKEN);
+    warn.mockRestore();
+    count.mockRestore();
+  });
+
+  it('answers 401 when the path has no token', async () => {
+    const event = kycCallbackEvent('', callback('user-none'));
+    delete event.pathParameters;
+    expect((await stack.kycCallback(event)).statusCode).toBe(401);
+  });
+
+  it('answers an oversized body 413, malformed JSON 400 with the reason, a non-JSON content type 415', async () => {
+    const before = (await stack.scan(stack.local.names.eventsTable)).length;
+    const huge = await stack.kycCallback(kycCallbackEvent(CALLBACK_TOKEN, callback('user-big', { pad: 'x'.repeat(300_000) })));
+    expect(huge.statusCode).toBe(413);
+    const malformed = await stack.kycCallback(kycCallbackEvent(CALLBACK_TOKEN, '{"status": "init",'));
+    expect(malformed.statusCode).toBe(400);
+    expect(bodyOf(malformed)).toMatchObject({ error: 'malformed_json', message: expect.stringContaining('not valid JSON') });
+    const text = await stack.kycCallback(kycCallbackEvent(CALLBACK_TOKEN, 'status=init', { headers: { 'content-type': 'text/plain' } }));
+    expect(text.statusCode).toBe(415);
+    expect((await stack.scan(stack.local.names.eventsTable)).length).toBe(before);
+  });
+
+  it('accepts a base64-encoded JSON body and a JSON content type with a charset', async () => {
+    const result = await stack.kycCallback(
+      kycCallbackEvent(CALLBACK_TOKEN, callback('user-b64'), { isBase64Encoded: true, headers: { 'content-type': 'application/json; charset=utf-8' } }),
+    );
+    expect(result.statusCode).toBe(200);
+    expect((await subject('user-b64'))?.phase).toBe('pending');
+  });
+
+  it('stores an authentic but unrecognized payload verbatim, flags and counts it, and answers 200', async () => {
+    const count = vi.spyOn(metrics, 'addMetric');
+    const raw = '{"event":"applicantOnHold","status":"on_hold","user_reference":"user-odd","extra":{"a":1}}';
+    const result = await stack.kycCallback(kycCallbackEvent(CALLBACK_TOKEN, raw));
+    expect(result.statusCode).toBe(200);
+    const stored = (await stack.scan(stack.local.names.eventsTable)).find((e) => e.body === raw);
+    expect(stored).toMatchObject({ source: 'kyc', recognized: false, unrecognizedReason: expect.stringContaining('on_hold') });
+    expect(typeof stored?.expiresAt).toBe('number');
+    expect(await subject('user-odd')).toBeUndefined();
+    expect(count).toHaveBeenCalledWith(METRIC.webhookUnrecognized, 'Count', 1);
+    count.mockRestore();
+    // The same payload again is a duplicate: acknowledged, not stored or counted twice.
+    const again = await stack.kycCallback(kycCallbackEvent(CALLBACK_TOKEN, raw));
+    expect(bodyOf(again)).toMatchObject({ duplicate: true });
+  });
+
+  it('never answers 5xx to merely wrong input', async () => {
+    const inputs = [
+      kycCallbackEvent(CALLBACK_TOKEN, '[]'),
+      kycCallbackEvent(CALLBACK_TOKEN, 'null'),
+      kycCallbackEvent(CALLBACK_TOKEN, '"text"'),
+      kycCallbackEvent(CALLBACK_TOKEN, ''),
+      kycCallbackEvent(CALLBACK_TOKEN, '{}'),
+      kycCallbackEvent(CALLBACK_TOKEN, callback('u', { meta_data: 'x', timestamp: 12 })),
+      kycCallbackEvent(CALLBACK_TOKEN, '\u0000\u0001'),
+      kycCallbackEvent(CALLBACK_TOKEN, '{}', { headers: {} }),
+      kycCallbackEvent('x'.repeat(5000), '{}'),
+    ];
+    for (const event of inputs) {
+      const result = await stack.kycCallback(event);
+      expect(result.statusCode).toBeLessThan(500);
+      expect(result.body).not.toMatch(/at .*\.ts:\d+/);
+    }
+  });
+});

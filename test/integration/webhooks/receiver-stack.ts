@@ -1,0 +1,111 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { PutSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { startGateway, type GatewayHandle } from '@local/gateway';
+import type { LocalFunction } from '@local/lambda';
+import { startLocalAws, type LocalAws } from '@local/emulators';
+import { FUNCTIONS, ROUTES } from '@shared/config/functions';
+import { KycServiceClient } from '@shared/providers/kyc-client';
+import { startSimulator, type SimulatorHandle, type SimulatorOptions } from '@simulator/index';
+import { lambdaContext } from '@test/factories/http-events';
+
+/** A fixed, test-only callback token (the KYC secret's `callback_token`). */
+export const CALLBACK_TOKEN = 'test-callback-token-0123456789abcdef';
+
+type HttpHandler = (event: APIGatewayProxyEventV2, context: ReturnType<typeof lambdaContext>) => Promise<APIGatewayProxyStructuredResultV2>;
+
+/**
+ * Everything the receiver tests need, all real and on loopback: the provider simulator, a verified
+ * KYC app on it, a partner on the payout service, dynalite and the secrets stand-in with those
+ * secrets, both handler modules, and the local HTTP API gateway in front of them (so the
+ * simulator's own POSTs reach the handlers as HTTP API v2 events).
+ */
+export interface ReceiverStack {
+  sim: SimulatorHandle;
+  local: LocalAws;
+  gateway: GatewayHandle;
+  appId: string;
+  partner: { partner_public_key: string; partner_secret_key: string; merchant_secret_key: string; partner_id: string; platform_merchant_id: string };
+  kycClient: KycServiceClient;
+  doc: DynamoDBDocumentClient;
+  kycCallback: (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
+  payoutNotification: (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
+  /** Every item of a table (tests only: small tables). */
+  scan(tableName: string): Promise<Array<Record<string, unknown>>>;
+  /** Replaces the provider secret value (after a key reset). */
+  putProviderSecret(value: object): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startReceiverStack(options: { stage: string; simulator?: SimulatorOptions; env?: Record<string, string> }): Promise<ReceiverStack> {
+  const sim = await startSimulator(options.simulator);
+  const kycClient = new KycServiceClient({ baseUrl: sim.kycBaseUrl, timeoutMs: 5000 });
+  const registered = await kycClient.registerApp({ name: 'payrelay-test', email: `kyc-${options.stage}@example.test`, origin: ['localhost'] });
+  const appId = String((registered.app as { _id: string })._id);
+  await kycClient.verifyApp({ email: `kyc-${options.stage}@example.test`, code: String(registered.value) });
+  const partner = sim.admin.createPartner({ partner_code: `P-${options.stage}`, email: `partner-${options.stage}@example.test` });
+
+  const local = await startLocalAws({
+    stage: options.stage,
+    secrets: { kyc: { app_id: appId, callback_token: CALLBACK_TOKEN }, provider: { ...partner } },
+  });
+  Object.assign(process.env, local.env, options.env ?? {});
+  // Handlers read their configuration at module load: import them only now.
+  // The guard adds the parsed body to the event, hence the handlers' wider event type.
+  const kycModule = (await import('@functions/kyc-callback')) as unknown as { handler: HttpHandler };
+  const notificationModule = (await import('@functions/payout-notification')) as unknown as { handler: HttpHandler };
+  const kycCallback = (event: APIGatewayProxyEventV2) => kycModule.handler(event, lambdaContext('kyc-callback'));
+  const payoutNotification = (event: APIGatewayProxyEventV2) => notificationModule.handler(event, lambdaContext('payout-notification'));
+
+  const asLocal = (definition: (typeof FUNCTIONS)[keyof typeof FUNCTIONS], invoke: (e: APIGatewayProxyEventV2) => Promise<unknown>): LocalFunction => ({
+    definition,
+    name: definition.id,
+    invoke: <R>(event: unknown) => invoke(event as APIGatewayProxyEventV2) as Promise<R>,
+  });
+  const gateway = await startGateway({
+    port: 0,
+    routes: ROUTES,
+    functions: new Map([
+      [FUNCTIONS.kycCallback.id, asLocal(FUNCTIONS.kycCallback, kycCallback)],
+      [FUNCTIONS.payoutNotification.id, asLocal(FUNCTIONS.payoutNotification, payoutNotification)],
+    ]),
+  });
+  sim.admin.setNotificationUrl(`${gateway.url}/callbacks/payout-notifications`);
+
+  const clientConfig = { region: local.env.AWS_REGION, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
+  const doc = DynamoDBDocumentClient.from(new DynamoDBClient({ ...clientConfig, endpoint: local.endpoints.dynamodb }));
+  const secrets = new SecretsManagerClient({ ...clientConfig, endpoint: local.endpoints.secretsManager });
+
+  return {
+    sim,
+    local,
+    gateway,
+    appId,
+    partner,
+    kycClient,
+    doc,
+    kycCallback,
+    payoutNotification,
+    async scan(tableName) {
+      const out = await doc.send(new ScanCommand({ TableName: tableName }));
+      return out.Items ?? [];
+    },
+    async putProviderSecret(value) {
+      await secrets.send(new PutSecretValueCommand({ SecretId: local.names.providerSecret, SecretString: JSON.stringify(value) }));
+    },
+    async stop() {
+      await gateway.close();
+      kycClient.close();
+      await sim.stop();
+      doc.destroy();
+      secrets.destroy();
+      await local.stop();
+    },
+  };
+}
+
+/** Parsed JSON body of a handler result. */
+export function bodyOf(result: APIGatewayProxyStructuredResultV2): Record<string, unknown> {
+  return JSON.parse(result.body ?? '{}') as Record<string, unknown>;
+}
