@@ -1,0 +1,266 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { logger } from '@shared/observability/logger';
+import { payoutRequestEvent, sqsEvent } from '@test/factories/sqs-events';
+import { scheduledEvent } from '@test/factories/scheduled-events';
+import {
+  drainDeadLetters,
+  expectAtMostOneExecution,
+  identityOf,
+  ledgerOf,
+  loadReconciler,
+  loadWorker,
+  reconcilerContext,
+  request,
+  startHarness,
+  workerContext,
+  type Harness,
+  type ReconcilerHandler,
+  type WorkerHandler,
+} from './harness';
+
+let h: Harness;
+let worker: WorkerHandler;
+let reconciler: ReconcilerHandler;
+
+beforeAll(async () => {
+  h = await startHarness();
+  worker = await loadWorker();
+  reconciler = await loadReconciler();
+});
+afterAll(async () => {
+  await h?.stop();
+});
+afterEach(() => {
+  // Rule 1, in every test: the provider executed each withdrawal_reference at most once.
+  expectAtMostOneExecution(h.sim);
+  h.sim.admin.clearFaults();
+});
+
+const stateOf = async (r: ReturnType<typeof request>) => (await h.repository.get(identityOf(r)))?.state;
+
+/** Makes the payout due now (as an order notification would) and runs the real reconciler once. */
+async function reconcile(r: ReturnType<typeof request>) {
+  await h.repository.markDueNow(r.withdrawal_reference, new Date(Date.now() - 1000));
+  return reconciler(scheduledEvent(), reconcilerContext());
+}
+
+describe('payout worker and reconciler handlers (dynalite, fauxqs, simulator)', () => {
+  it('pays a valid request once and reconciles it to SUCCEEDED', async () => {
+    const r = request({ amount: '25.5' });
+    const response = await worker(payoutRequestEvent([r]), workerContext());
+    expect(response.batchItemFailures).toEqual([]);
+    const submitted = await h.repository.get(identityOf(r));
+    expect(submitted?.state).toBe('SUBMITTED');
+    expect(submitted?.record.verifiedName).toBe('Kwame Mensah');
+    expect(submitted?.record.accountMasked).toBe('******3456');
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ executions: 1, attempts: 1, amount: '25.50' });
+
+    const summary = await reconcile(r);
+    expect(summary.transitions.SUCCEEDED).toBeGreaterThanOrEqual(1);
+    const done = await h.repository.get(identityOf(r));
+    expect(done?.state).toBe('SUCCEEDED');
+    expect(done?.record.providerStatus).toBe('COMPLETED');
+    expect(done?.record.history.map((e) => e.to)).toEqual(['ACCEPTED', 'VERIFYING', 'SUBMITTING', 'SUBMITTED', 'SUCCEEDED']);
+    expect(done?.record.nextCheckAt).toBeUndefined();
+  });
+
+  it('rejects a name mismatch with both names recorded, and never calls Payout', async () => {
+    const r = request({ expected_name: 'Kofi Boateng' });
+    await worker(payoutRequestEvent([r]), workerContext());
+    const p = await h.repository.get(identityOf(r));
+    expect(p?.state).toBe('REJECTED');
+    expect(p?.record.reason).toContain('Kofi Boateng');
+    expect(p?.record.reason).toContain('Kwame Mensah');
+    expect(p?.record.verifiedName).toBe('Kwame Mensah');
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toBeUndefined();
+  });
+
+  it('accepts a name that differs only in case, accents, punctuation and order', async () => {
+    const r = request({ expected_name: 'MENSAH, Kwamé' });
+    await worker(payoutRequestEvent([r]), workerContext());
+    expect(await stateOf(r)).toBe('SUBMITTED');
+  });
+
+  it('rejects an unknown account', async () => {
+    const r = request({ account_number: '0244000000', expected_name: undefined });
+    await worker(payoutRequestEvent([r]), workerContext());
+    const p = await h.repository.get(identityOf(r));
+    expect(p?.state).toBe('REJECTED');
+    expect(p?.record.reason).toMatch(/account not found/);
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toBeUndefined();
+  });
+
+  it('records a payout the provider settles as failed as FAILED', async () => {
+    const r = request({ currency: 'NGN', account_code: '057', account_number: '0999999999', expected_name: 'Payout Always Fails' });
+    await worker(payoutRequestEvent([r]), workerContext());
+    expect(await stateOf(r)).toBe('SUBMITTED');
+    await reconcile(r);
+    const p = await h.repository.get(identityOf(r));
+    expect(p?.state).toBe('FAILED');
+    expect(p?.record.providerStatus).toBe('FAILED');
+  });
+
+  it('rejects a request for another merchant as misrouted, without calling the provider', async () => {
+    const r = request({ platform_merchant_id: 'someone-else' });
+    await worker(payoutRequestEvent([r]), workerContext());
+    const p = await h.repository.get(identityOf(r));
+    expect(p?.state).toBe('REJECTED');
+    expect(p?.record.reason).toMatch(/misrouted/);
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toBeUndefined();
+  });
+
+  it('calls Payout once for the same message delivered twice, in two batches and within one batch (rule 1)', async () => {
+    const a = request();
+    await worker(payoutRequestEvent([a]), workerContext());
+    const again = await worker(payoutRequestEvent([a], { receiveCount: 2 }), workerContext());
+    expect(again.batchItemFailures).toEqual([]);
+    const b = request();
+    const both = await worker(payoutRequestEvent([b, b, b]), workerContext());
+    expect(both.batchItemFailures).toEqual([]);
+    for (const r of [a, b]) {
+      expect(await stateOf(r)).toBe('SUBMITTED');
+      expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ executions: 1, attempts: 1 });
+    }
+  });
+
+  it('calls Payout once when two workers race on one identity (rule 1)', async () => {
+    const r = request();
+    const results = await Promise.all(
+      Array.from({ length: 4 }, () => worker(payoutRequestEvent([r]), workerContext())),
+    );
+    expect(results.flatMap((x) => x.batchItemFailures)).toEqual([]);
+    expect(await stateOf(r)).toBe('SUBMITTED');
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ executions: 1, attempts: 1 });
+    expect((await h.repository.get(identityOf(r)))?.record.submitAttempts).toBe(1);
+  });
+
+  it('records a time-out after commit as UNKNOWN, never pays again, and reconciles it to SUCCEEDED (rule 2)', async () => {
+    h.sim.admin.setFaults('payout', { timeoutRate: 1, times: 1 });
+    const r = request();
+    const first = await worker(payoutRequestEvent([r]), workerContext());
+    expect(first.batchItemFailures).toEqual([]);
+    const unknown = await h.repository.get(identityOf(r));
+    expect(unknown?.state).toBe('UNKNOWN');
+    expect(unknown?.record.reason).toMatch(/ambiguous/);
+    h.sim.admin.clearFaults();
+
+    // A redelivery finds UNKNOWN and must not call Payout.
+    await worker(payoutRequestEvent([r], { receiveCount: 2 }), workerContext());
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ executions: 1, attempts: 1 });
+
+    await reconcile(r);
+    expect(await stateOf(r)).toBe('SUCCEEDED');
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ executions: 1, attempts: 1 });
+  });
+
+  it('records a 5xx answer to Payout as UNKNOWN, not FAILED, and does not retry it (rule 2)', async () => {
+    h.sim.admin.setFaults('payout', { errorRate: 1, times: 1 });
+    const r = request();
+    const response = await worker(payoutRequestEvent([r]), workerContext());
+    expect(response.batchItemFailures).toEqual([]);
+    expect(await stateOf(r)).toBe('UNKNOWN');
+    await worker(payoutRequestEvent([r], { receiveCount: 2 }), workerContext());
+    expect(ledgerOf(h.sim, r.withdrawal_reference)?.attempts ?? 0).toBe(0);
+    expect(await stateOf(r)).toBe('UNKNOWN');
+  });
+
+  it('reports a batch item failure when verification cannot complete, and pays on redelivery', async () => {
+    h.sim.admin.setFaults('accountVerification', { errorRate: 1, times: 1 });
+    const ok = request();
+    const r = request();
+    const event = payoutRequestEvent([ok, r]);
+    // The first verification call gets the fault; which record makes it depends on scheduling.
+    const response = await worker(event, workerContext());
+    expect(response.batchItemFailures).toHaveLength(1);
+    const failedId = response.batchItemFailures[0]?.itemIdentifier;
+    const failedRecord = event.Records.find((x) => x.messageId === failedId);
+    const failedRequest = failedRecord?.body === JSON.stringify(r) ? r : ok;
+    expect(await stateOf(failedRequest)).toBe('VERIFYING');
+    await worker(payoutRequestEvent([failedRequest], { receiveCount: 2 }), workerContext());
+    for (const x of [ok, r]) {
+      expect(await stateOf(x)).toBe('SUBMITTED');
+      expect(ledgerOf(h.sim, x.withdrawal_reference)).toMatchObject({ executions: 1, attempts: 1 });
+    }
+  });
+
+  it('refreshes the secret once after a key reset and continues', async () => {
+    h.sim.admin.setFaults('payout', { resetKeysAfterCalls: 1 });
+    const a = request();
+    await worker(payoutRequestEvent([a]), workerContext());
+    expect(await stateOf(a)).toBe('SUBMITTED');
+
+    // The old keys now get 401 on Payout. The worker refreshes the secret once; until the operator
+    // rotates it, the call is not sent, a one-time retry token is left on SUBMITTING, and the record is retried.
+    const b = request();
+    const blocked = await worker(payoutRequestEvent([b]), workerContext());
+    expect(blocked.batchItemFailures).toHaveLength(1);
+    const waiting = await h.repository.get(identityOf(b));
+    expect(waiting?.state).toBe('SUBMITTING');
+    expect(waiting?.record.submitRetryAllowed).toBe(true);
+    expect(ledgerOf(h.sim, b.withdrawal_reference)?.executions ?? 0).toBe(0);
+
+    await h.rotateSecret();
+    const resumed = await worker(payoutRequestEvent([b], { receiveCount: 2 }), workerContext());
+    expect(resumed.batchItemFailures).toEqual([]);
+    expect(await stateOf(b)).toBe('SUBMITTED');
+    const c = request();
+    await worker(payoutRequestEvent([c]), workerContext());
+    expect(await stateOf(c)).toBe('SUBMITTED');
+    for (const x of [a, b, c]) expect(ledgerOf(h.sim, x.withdrawal_reference)).toMatchObject({ executions: 1, attempts: 1 });
+  });
+
+  it('records an invalid request with a readable identity as REJECTED with the reason', async () => {
+    const r = request({ amount: '12.345' });
+    const response = await worker(sqsEvent([JSON.stringify(r)]), workerContext());
+    expect(response.batchItemFailures).toEqual([]);
+    const p = await h.repository.get(identityOf(r));
+    expect(p?.state).toBe('REJECTED');
+    expect(p?.record.reason).toMatch(/invalid payout request: .*amount/);
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toBeUndefined();
+  });
+
+  it('sends unreadable messages, and invalid ones about an existing payout, to the DLQ with the reason (rule 3)', async () => {
+    const existing = request();
+    await worker(payoutRequestEvent([existing]), workerContext());
+    const before = await h.repository.get(identityOf(existing));
+    const conflicting = JSON.stringify({ ...existing, amount: 'lots' });
+    const response = await worker(sqsEvent(['not json at all', conflicting]), workerContext());
+    expect(response.batchItemFailures).toEqual([]);
+    const dead = await drainDeadLetters(h);
+    const bodies = dead.map((m) => m.Body);
+    expect(bodies).toEqual(expect.arrayContaining(['not json at all', conflicting]));
+    const reasons = dead.map((m) => m.MessageAttributes?.reason?.StringValue ?? '');
+    expect(reasons.some((x) => /not JSON/.test(x))).toBe(true);
+    expect(reasons.some((x) => /amount/.test(x))).toBe(true);
+    expect(dead.every((m) => m.MessageAttributes?.sourceMessageId?.StringValue)).toBe(true);
+    expect((await h.repository.get(identityOf(existing)))?.record).toEqual(before?.record);
+  });
+
+  it('never logs a full account number or a key (rule 7)', async () => {
+    const lines: string[] = [];
+    const levels = ['debug', 'info', 'warn', 'error'] as const;
+    // Capture what reaches the logger (all levels), whatever the configured level prints.
+    const spies = levels.map((level) =>
+      vi.spyOn(logger, level).mockImplementation((...args: unknown[]) => {
+        lines.push(JSON.stringify(args));
+      }),
+    );
+    try {
+      h.sim.admin.setFaults('payout', { timeoutRate: 1, times: 1 });
+      const r = request();
+      await worker(payoutRequestEvent([r, request({ expected_name: 'Someone Else' }), request({ account_number: '0244999999' })]), workerContext());
+      await worker(sqsEvent([JSON.stringify({ ...request(), amount: 'x' })]), workerContext());
+      await worker(sqsEvent([JSON.stringify({ ...request(), withdrawal_reference: '', account_number: '0244123456x' })]), workerContext());
+      await reconcile(r);
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
+    const output = lines.join('\n');
+    expect(output).toContain('payout transition');
+    expect(output).toContain('sent to the DLQ');
+    for (const secret of [h.partner.partner_secret_key, h.partner.merchant_secret_key, h.partner.partner_public_key]) {
+      expect(output).not.toContain(secret);
+    }
+    for (const number of ['0244123456', '0244999999']) expect(output).not.toContain(number);
+  });
+});
