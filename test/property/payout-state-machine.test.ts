@@ -1,0 +1,173 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { DomainError } from '@shared/domain/errors';
+import { FINAL_STATES, Payout, canTransition, type PayoutState } from '@shared/domain/payout';
+import { fuzzSeed, runs } from './runs';
+
+/*
+ * Money-safety rules 1 and 4 on the entity itself: whatever events and outcomes arrive, in whatever
+ * order, the payout never moves backwards, never leaves a final state, keeps every move in its
+ * history, and never allows a second Payout call unless something proved the first never counted.
+ */
+
+/** Forward order of the states: every legal move goes strictly up. */
+const RANK: Record<PayoutState, number> = {
+  ACCEPTED: 0,
+  VERIFYING: 1,
+  SUBMITTING: 2,
+  UNKNOWN: 3,
+  SUBMITTED: 4,
+  REJECTED: 5,
+  FAILED: 5,
+  SUCCEEDED: 5,
+  NEEDS_REVIEW: 5,
+};
+
+type Op =
+  | { kind: 'startVerifying' | 'reject' | 'startSubmitting' | 'submitNotSent' | 'submitted' | 'unknown' | 'failed' | 'succeeded' | 'needsReview' | 'authorizeResubmit' }
+  | { kind: 'checked'; notFound: boolean };
+
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  fc.constantFrom(
+    ...(['startVerifying', 'reject', 'startSubmitting', 'submitNotSent', 'submitted', 'unknown', 'failed', 'succeeded', 'needsReview', 'authorizeResubmit'] as const),
+  ).map((kind) => ({ kind }) as Op),
+  fc.boolean().map((notFound) => ({ kind: 'checked', notFound }) as Op),
+);
+
+/** One step: an operation and how many minutes passed before it. */
+const stepArb = fc.record({ op: opArb, minutes: fc.integer({ min: 0, max: 30 }) });
+
+const GRACE_MS = 15 * 60_000;
+
+function apply(p: Payout, op: Op, now: Date): Payout {
+  switch (op.kind) {
+    case 'startVerifying':
+      return p.startVerifying(now);
+    case 'reject':
+      return p.reject('property: rejected', now);
+    case 'startSubmitting':
+      return p.startSubmitting(now, 'Kwame Mensah');
+    case 'submitNotSent':
+      return p.submitNotSent(now, 'property: not sent');
+    case 'submitted':
+      return p.submitted('PENDING', now);
+    case 'unknown':
+      return p.unknown('property: ambiguous', now);
+    case 'failed':
+      return p.failed('property: refused', now, 'FAILED');
+    case 'succeeded':
+      return p.succeeded('COMPLETED', now);
+    case 'needsReview':
+      return p.needsReview('property: review', now);
+    case 'authorizeResubmit':
+      return p.authorizeResubmit(now, GRACE_MS);
+    case 'checked':
+      return p.checked(now, op.notFound ? { notFoundSince: p.record.notFoundSince ?? now.toISOString() } : { providerStatus: 'PENDING' });
+  }
+}
+
+const t0 = new Date('2026-03-01T00:00:00.000Z');
+
+const fresh = (): Payout =>
+  Payout.accept(
+    {
+      identity: { platform_merchant_id: 'm-prop', currency: 'GHS', withdrawal_reference: 'wr-prop' },
+      amount: '10.00',
+      accountMasked: '******3456',
+      accountCode: 'MTN',
+    },
+    t0,
+  );
+
+describe('payout state machine (property)', () => {
+  it('random event and outcome sequences never regress, never leave a final state and never submit twice', () => {
+    fc.assert(
+      fc.property(fc.array(stepArb, { minLength: 1, maxLength: 40 }), (steps) => {
+        let payout = fresh();
+        let clock = t0.getTime();
+        // Payout calls the entity may still allow: one at first; a new one only after proof that
+        // the previous call never reached the provider (not sent) or is unknown to it (not found).
+        let allowance = 1;
+        let payoutCalls = 0;
+        for (const { op, minutes } of steps) {
+          clock += minutes * 60_000;
+          const now = new Date(clock);
+          const before = payout;
+          let after: Payout;
+          try {
+            after = apply(before, op, now);
+          } catch (error) {
+            // A refused operation is a named domain error and changes nothing.
+            expect(error).toBeInstanceOf(DomainError);
+            continue;
+          }
+          expect(after.version).toBe(before.version + 1);
+          // History is append-only and every appended move is legal and strictly forward.
+          expect(after.record.history.slice(0, before.record.history.length)).toEqual(before.record.history);
+          const added = after.record.history.slice(before.record.history.length);
+          expect(added.length).toBeLessThanOrEqual(1);
+          if (added.length === 1) {
+            const move = added[0]!;
+            expect(move.from).toBe(before.state);
+            expect(move.to).toBe(after.state);
+            expect(canTransition(before.state, after.state)).toBe(true);
+            expect(RANK[after.state]).toBeGreaterThan(RANK[before.state]);
+          } else {
+            expect(after.state).toBe(before.state);
+          }
+          if (FINAL_STATES.has(before.state)) expect(after.state).toBe(before.state);
+          if (after.isFinal) {
+            expect(after.record.nextCheckAt).toBeUndefined();
+            expect(after.maySubmit).toBe(false);
+          }
+
+          if (op.kind === 'startSubmitting') {
+            payoutCalls += 1;
+            expect(allowance, 'a second Payout call was allowed without proof the first did not count').toBeGreaterThanOrEqual(1);
+            allowance -= 1;
+            expect(after.record.submitAttempts).toBe(before.record.submitAttempts + 1);
+          } else {
+            expect(after.record.submitAttempts).toBe(before.record.submitAttempts);
+          }
+          if (op.kind === 'submitNotSent' || op.kind === 'authorizeResubmit') allowance = 1;
+          if (op.kind === 'authorizeResubmit') {
+            expect(before.state).toBe('UNKNOWN');
+            expect(clock - Date.parse(before.record.notFoundSince ?? '')).toBeGreaterThanOrEqual(GRACE_MS);
+          }
+          payout = after;
+        }
+        expect(payout.record.submitAttempts).toBe(payoutCalls);
+        // The whole history is one chain from ACCEPTED.
+        const history = payout.record.history;
+        expect(history[0]).toMatchObject({ from: null, to: 'ACCEPTED' });
+        for (let i = 1; i < history.length; i++) expect(history[i]!.from).toBe(history[i - 1]!.to);
+        expect(history[history.length - 1]!.to).toBe(payout.state);
+      }),
+      { numRuns: runs(1500), seed: fuzzSeed() },
+    );
+  });
+
+  it('a payout that may have reached the provider (SUBMITTING, SUBMITTED, UNKNOWN) refuses a new intent without a token', () => {
+    fc.assert(
+      fc.property(fc.array(stepArb, { maxLength: 30 }), (steps) => {
+        let payout = fresh();
+        let clock = t0.getTime();
+        for (const { op, minutes } of steps) {
+          clock += minutes * 60_000;
+          try {
+            payout = apply(payout, op, new Date(clock));
+          } catch {
+            // refused: unchanged
+          }
+          const r = payout.record;
+          const reachable = r.state === 'SUBMITTING' || r.state === 'SUBMITTED' || r.state === 'UNKNOWN';
+          if (reachable && !r.submitRetryAllowed && !r.resubmitAuthorized) {
+            expect(payout.maySubmit).toBe(false);
+            expect(() => payout.startSubmitting(new Date(clock))).toThrow(DomainError);
+          }
+        }
+      }),
+      { numRuns: runs(800), seed: fuzzSeed() },
+    );
+  });
+});
