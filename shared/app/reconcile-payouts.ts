@@ -49,8 +49,10 @@ export interface ReconcileDeps {
 }
 
 export interface ReconcileSummary {
-  /** Index entries read (all open and due). */
+  /** Payouts read from the sparse index (all open and due). */
   readonly read: number;
+  /** Index items the queries examined (ScannedCount): equals `read`, since final payouts are not in the index. */
+  readonly scanned: number;
   /** Payouts that changed state, by new state. */
   readonly transitions: Record<string, number>;
   /** Whether due payouts were left for the next run (budget spent). */
@@ -178,6 +180,7 @@ export function createReconcilePayouts(
     const budgetMs = options.budgetMs ?? settings.budgetMs;
     const transitions: Record<string, number> = {};
     let read = 0;
+    let scanned = 0;
     let maxLagSeconds = 0;
     let oldestUnknownSeconds = 0;
     let cursor: string | undefined;
@@ -214,12 +217,13 @@ export function createReconcilePayouts(
       }
       const page = await repository.queryDue(clock.now(), settings.pageSize, cursor);
       read += page.identities.length;
+      scanned += page.scannedCount;
       await mapLimited(page.identities, settings.concurrency, reconcileOne);
       cursor = page.cursor;
     } while (cursor);
 
     telemetry.seconds(METRIC.reconcileLagSeconds, Math.max(0, maxLagSeconds));
     telemetry.seconds(METRIC.oldestUnknownAgeSeconds, oldestUnknownSeconds);
-    return { read, transitions, budgetExhausted };
+    return { read, scanned, transitions, budgetExhausted };
   };
 }
