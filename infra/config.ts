@@ -50,6 +50,10 @@ const settingsSchema = z
     webhookMaxBodyBytes: positiveInt.optional(),
     /** WEBHOOK_ALLOWED_IPS: source addresses (CIDR or exact) the receivers accept. */
     webhookAllowedIps: z.array(z.string().min(1)).min(1).optional(),
+    /** WORKER_CONCURRENCY: payouts one worker invocation processes at once (x worker.maxConcurrency = provider calls in flight). */
+    workerConcurrency: positiveInt.max(10).optional(),
+    /** RECONCILE_CONCURRENCY: GetPayout calls one reconciler run makes at once. */
+    reconcileConcurrency: positiveInt.max(50).optional(),
     /** EVENT_RETENTION_DAYS: TTL of stored callbacks. */
     eventRetentionDays: positiveInt.optional(),
   })

@@ -42,13 +42,15 @@ function settingsEnvironment(config: PayrelayConfig): Record<string, string> {
     ['WEBHOOK_MAX_BODY_BYTES', s.webhookMaxBodyBytes],
     ['WEBHOOK_ALLOWED_IPS', s.webhookAllowedIps?.join(',')],
     ['EVENT_RETENTION_DAYS', s.eventRetentionDays],
+    ['WORKER_CONCURRENCY', s.workerConcurrency],
+    ['RECONCILE_CONCURRENCY', s.reconcileConcurrency],
   ];
   return Object.fromEntries(pairs.filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]));
 }
 
 /** Which settings each function reads (docs/architecture.md), so none gets a variable it ignores. */
 const SETTINGS_BY_FUNCTION: Record<FunctionDefinition['id'], readonly string[]> = {
-  'payout-worker': ['SIGNING_PROFILE', 'BEARER_PREFIX', 'PROVIDER_TIMEOUT_MS', 'NAME_MATCH_THRESHOLD', 'KYC_GATING'],
+  'payout-worker': ['SIGNING_PROFILE', 'BEARER_PREFIX', 'PROVIDER_TIMEOUT_MS', 'NAME_MATCH_THRESHOLD', 'KYC_GATING', 'WORKER_CONCURRENCY'],
   reconciler: [
     'SIGNING_PROFILE',
     'BEARER_PREFIX',
@@ -57,6 +59,7 @@ const SETTINGS_BY_FUNCTION: Record<FunctionDefinition['id'], readonly string[]> 
     'RESUBMIT_UNKNOWN_NOT_FOUND',
     'REVIEW_AFTER_MINUTES',
     'NOT_FOUND_GRACE_MINUTES',
+    'RECONCILE_CONCURRENCY',
   ],
   'kyc-callback': ['WEBHOOK_MAX_BODY_BYTES', 'WEBHOOK_ALLOWED_IPS', 'EVENT_RETENTION_DAYS'],
   'payout-notification': ['SIGNING_PROFILE', 'WEBHOOK_MAX_BODY_BYTES', 'WEBHOOK_ALLOWED_IPS', 'EVENT_RETENTION_DAYS'],
@@ -127,6 +130,9 @@ export class PayrelayStatelessStack extends Stack {
     useQueue(worker, 'PAYOUTS_DLQ_URL', stateful.payoutsDlq, 'send');
     worker.addEnvironment('PAYOUT_API_BASE_URL', config.payoutApiBaseUrl);
     worker.addEnvironment('KYC_API_BASE_URL', config.kycApiBaseUrl);
+    // The worker moves a message to the DLQ itself (with its reason) on the last receive SQS allows,
+    // so it must know the same count as the queue's redrive policy.
+    worker.addEnvironment('PAYOUTS_MAX_RECEIVE_COUNT', String(config.maxReceiveCount));
     worker.addEventSource(
       new SqsEventSource(stateful.payoutsQueue, {
         batchSize: config.worker.batchSize,

@@ -198,6 +198,7 @@ describe('functions', () => {
       expect.arrayContaining(['PAYOUTS_TABLE_NAME', 'KYC_TABLE_NAME', 'PROVIDER_SECRET_ID', 'KYC_SECRET_ID', 'PAYOUTS_DLQ_URL', 'PAYOUT_API_BASE_URL', 'KYC_API_BASE_URL']),
     );
     expect(env('payout-worker').KYC_GATING).toBe('on');
+    expect(env('payout-worker').PAYOUTS_MAX_RECEIVE_COUNT).toBe('7');
     expect(env('kyc-callback').KYC_GATING).toBeUndefined();
     expect(env('kyc-callback').WEBHOOK_ALLOWED_IPS).toBe('203.0.113.0/24,198.51.100.7');
     expect(env('kyc-callback').PAYOUTS_TABLE_NAME).toBeUndefined();

@@ -1,0 +1,109 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FUNCTIONS } from '@shared/config/functions';
+import { PAYRELAY_PROJECT_ROOT } from '@infra/payrelay';
+import { stackNames } from '@infra/outputs';
+import { assertHandlersExist } from './cdk-app';
+
+const run = promisify(execFile);
+
+/** The environment of a machine with no AWS account: no credentials, no profile, no instance metadata. */
+function offlineEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, CDK_DISABLE_CLI_TELEMETRY: 'true', AWS_EC2_METADATA_DISABLED: 'true' };
+  for (const name of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE', 'CDK_DEFAULT_ACCOUNT', 'CDK_DEFAULT_REGION']) {
+    delete env[name];
+  }
+  env.AWS_CONFIG_FILE = path.join(tmpdir(), 'payrelay-no-aws-config');
+  env.AWS_SHARED_CREDENTIALS_FILE = path.join(tmpdir(), 'payrelay-no-aws-credentials');
+  return env;
+}
+
+interface Template {
+  Resources: Record<string, { Type: string; Properties: Record<string, unknown> }>;
+}
+
+let outdir: string;
+let synth: { stdout: string; stderr: string };
+
+beforeAll(async () => {
+  assertHandlersExist();
+  outdir = mkdtempSync(path.join(tmpdir(), 'payrelay-synth-'));
+  // The one real synth of the suite: the CLI, the app in cdk.json and esbuild bundling of every handler.
+  synth = await run('npx', ['cdk', 'synth', '--no-notices', '--quiet', '-o', outdir], {
+    cwd: PAYRELAY_PROJECT_ROOT,
+    env: offlineEnv(),
+    timeout: 240_000,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+}, 240_000);
+
+afterAll(() => {
+  if (outdir) rmSync(outdir, { recursive: true, force: true });
+});
+
+function appTemplate(): Template {
+  const manifest = JSON.parse(readFileSync(path.join(outdir, 'manifest.json'), 'utf8')) as {
+    artifacts: Record<string, { type: string; properties?: { templateFile?: string; stackName?: string } }>;
+  };
+  const stack = Object.values(manifest.artifacts).find((a) => a.properties?.stackName === stackNames('dev').stateless);
+  if (!stack?.properties?.templateFile) throw new Error(`no ${stackNames('dev').stateless} stack in ${outdir}`);
+  return JSON.parse(readFileSync(path.join(outdir, stack.properties.templateFile), 'utf8')) as Template;
+}
+
+/** The deployed function of each definition: its bundle directory and its env with CloudFormation references made concrete. */
+function deployedFunctions(): Array<{ id: string; bundle: string; env: Record<string, string> }> {
+  const template = appTemplate();
+  return Object.values(FUNCTIONS).map((definition) => {
+    const fn = Object.values(template.Resources).find(
+      (r) => r.Type === 'AWS::Lambda::Function' && r.Properties.FunctionName === `payrelay-dev-${definition.id}`,
+    );
+    if (!fn) throw new Error(`no function ${definition.id}`);
+    const key = (fn.Properties.Code as { S3Key: string }).S3Key;
+    const variables = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    const env = Object.fromEntries(
+      Object.entries(variables).map(([name, value]) => {
+        if (typeof value === 'string') return [name, value];
+        // A reference to the data stack: stand in a value of the same form.
+        if (name.endsWith('_URL')) return [name, 'https://sqs.eu-west-1.amazonaws.com/123456789012/payrelay-dev-payouts-dlq'];
+        if (name.endsWith('_SECRET_ID')) return [name, `arn:aws:secretsmanager:eu-west-1:123456789012:secret:payrelay-dev-${name}`];
+        return [name, `payrelay-dev-${name.toLowerCase()}`];
+      }),
+    );
+    return { id: definition.id, bundle: path.join(outdir, `asset.${key.replace(/\.zip$/, '')}`), env };
+  });
+}
+
+describe('npm run synth', () => {
+  it('succeeds offline with no AWS credentials and reports no finding', () => {
+    expect(existsSync(path.join(outdir, 'manifest.json'))).toBe(true);
+    expect(synth.stderr).not.toMatch(/AwsSolutions-|Validation failed/);
+  });
+
+  it('bundles every handler as a minified ESM module with a require shim and a source map', () => {
+    for (const fn of deployedFunctions()) {
+      const code = readFileSync(path.join(fn.bundle, 'index.mjs'), 'utf8');
+      expect(code.startsWith("import { createRequire as __payrelayCreateRequire } from 'node:module';"), fn.id).toBe(true);
+      expect(code).toMatch(/export\s*\{[^}]*\bhandler\b/);
+      expect(existsSync(path.join(fn.bundle, 'index.mjs.map')), fn.id).toBe(true);
+    }
+  });
+
+  // The contract between infra and the handlers: each bundle loads (module-scope loadConfig included)
+  // with exactly the environment the template gives it.
+  it('each bundle loads with the environment its template gives it', async () => {
+    for (const fn of deployedFunctions()) {
+      const script = `const m = await import(${JSON.stringify(path.join(fn.bundle, 'index.mjs'))}); if (typeof m.handler !== 'function') throw new Error('no handler export');`;
+      const result = run(process.execPath, ['--input-type=module', '-e', script], {
+        env: { PATH: process.env.PATH, AWS_REGION: 'eu-west-1', ...fn.env },
+        timeout: 30_000,
+      });
+      // The last lines of stderr hold the error; the lines before are minified source.
+      const failure = (error: { stderr?: string }) => new Error(`${fn.id}: ${(error.stderr ?? String(error)).slice(-1500)}`);
+      await expect(result.catch((error: { stderr?: string }) => Promise.reject(failure(error)))).resolves.toBeDefined();
+    }
+  }, 120_000);
+});
