@@ -36,11 +36,16 @@ export function createOutput(json: boolean): Output {
   };
 }
 
+/** Colours only on a terminal, so piped output stays plain text. */
+export function tableStyle(): { head: string[]; border: string[] } {
+  return process.stdout.isTTY ? { head: ['cyan'], border: ['grey'] } : { head: [], border: [] };
+}
+
 type Cell = string | number | boolean | null | undefined;
 
 /** Prints rows as a table with the given columns; empty cells show as '-'. */
 export function printTable(head: readonly string[], rows: ReadonlyArray<readonly Cell[]>): void {
-  const table = new Table({ head: [...head], wordWrap: true });
+  const table = new Table({ head: [...head], wordWrap: true, style: tableStyle() });
   for (const row of rows) table.push(row.map((c) => (c === undefined || c === null || c === '' ? '-' : String(c))));
   console.log(table.toString());
 }

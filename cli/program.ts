@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import { registerDemoCommand } from './commands/demo';
 import { registerEventsCommands } from './commands/events';
 import { registerKycCommands } from './commands/kyc';
 import { registerPartnerCommands } from './commands/partner';
@@ -32,6 +33,7 @@ export function buildProgram(): Command {
   registerPayoutsCommands(program);
   registerEventsCommands(program);
   registerSignatureCommands(program);
+  registerDemoCommand(program);
   return program;
 }
 

@@ -30,6 +30,8 @@ export const localConfigSchema = z.object({
     })
     .default({ provider: {}, kyc: {} }),
   handlerEnv: z.record(z.string(), z.string()).default({}),
+  /** Options passed to startSimulator (see docs/simulator.md). */
+  simulator: z.record(z.string(), z.unknown()).default({}),
 });
 export type LocalConfig = z.infer<typeof localConfigSchema>;
 
@@ -56,5 +58,6 @@ export function loadLocalConfig(path = LOCAL_CONFIG_PATH): LocalConfig {
     ...config,
     external: { provider: withoutComments(config.external.provider), kyc: withoutComments(config.external.kyc) },
     handlerEnv: withoutComments(config.handlerEnv),
+    simulator: withoutComments(config.simulator),
   };
 }

@@ -4,6 +4,7 @@ import { DEFAULT_RECONCILE_EVERY_MINUTES } from '@shared/config/functions';
 import { loadLocalConfig, LOCAL_CONFIG_PATH } from './config';
 import { startLocalStack, type LocalStack } from './stack';
 import { LOCAL_STATE_PATH } from './state';
+import { tableStyle } from '@cli/output';
 
 /*
  * `npm start`: the whole of payrelay on 127.0.0.1. Flags override local/config.json; the env
@@ -41,7 +42,7 @@ const program = new Command('npm start')
   .addHelpText('after', '\nExample:\n  npm start -- --port 3100 --reconcile-every 5\n  npx payrelay demo   # in another terminal');
 
 function printSummary(stack: LocalStack, reconcileSeconds: number): void {
-  const table = new Table({ head: ['what', 'where'], wordWrap: true });
+  const table = new Table({ head: ['what', 'where'], wordWrap: true, style: tableStyle() });
   table.push(
     ['gateway (HTTP API)', stack.urls.gateway],
     ['KYC callback URL (dev token)', `POST ${stack.urls.kycCallback}`],
@@ -70,6 +71,8 @@ function printSummary(stack: LocalStack, reconcileSeconds: number): void {
 }
 
 async function main(): Promise<void> {
+  // Lambda runs Node 22; the locked SDK supports the local Node 20, so its notice is noise here.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   program.parse();
   const opts = program.opts<{
     port?: number;

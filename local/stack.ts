@@ -1,5 +1,6 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DEFAULT_RECONCILE_EVERY_MINUTES, FUNCTIONS, ROUTES } from '@shared/config/functions';
+import { PAYOUTS_QUEUE } from '@shared/config/resources';
 import type { KycSecret, ProviderSecret } from '@shared/adapters/secrets';
 import { KycServiceClient } from '@shared/providers/kyc-client';
 import { startSimulator, type SimulatorHandle } from '@simulator/index';
@@ -106,7 +107,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   try {
     let simulator: SimulatorHandle | undefined;
     if (!options.providerUrl || !options.kycUrl) {
-      simulator = await startSimulator({ ...options.simulatorOptions, port: options.simulatorPort ?? config.simulatorPort });
+      simulator = await startSimulator({
+        ...config.simulator,
+        ...options.simulatorOptions,
+        port: options.simulatorPort ?? config.simulatorPort,
+      });
       const sim = simulator;
       stops.push(() => sim.stop());
     }
@@ -139,10 +144,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const appId = options.kycUrl ? config.external.kyc.app_id : await registerKycApp(kycApi, config.kycApp);
     const kycSecret: KycSecret | undefined = appId ? { app_id: appId, callback_token: config.kycCallbackToken } : undefined;
 
+    const maxReceiveCount = options.maxReceiveCount ?? PAYOUTS_QUEUE.defaultMaxReceiveCount;
     const aws = await startLocalAws({
       stage,
       visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? config.visibilityTimeoutSeconds,
-      ...(options.maxReceiveCount ? { maxReceiveCount: options.maxReceiveCount } : {}),
+      maxReceiveCount,
       secrets: { ...(providerSecret ? { provider: providerSecret } : {}), ...(kycSecret ? { kyc: kycSecret } : {}) },
     });
     stops.push(() => aws.stop());
@@ -150,7 +156,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // The shell wins over config.handlerEnv (so `PROVIDER_TIMEOUT_MS=... npm start` works); explicit options win over both.
     const env: Record<string, string> = {};
     for (const [key, value] of Object.entries(config.handlerEnv)) env[key] = process.env[key] ?? value;
-    Object.assign(env, aws.env, { PAYOUT_API_BASE_URL: payoutApi, KYC_API_BASE_URL: kycApi }, options.handlerEnv);
+    Object.assign(
+      env,
+      aws.env,
+      // The worker sends a record to the DLQ itself on the last receive the queue allows, so it must know the count.
+      { PAYOUT_API_BASE_URL: payoutApi, KYC_API_BASE_URL: kycApi, PAYOUTS_MAX_RECEIVE_COUNT: String(maxReceiveCount) },
+      options.handlerEnv,
+    );
     Object.assign(process.env, env);
 
     const functions = new Map<string, LocalFunction>();
@@ -175,8 +187,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       kycApi,
       ...(simulator ? { simulator: simulator.url } : {}),
     };
-    env.PAYRELAY_KYC_CALLBACK_URL = urls.kycCallback;
-    process.env.PAYRELAY_KYC_CALLBACK_URL = urls.kycCallback;
     if (simulator) await simulator.admin.setNotificationUrl(urls.payoutNotification);
 
     const sqs = new SQSClient({

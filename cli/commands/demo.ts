@@ -1,0 +1,40 @@
+import type { Command } from 'commander';
+import { contextOf, withExample } from '../context';
+import { CliError, printTable } from '../output';
+
+/** `payrelay demo`: the scenario of docs/cli.md through the running local stack. */
+export function registerDemoCommand(program: Command): void {
+  withExample(
+    program
+      .command('demo')
+      .option('--timeout <seconds>', 'give up after this long', (v) => Number.parseInt(v, 10), 180),
+    'npm start            # in one terminal, then in another:\n  $ payrelay demo',
+  )
+    .description(
+      'drive a scenario through the local stack: a KYC order completed through callbacks, then 50 payouts ' +
+        '(47 normal, a name mismatch, an unknown account, an ambiguous time-out), wait until all are final, print a summary',
+    )
+    .action(async (opts: { timeout: number }, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const target = await ctx.target();
+      const { runDemo } = await import('../demo');
+      const result = await runDemo(target, (line) => ctx.out.note(line), { timeoutMs: opts.timeout * 1000 });
+      ctx.out.result(result, () => {
+        console.log(`\nKYC: ${result.kyc.userReference} -> ${result.kyc.phase}/${result.kyc.decision}${result.kyc.confirmed ? ', confirmed by pull' : ''}`);
+        printTable(['final state', 'payouts'], Object.entries(result.counts).map(([state, n]) => [state, n]));
+        printTable(
+          ['withdrawal_reference', 'scenario', 'state', 'reason'],
+          result.payouts.filter((p) => p.role !== 'normal').map((p) => [p.withdrawal_reference, p.role, p.state, p.reason]),
+        );
+        console.log(
+          `Simulator ledger: ${result.ledgerEntries} references, at most ${result.maxExecutions} execution per reference. ` +
+            `Finished in ${(result.elapsedMs / 1000).toFixed(1)} s.\nTry: payrelay payouts status ${result.payouts[0]?.withdrawal_reference ?? ''}`,
+        );
+      });
+      if (!result.allAsExpected) {
+        const off = result.payouts.filter((p) => p.state !== p.expected).map((p) => `${p.withdrawal_reference} ${p.state} (expected ${p.expected})`);
+        throw new CliError(`the demo ended with unexpected states: ${off.join('; ')}`);
+      }
+      if (result.maxExecutions > 1) throw new CliError('a payout was executed more than once');
+    });
+}
