@@ -1,0 +1,401 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { RetryLaterError, createProcessPayout, type ProcessPayoutSettings } from '@shared/app/process-payout';
+import {
+  credentialsFromCachedSecret,
+  type Clock,
+  type KycApprovalPort,
+  type Log,
+  type PayoutProvider,
+  type Telemetry,
+} from '@shared/app/ports';
+import { createReconcilePayouts, type ReconcileSettings } from '@shared/app/reconcile-payouts';
+import { Payout } from '@shared/domain/payout';
+import { maskAccount } from '@shared/domain/account';
+import { payoutRequestSchema, type PayoutRequestInput } from '@shared/messages/payout-request';
+import { METRIC } from '@shared/observability/metric-names';
+import { ProviderRejectedError } from '@shared/providers/errors';
+import { PayoutServiceClient, credentialsFromSecret } from '@shared/providers/payout-client';
+import { MERCHANT_ID, PARTNER_CODE, expectAtMostOneExecution, identityOf, ledgerOf, request, startHarness, type Harness } from './harness';
+
+/*
+ * The use cases built with explicit dependencies: the real repository on dynalite and the real
+ * provider client against the simulator, but a clock the test moves, so grace periods, review
+ * deadlines and back-off are exercised without waiting.
+ */
+
+const MINUTE = 60_000;
+let h: Harness;
+let client: PayoutServiceClient;
+let unreachable: PayoutServiceClient;
+
+class TestClock implements Clock {
+  private t = Date.now();
+  now(): Date {
+    return new Date(this.t);
+  }
+  advance(ms: number): void {
+    this.t += ms;
+  }
+}
+
+const counts: Record<string, number> = {};
+const telemetry: Telemetry = {
+  count: (metric, value = 1) => {
+    counts[metric] = (counts[metric] ?? 0) + value;
+  },
+  seconds: () => undefined,
+};
+const silent: Log = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+const RECONCILE: ReconcileSettings = {
+  reviewAfterMs: 60 * MINUTE,
+  notFoundGraceMs: 15 * MINUTE,
+  resubmitUnknownNotFound: false,
+  submitStaleMs: 5 * MINUTE,
+  concurrency: 4,
+  pageSize: 10,
+  budgetMs: 60_000,
+};
+
+function system(
+  options: {
+    provider?: PayoutProvider;
+    kyc?: KycApprovalPort;
+    worker?: Partial<ProcessPayoutSettings>;
+    reconcile?: Partial<ReconcileSettings>;
+  } = {},
+) {
+  const clock = new TestClock();
+  const credentials = credentialsFromCachedSecret({ get: async () => h.sim.admin.credentials(PARTNER_CODE, MERCHANT_ID) });
+  const common = { repository: h.repository, credentials, clock, telemetry, log: silent };
+  const process = createProcessPayout({
+    ...common,
+    provider: options.provider ?? client,
+    kyc: options.kyc,
+    settings: { nameMatchThreshold: 0.85, kycGating: false, ...options.worker },
+  });
+  const reconcile = createReconcilePayouts({ ...common, provider: client, settings: { ...RECONCILE, ...options.reconcile } });
+  const parse = (r: PayoutRequestInput) => payoutRequestSchema.parse(r);
+  return {
+    clock,
+    pay: (r: PayoutRequestInput) => process(parse(r)),
+    reconcile: (budgetMs?: number) => reconcile(budgetMs === undefined ? {} : { budgetMs }),
+  };
+}
+
+const payoutOf = (r: PayoutRequestInput) => h.repository.get(identityOf(r));
+
+beforeAll(async () => {
+  h = await startHarness();
+  client = new PayoutServiceClient({ baseUrl: h.sim.payoutBaseUrl, timeoutMs: 800 });
+  // A port nothing listens on: connection refused, so the client reports "unavailable" (nothing sent).
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const port = (probe.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  unreachable = new PayoutServiceClient({ baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 800 });
+});
+afterAll(async () => {
+  client?.close();
+  unreachable?.close();
+  await h?.stop();
+});
+afterEach(() => {
+  expectAtMostOneExecution(h.sim);
+  h.sim.admin.clearFaults();
+});
+
+/** The simulator answers 5xx before committing: our side sees an ambiguous outcome the provider never executed. */
+async function unknownToProvider(s: ReturnType<typeof system>, r: PayoutRequestInput) {
+  h.sim.admin.setFaults('payout', { errorRate: 1, times: 1 });
+  expect(await s.pay(r)).toMatchObject({ outcome: 'unknown', state: 'UNKNOWN' });
+  h.sim.admin.clearFaults();
+}
+
+describe('reconciliation rules (rule 1 not-found handling, rule 3 nothing lost)', () => {
+  it('hands an UNKNOWN payout the provider does not know to NEEDS_REVIEW after the grace period (default)', async () => {
+    const s = system();
+    const r = request();
+    await unknownToProvider(s, r);
+    const before = counts[METRIC.payoutNeedsReview] ?? 0;
+    s.clock.advance(1 * MINUTE);
+    await s.reconcile();
+    const first = await payoutOf(r);
+    expect(first?.state).toBe('UNKNOWN');
+    expect(first?.record.notFoundSince).toBe(s.clock.now().toISOString());
+    s.clock.advance(10 * MINUTE);
+    await s.reconcile();
+    expect((await payoutOf(r))?.state).toBe('UNKNOWN');
+    s.clock.advance(6 * MINUTE);
+    await s.reconcile();
+    const last = await payoutOf(r);
+    expect(last?.state).toBe('NEEDS_REVIEW');
+    expect(last?.record.reason).toMatch(/does not know this withdrawal_reference.*resubmission disabled/);
+    expect(counts[METRIC.payoutNeedsReview]).toBe(before + 1);
+    expect(ledgerOf(h.sim, r.withdrawal_reference)?.executions ?? 0).toBe(0);
+    // A late redelivery of the message never pays a payout handed to a person.
+    expect(await s.pay(r)).toMatchObject({ outcome: 'skipped' });
+    expect(ledgerOf(h.sim, r.withdrawal_reference)?.executions ?? 0).toBe(0);
+  });
+
+  it('with RESUBMIT_UNKNOWN_NOT_FOUND, allows exactly one resubmission after the grace period', async () => {
+    const s = system({ reconcile: { resubmitUnknownNotFound: true } });
+    const r = request();
+    await unknownToProvider(s, r);
+    // Before the provider has positively said "not found" for the grace period, the message cannot pay.
+    expect(await s.pay(r)).toMatchObject({ outcome: 'skipped', state: 'UNKNOWN' });
+    s.clock.advance(1 * MINUTE);
+    await s.reconcile();
+    s.clock.advance(16 * MINUTE);
+    await s.reconcile();
+    const authorized = await payoutOf(r);
+    expect(authorized?.state).toBe('UNKNOWN');
+    expect(authorized?.record.resubmitAuthorized).toBe(true);
+
+    // The original request enqueued again: one Payout call, same withdrawal_reference.
+    const [first, second] = [await s.pay(r), await s.pay(r)];
+    expect(first).toMatchObject({ outcome: 'submitted', state: 'SUBMITTED' });
+    expect(second).toMatchObject({ outcome: 'skipped' });
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ executions: 1, attempts: 1 });
+    expect((await payoutOf(r))?.record.submitAttempts).toBe(2);
+
+    s.clock.advance(2 * MINUTE);
+    await s.reconcile();
+    expect((await payoutOf(r))?.state).toBe('SUCCEEDED');
+  });
+
+  it('moves a payout nobody processed (stuck in ACCEPTED) to NEEDS_REVIEW at the review deadline, not before', async () => {
+    const s = system();
+    const r = request();
+    const stuck = Payout.accept(
+      { identity: identityOf(r), amount: '25.50', accountMasked: maskAccount(r.account_number), accountCode: 'MTN' },
+      s.clock.now(),
+    );
+    await h.repository.createAccepted(stuck);
+    s.clock.advance(2 * MINUTE);
+    await s.reconcile();
+    const waiting = await payoutOf(r);
+    expect(waiting?.state).toBe('ACCEPTED');
+    expect(waiting?.record.nextCheckAt).toBe(new Date(Date.parse(stuck.record.createdAt) + 60 * MINUTE).toISOString());
+    s.clock.advance(58 * MINUTE);
+    await s.reconcile();
+    const reviewed = await payoutOf(r);
+    expect(reviewed?.state).toBe('NEEDS_REVIEW');
+    expect(reviewed?.record.reason).toMatch(/not processed within 60 minutes; nothing was paid/);
+  });
+
+  it('leaves a fresh SUBMITTING to its worker, and resolves a stale one through GetPayout (worker crashed after the call)', async () => {
+    const s = system();
+    const r = request();
+    const now = s.clock.now();
+    const accepted = Payout.accept(
+      { identity: identityOf(r), amount: '25.50', accountMasked: maskAccount(r.account_number), accountCode: 'MTN' },
+      now,
+    );
+    await h.repository.createAccepted(accepted);
+    await h.repository.save(accepted, accepted.startVerifying(now).startSubmitting(now, 'Kwame Mensah'));
+    const creds = credentialsFromSecret(h.sim.admin.credentials(PARTNER_CODE, MERCHANT_ID));
+    await client.payout({ ...identityOf(r), amount: r.amount, account_number: r.account_number, account_code: r.account_code }, creds);
+
+    s.clock.advance(2 * MINUTE);
+    await s.reconcile();
+    expect((await payoutOf(r))?.state).toBe('SUBMITTING');
+    s.clock.advance(4 * MINUTE);
+    await s.reconcile();
+    expect((await payoutOf(r))?.state).toBe('SUCCEEDED');
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ executions: 1, attempts: 1 });
+  });
+
+  it('treats a stale SUBMITTING the provider does not know as UNKNOWN (worker crashed before the call)', async () => {
+    const s = system();
+    const r = request();
+    const now = s.clock.now();
+    const accepted = Payout.accept(
+      { identity: identityOf(r), amount: '25.50', accountMasked: maskAccount(r.account_number), accountCode: 'MTN' },
+      now,
+    );
+    await h.repository.createAccepted(accepted);
+    await h.repository.save(accepted, accepted.startVerifying(now).startSubmitting(now));
+    s.clock.advance(6 * MINUTE);
+    await s.reconcile();
+    const unknown = await payoutOf(r);
+    expect(unknown?.state).toBe('UNKNOWN');
+    expect(unknown?.record.notFoundSince).toBeDefined();
+    // The message arriving late must not pay it (rule 1): only reconciliation moves it.
+    expect(await s.pay(r)).toMatchObject({ outcome: 'skipped' });
+    s.clock.advance(16 * MINUTE);
+    await s.reconcile();
+    expect((await payoutOf(r))?.state).toBe('NEEDS_REVIEW');
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toBeUndefined();
+  });
+
+  it('sends a contradictory provider answer (another amount) to NEEDS_REVIEW', async () => {
+    const s = system();
+    const r = request();
+    const now = s.clock.now();
+    const accepted = Payout.accept(
+      { identity: identityOf(r), amount: '10.00', accountMasked: maskAccount(r.account_number), accountCode: 'MTN' },
+      now,
+    );
+    await h.repository.createAccepted(accepted);
+    await h.repository.save(accepted, accepted.startVerifying(now).startSubmitting(now).submitted('PENDING', now));
+    const creds = credentialsFromSecret(h.sim.admin.credentials(PARTNER_CODE, MERCHANT_ID));
+    await client.payout({ ...identityOf(r), amount: '20.00', account_number: r.account_number, account_code: r.account_code }, creds);
+    s.clock.advance(2 * MINUTE);
+    await s.reconcile();
+    const p = await payoutOf(r);
+    expect(p?.state).toBe('NEEDS_REVIEW');
+    expect(p?.record.reason).toMatch(/contradictory provider answer: provider reports amount 20.00, payout is 10.00/);
+  });
+
+  it('backs off the next check while the provider reports the payout in progress, then settles it', async () => {
+    const s = system();
+    h.sim.admin.setFaults('getPayout', { slowProgressionChecks: 4 });
+    const r = request();
+    expect(await s.pay(r)).toMatchObject({ state: 'SUBMITTED' });
+    h.sim.admin.clearFaults();
+    const gaps: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const p = await payoutOf(r);
+      const due = Date.parse(p?.record.nextCheckAt ?? '');
+      s.clock.advance(due - s.clock.now().getTime());
+      await s.reconcile();
+      const after = await payoutOf(r);
+      expect(after?.state).toBe('SUBMITTED');
+      gaps.push((Date.parse(after?.record.nextCheckAt ?? '') - s.clock.now().getTime()) / MINUTE);
+    }
+    expect(gaps).toEqual([2, 5, 15]);
+    // The simulator settles it after its fourth check; the next runs find it final.
+    for (let i = 0; i < 3 && (await payoutOf(r))?.state !== 'SUCCEEDED'; i++) {
+      s.clock.advance(60 * MINUTE);
+      await s.reconcile();
+    }
+    expect((await payoutOf(r))?.state).toBe('SUCCEEDED');
+  });
+
+  it('keeps an open payout when GetPayout fails, checking again later', async () => {
+    const s = system();
+    const r = request();
+    await s.pay(r);
+    h.sim.admin.setFaults('getPayout', { errorRate: 1 });
+    s.clock.advance(1 * MINUTE);
+    await s.reconcile();
+    const p = await payoutOf(r);
+    expect(p?.state).toBe('SUBMITTED');
+    expect(p?.record.checks).toBe(1);
+    h.sim.admin.clearFaults();
+  });
+
+  it('stops at its time budget and leaves the rest for the next run', async () => {
+    const s = system();
+    const r = request();
+    await s.pay(r);
+    s.clock.advance(1 * MINUTE);
+    expect(await s.reconcile(0)).toMatchObject({ read: 0, budgetExhausted: true });
+    expect((await payoutOf(r))?.state).toBe('SUBMITTED');
+    await s.reconcile();
+    expect((await payoutOf(r))?.state).toBe('SUCCEEDED');
+  });
+});
+
+describe('worker outcomes the simulator produces only through explicit ports', () => {
+  it('keeps SUBMITTING with a one-time retry token when the Payout call could not be sent, and pays once on redelivery', async () => {
+    const broken: PayoutProvider = {
+      verifyAccount: (input, creds) => client.verifyAccount(input, creds),
+      getPayout: (identity, creds) => client.getPayout(identity, creds),
+      payout: (input, creds) => unreachable.payout(input, creds),
+    };
+    const down = system({ provider: broken });
+    const r = request();
+    await expect(down.pay(r)).rejects.toBeInstanceOf(RetryLaterError);
+    const waiting = await payoutOf(r);
+    expect(waiting?.state).toBe('SUBMITTING');
+    expect(waiting?.record.submitRetryAllowed).toBe(true);
+    expect(waiting?.record.history.map((e) => e.to)).toEqual(['ACCEPTED', 'VERIFYING', 'SUBMITTING']);
+
+    // The reconciler sees a not-sent SUBMITTING: the provider does not know it, and it is left to the message.
+    down.clock.advance(2 * MINUTE);
+    await down.reconcile();
+    expect((await payoutOf(r))?.state).toBe('SUBMITTING');
+
+    const up = system();
+    expect(await up.pay(r)).toMatchObject({ outcome: 'submitted', state: 'SUBMITTED' });
+    expect(await up.pay(r)).toMatchObject({ outcome: 'skipped' });
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ executions: 1, attempts: 1 });
+    expect((await payoutOf(r))?.record.submitAttempts).toBe(2);
+  });
+
+  it('hands a not-sent SUBMITTING that no delivery retries to NEEDS_REVIEW at the review deadline', async () => {
+    const broken: PayoutProvider = {
+      verifyAccount: (input, creds) => client.verifyAccount(input, creds),
+      getPayout: (identity, creds) => client.getPayout(identity, creds),
+      payout: (input, creds) => unreachable.payout(input, creds),
+    };
+    const s = system({ provider: broken });
+    const r = request();
+    await expect(s.pay(r)).rejects.toBeInstanceOf(RetryLaterError);
+    s.clock.advance(61 * MINUTE);
+    await s.reconcile();
+    const p = await payoutOf(r);
+    expect(p?.state).toBe('NEEDS_REVIEW');
+    expect(p?.record.reason).toMatch(/nothing was paid/);
+  });
+
+  it('records a definite refusal of Payout as FAILED (a refusal after a successful verification)', async () => {
+    // The simulator refuses Payout only for what verification already refused, so this port stands in for it.
+    const refusing: PayoutProvider = {
+      verifyAccount: (input, creds) => client.verifyAccount(input, creds),
+      getPayout: (identity, creds) => client.getPayout(identity, creds),
+      payout: async () => {
+        throw new ProviderRejectedError('payout', 'refused', { httpStatus: 400, providerMessage: 'insufficient balance', duplicateReference: false });
+      },
+    };
+    const r = request();
+    expect(await system({ provider: refusing }).pay(r)).toMatchObject({ outcome: 'failed', state: 'FAILED' });
+    expect((await payoutOf(r))?.record.reason).toMatch(/insufficient balance/);
+  });
+
+  it('records a duplicate-reference refusal as UNKNOWN, never FAILED, and reconciles it (rule 2)', async () => {
+    const s = system();
+    const r = request();
+    const creds = credentialsFromSecret(h.sim.admin.credentials(PARTNER_CODE, MERCHANT_ID));
+    // Someone (an earlier deployment, a manual call) already paid this reference.
+    await client.payout({ ...identityOf(r), amount: r.amount, account_number: r.account_number, account_code: r.account_code }, creds);
+    expect(await s.pay(r)).toMatchObject({ outcome: 'unknown', state: 'UNKNOWN' });
+    expect((await payoutOf(r))?.record.reason).toMatch(/duplicate/);
+    s.clock.advance(1 * MINUTE);
+    await s.reconcile();
+    expect((await payoutOf(r))?.state).toBe('SUCCEEDED');
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ executions: 1, attempts: 2, duplicates: 1 });
+  });
+
+  it('gates on KYC when enabled: only an approved user_reference is paid', async () => {
+    const decisions: Record<string, 'approved' | 'not_approved'> = { 'user-ok': 'approved', 'user-no': 'not_approved' };
+    const kyc: KycApprovalPort = {
+      check: async (userReference) => {
+        const decision = decisions[userReference];
+        if (!decision) throw new Error('KYC service unreachable');
+        return decision;
+      },
+    };
+    const s = system({ kyc, worker: { kycGating: true } });
+    const [ok, no, down, none] = [
+      request({ user_reference: 'user-ok' }),
+      request({ user_reference: 'user-no' }),
+      request({ user_reference: 'user-unreachable' }),
+      request(),
+    ];
+    expect(await s.pay(ok)).toMatchObject({ state: 'SUBMITTED' });
+    expect(await s.pay(no)).toMatchObject({ state: 'REJECTED', reason: 'KYC not approved for this user_reference' });
+    await expect(s.pay(down)).rejects.toBeInstanceOf(RetryLaterError);
+    expect((await payoutOf(down))?.state).toBe('VERIFYING');
+    expect(await s.pay(none)).toMatchObject({ state: 'SUBMITTED' });
+    // Gating off (the default): user_reference is kept but not checked.
+    const off = request({ user_reference: 'user-no' });
+    expect(await system({ kyc }).pay(off)).toMatchObject({ state: 'SUBMITTED' });
+    expect((await payoutOf(off))?.record.userReference).toBe('user-no');
+    for (const r of [no, down]) expect(ledgerOf(h.sim, r.withdrawal_reference)).toBeUndefined();
+  });
+});
