@@ -1,0 +1,10 @@
+// Runs in a fresh Node process: imports one bundle and reports how long the import took.
+// Plain JavaScript on purpose: no loader may sit between Node and the bundle.
+import { performance } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
+
+const started = performance.now();
+const mod = await import(pathToFileURL(process.argv[2]).href);
+const elapsed = performance.now() - started;
+if (typeof mod.handler !== 'function') throw new Error(`${process.argv[2]} exports no handler`);
+process.stderr.write(`\nPAYRELAY_IMPORT_MS=${elapsed}\n`);

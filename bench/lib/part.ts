@@ -1,0 +1,54 @@
+/** How one figure compares with its target. */
+export type Verdict = 'met' | 'missed' | 'info';
+
+/** One line of the bench table. */
+export interface Row {
+  readonly metric: string;
+  readonly value: string;
+  /** The floor or bound the value is compared with, when there is one. */
+  readonly reference?: string;
+  readonly ratio?: string;
+  readonly target?: string;
+  readonly verdict: Verdict;
+}
+
+/** What a benchmark part hands back: table rows, raw figures for --json, and notes for the reader. */
+export interface PartResult {
+  readonly part: string;
+  readonly title: string;
+  readonly rows: Row[];
+  readonly data: Record<string, unknown>;
+  readonly notes: string[];
+  readonly seconds?: number;
+}
+
+/** Sizes and switches of every part (defaults in bench/main.ts). */
+export interface BenchOptions {
+  readonly ingestIterations: number;
+  readonly coldRuns: number;
+  readonly payouts: number;
+  readonly latencyMs: number;
+  readonly concurrency: number;
+  readonly reconcileFinal: readonly number[];
+  readonly reconcileOpen: number;
+  readonly reconcileRuns: number;
+  readonly costWebhooks: number;
+  readonly costPayouts: number;
+  readonly loadRequests: number;
+  readonly loadConcurrency: number;
+  readonly loadMaxSeconds: number;
+  /** POWERTOOLS_LOG_LEVEL for the handlers (the deployed default is INFO). */
+  readonly logLevel: string;
+}
+
+export interface PartContext {
+  readonly options: BenchOptions;
+  progress(line: string): void;
+}
+
+export type Part = (context: PartContext) => Promise<PartResult>;
+
+/** `met` when the check holds, else `missed`. */
+export function verdict(ok: boolean): Verdict {
+  return ok ? 'met' : 'missed';
+}

@@ -1,0 +1,164 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { App, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { PayrelayFunction } from '@infra/payrelay-function';
+import { FUNCTIONS, type FunctionDefinition } from '@shared/config/functions';
+import { METRICS_NAMESPACE, METRICS_SERVICE } from '@shared/observability/metric-names';
+import { verdict, type Part, type PartResult, type Row } from '../lib/part';
+import { bytes, median, ms, ratio } from '../lib/stats';
+
+export const COLD_START_TARGET = 2;
+const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const PROBE = fileURLToPath(new URL('../cold-start/import-probe.mjs', import.meta.url));
+const FLOOR_ID = 'dynamodb-client-only';
+
+/** The floor goes through the same construct; its id is outside the project's function ids on purpose. */
+const FLOOR_DEFINITION = {
+  id: FLOOR_ID,
+  entry: 'bench/cold-start/dynamodb-only.ts',
+  timeoutSeconds: 10,
+  memoryMb: 256,
+  callsProvider: false,
+} as unknown as FunctionDefinition;
+
+/** Dummy values for every variable a handler validates at module load (docs/architecture.md). */
+const HANDLER_ENV: Record<string, string> = {
+  AWS_REGION: 'eu-west-1',
+  AWS_ACCESS_KEY_ID: 'bench',
+  AWS_SECRET_ACCESS_KEY: 'bench',
+  PAYOUTS_TABLE_NAME: 'payrelay-bench-payouts',
+  EVENTS_TABLE_NAME: 'payrelay-bench-events',
+  KYC_TABLE_NAME: 'payrelay-bench-kyc',
+  PAYOUTS_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/000000000000/payrelay-bench-payouts',
+  PAYOUTS_DLQ_URL: 'https://sqs.eu-west-1.amazonaws.com/000000000000/payrelay-bench-payouts-dlq',
+  PROVIDER_SECRET_ID: 'payrelay-bench-provider',
+  KYC_SECRET_ID: 'payrelay-bench-kyc',
+  PAYOUT_API_BASE_URL: 'https://payout.provider.invalid',
+  KYC_API_BASE_URL: 'https://kyc.provider.invalid',
+  // What PayrelayFunction sets on every function.
+  POWERTOOLS_SERVICE_NAME: METRICS_SERVICE,
+  POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+  POWERTOOLS_LOG_LEVEL: 'INFO',
+  NODE_OPTIONS: '--enable-source-maps',
+};
+
+export interface Bundle {
+  readonly id: string;
+  readonly file: string;
+  readonly bytes: number;
+  readonly sourceMapBytes: number;
+}
+
+/**
+ * Synthesizes a stack holding one PayrelayFunction per function of shared/config/functions.ts (plus
+ * the floor): the construct runs the same esbuild bundling the CDK app runs at `cdk synth`, with the
+ * options it holds, and writes each bundle to a cdk.out asset folder, found here through the
+ * template's aws:asset:path metadata.
+ */
+export function synthesizeBundles(outdir: string): Bundle[] {
+  const app = new App({ outdir, context: { 'aws:cdk:enable-asset-metadata': true } });
+  const stack = new Stack(app, 'PayrelayBenchBundles');
+  const definitions: FunctionDefinition[] = [...Object.values(FUNCTIONS), FLOOR_DEFINITION];
+  const logicalIds = new Map<string, string>();
+  for (const definition of definitions) {
+    const fn = new PayrelayFunction(stack, `Fn-${definition.id}`, {
+      definition,
+      projectRoot: REPO_ROOT,
+      logRetention: RetentionDays.ONE_WEEK,
+      logRemovalPolicy: RemovalPolicy.DESTROY,
+      logLevel: 'INFO',
+      namePrefix: 'payrelay-bench',
+    });
+    logicalIds.set(definition.id, stack.getLogicalId(fn.node.defaultChild as CfnFunction));
+  }
+  const assembly = app.synth();
+  const template = assembly.getStackByName(stack.stackName).template as {
+    Resources: Record<string, { Metadata?: Record<string, string> }>;
+  };
+  return definitions.map((definition) => {
+    const logicalId = logicalIds.get(definition.id) as string;
+    const assetPath = template.Resources[logicalId]?.Metadata?.['aws:asset:path'];
+    if (!assetPath) throw new Error(`no asset path for ${definition.id} in the synthesized template`);
+    const file = join(outdir, assetPath, 'index.mjs');
+    let sourceMapBytes = 0;
+    try {
+      sourceMapBytes = statSync(`${file}.map`).size;
+    } catch {
+      sourceMapBytes = 0;
+    }
+    return { id: definition.id, file, bytes: statSync(file).size, sourceMapBytes };
+  });
+}
+
+/** Imports `file` in a fresh Node process and returns the import time measured inside it (ms). */
+export function importTime(file: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [PROBE, file], {
+      cwd: tmpdir(),
+      env: { PATH: process.env.PATH ?? '', ...HANDLER_ENV },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+    });
+    child.on('exit', (code) => {
+      const match = /PAYRELAY_IMPORT_MS=([\d.]+)/.exec(stderr);
+      if (code === 0 && match) resolve(Number(match[1]));
+      else reject(new Error(`importing ${file} failed (exit ${code}): ${stderr.slice(-2000)}`));
+    });
+  });
+}
+
+export const coldStart: Part = async ({ options, progress }): Promise<PartResult> => {
+  const outdir = mkdtempSync(join(tmpdir(), 'payrelay-bench-cdk-'));
+  try {
+    progress('cold-start: synthesizing the functions with PayrelayFunction (esbuild bundling)');
+    const synthStarted = Date.now();
+    const bundles = synthesizeBundles(outdir);
+    const synthSeconds = (Date.now() - synthStarted) / 1000;
+    const times = new Map<string, number[]>(bundles.map((b) => [b.id, []]));
+    // Round-robin over the bundles so machine noise spreads over all of them alike.
+    for (let run = 0; run < options.coldRuns; run += 1) {
+      for (const bundle of bundles) (times.get(bundle.id) as number[]).push(await importTime(bundle.file));
+      progress(`cold-start: run ${run + 1}/${options.coldRuns}`);
+    }
+    const floor = bundles.find((b) => b.id === FLOOR_ID) as Bundle;
+    const floorMedian = median(times.get(FLOOR_ID) as number[]);
+    const rows: Row[] = [];
+    const figures = bundles.map((bundle) => {
+      const importMs = median(times.get(bundle.id) as number[]);
+      return { id: bundle.id, bytes: bundle.bytes, sourceMapBytes: bundle.sourceMapBytes, importMs, samples: times.get(bundle.id), ratio: importMs / floorMedian };
+    });
+    for (const f of figures) {
+      if (f.id === FLOOR_ID) continue;
+      rows.push({
+        metric: `${f.id}: bundle size, import time (median)`,
+        value: `${bytes(f.bytes)}, ${ms(f.importMs)}`,
+        reference: `floor ${bytes(floor.bytes)}, ${ms(floorMedian)}`,
+        ratio: ratio(f.ratio),
+        target: `<= ${COLD_START_TARGET}x`,
+        verdict: verdict(f.ratio <= COLD_START_TARGET),
+      });
+    }
+    return {
+      part: 'cold-start',
+      title: '2. Cold start (the CDK bundles, import in a fresh Node process)',
+      rows,
+      data: { runs: options.coldRuns, synthSeconds, bundles: figures },
+      notes: [
+        `Bundles built by PayrelayFunction (infra/payrelay-function.ts) at synth (${synthSeconds.toFixed(0)} s for ${bundles.length} bundles): ESM, minified, node22 target, source maps, AWS SDK bundled. Size is index.mjs without its .map.`,
+        `Import time: \`await import(bundle)\` timed inside a fresh \`node\` process with NODE_OPTIONS=--enable-source-maps (as on Lambda) and dummy handler env; median of ${options.coldRuns} processes per bundle, round-robin.`,
+        'Floor: a handler that imports only @aws-sdk/client-dynamodb and builds the client, bundled by the same construct. Node start-up itself is outside both figures.',
+        'Local Node 20 stands in for the Lambda nodejs22.x runtime; the Lambda init phase also downloads and unpacks the code, which grows with bundle size.',
+      ],
+    };
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+};
