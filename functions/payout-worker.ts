@@ -136,6 +136,7 @@ async function lambdaHandler(event: SQSEvent, context: Context): Promise<SQSBatc
     try {
       const result = await limiter.run(key, () => processPayout(request));
       logger.info('payout request processed', { ...keys, outcome: result.outcome, state: result.state, reason: result.reason });
+      if (result.outcome === 'conflict') await deadLetter(record, `conflicts with the stored payout: ${result.reason ?? ''}`);
     } catch (error) {
       const reason = error instanceof RetryLaterError ? error.message : `${(error as Error).name}: processing failed`;
       const receives = Number(record.attributes.ApproximateReceiveCount ?? '1');

@@ -1,6 +1,6 @@
 import { maskAccount } from '@shared/domain/account';
 import type { PayoutIdentity } from '@shared/domain/identity';
-import { checkName } from '@shared/domain/name-policy';
+import { checkName, normalizeName } from '@shared/domain/name-policy';
 import { Payout } from '@shared/domain/payout';
 import type { PayoutRequest } from '@shared/messages/payout-request';
 import {
@@ -49,9 +49,13 @@ export interface ProcessPayoutDeps {
   readonly settings: ProcessPayoutSettings;
 }
 
-/** What happened to one payout request. `skipped` means it could not act without risking a second payment. */
+/**
+ * What happened to one payout request. `skipped`: nothing to do without risking a second payment.
+ * `conflict`: the request does not match the stored payout of its identity; it changed nothing and
+ * belongs in the DLQ for a person.
+ */
 export interface ProcessPayoutResult {
-  readonly outcome: 'rejected' | 'submitted' | 'unknown' | 'failed' | 'skipped';
+  readonly outcome: 'rejected' | 'submitted' | 'unknown' | 'failed' | 'skipped' | 'conflict';
   readonly state: Payout['state'];
   readonly reason?: string;
 }
@@ -224,7 +228,14 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
     }
     if (payout.maySubmit) {
       // A one-time token: a retry after "not sent", or a resubmission the reconciler authorized.
-      const intent = await save(payout, payout.startSubmitting(now));
+      // Only the account mask is stored, so verify again and insist on the same account holder.
+      const verdict = await verify(request);
+      const stored = payout.record.verifiedName;
+      if (verdict.rejection !== undefined || (stored !== undefined && normalizeName(stored) !== normalizeName(verdict.verifiedName ?? ''))) {
+        log.error('retry of a payout does not verify as the same account; not paid', { payoutKey: payout.key, state: payout.state });
+        return { outcome: 'conflict', state: payout.state, reason: 'retry does not verify as the account of the first attempt' };
+      }
+      const intent = await save(payout, payout.startSubmitting(clock.now()));
       return pay(intent, request);
     }
     // SUBMITTING, SUBMITTED, UNKNOWN or final: only reconciliation moves it on (rule 1).
@@ -252,11 +263,15 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
     if (!created) {
       const r = payout.record;
       if (r.amount !== request.amount || r.accountMasked !== maskAccount(request.account_number) || r.accountCode !== request.account_code) {
-        log.error('payout request conflicts with the stored payout of the same identity; ignored', {
+        log.error('payout request conflicts with the stored payout of the same identity; not applied', {
           payoutKey: payout.key,
           state: payout.state,
         });
-        return { outcome: 'skipped', state: payout.state, reason: 'conflicting request for an existing payout' };
+        return {
+          outcome: 'conflict',
+          state: payout.state,
+          reason: 'amount or account differ from the stored payout of this identity',
+        };
       }
     }
     for (let round = 1; ; round++) {

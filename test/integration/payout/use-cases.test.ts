@@ -327,6 +327,22 @@ describe('worker outcomes the simulator produces only through explicit ports', (
     expect((await payoutOf(r))?.record.submitAttempts).toBe(2);
   });
 
+  it('does not spend a retry token for a request that verifies as another account holder', async () => {
+    const broken: PayoutProvider = {
+      verifyAccount: (input, creds) => client.verifyAccount(input, creds),
+      getPayout: (identity, creds) => client.getPayout(identity, creds),
+      payout: (input, creds) => unreachable.payout(input, creds),
+    };
+    const r = request();
+    await expect(system({ provider: broken }).pay(r)).rejects.toBeInstanceOf(RetryLaterError);
+    // Same identity, amount, code and last four digits, but another account (and holder).
+    h.sim.admin.addAccount({ account_code: 'MTN', account_number: '0555553456', account_name: 'Esi Darko', currencies: ['GHS'] });
+    const imposter = { ...r, account_number: '0555553456', expected_name: undefined };
+    expect(await system().pay(imposter)).toMatchObject({ outcome: 'conflict', state: 'SUBMITTING' });
+    expect((await payoutOf(r))?.record.submitRetryAllowed).toBe(true);
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toBeUndefined();
+  });
+
   it('hands a not-sent SUBMITTING that no delivery retries to NEEDS_REVIEW at the review deadline', async () => {
     const broken: PayoutProvider = {
       verifyAccount: (input, creds) => client.verifyAccount(input, creds),

@@ -209,6 +209,20 @@ describe('payout worker and reconciler handlers (dynalite, fauxqs, simulator)', 
     for (const x of [a, b, c]) expect(ledgerOf(h.sim, x.withdrawal_reference)).toMatchObject({ executions: 1, attempts: 1 });
   });
 
+  it('sends a valid request that conflicts with the stored payout of its identity to the DLQ, paying nothing more', async () => {
+    const r = request();
+    await worker(payoutRequestEvent([r]), workerContext());
+    const before = await h.repository.get(identityOf(r));
+    const other = { ...r, amount: '99.00' };
+    const response = await worker(payoutRequestEvent([other]), workerContext());
+    expect(response.batchItemFailures).toEqual([]);
+    const dead = await drainDeadLetters(h);
+    expect(dead.map((m) => m.Body)).toEqual([JSON.stringify(other)]);
+    expect(dead[0]?.MessageAttributes?.reason?.StringValue).toMatch(/conflicts with the stored payout/);
+    expect((await h.repository.get(identityOf(r)))?.record).toEqual(before?.record);
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ executions: 1, attempts: 1, amount: '25.50' });
+  });
+
   it('records an invalid request with a readable identity as REJECTED with the reason', async () => {
     const r = request({ amount: '12.345' });
     const response = await worker(sqsEvent([JSON.stringify(r)]), workerContext());
