@@ -1,4 +1,7 @@
+import { Validations } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { Queue } from 'aws-cdk-lib/aws-sqs';
+import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FUNCTIONS, ROUTES } from '@shared/config/functions';
 import { EVENTS_TABLE, KYC_SECRET, PROVIDER_SECRET, TABLES, resourceName } from '@shared/config/resources';
@@ -6,7 +9,7 @@ import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE } from '@shared/observabilit
 import { OUTPUT } from '@infra/outputs';
 import { TABLE_ACTIONS } from '@infra/payrelay-function';
 import { VISIBILITY_TIMEOUT_FACTOR } from '@infra/stateful-stack';
-import { synthPayrelay, type SynthesizedPayrelay } from './cdk-app';
+import { buildTestApp, synthPayrelay, type SynthesizedPayrelay } from './cdk-app';
 
 type Resources = Record<string, { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string }>;
 
@@ -337,5 +340,38 @@ describe('outputs', () => {
   it('names the stacks payrelay-<stage> and payrelay-<stage>-data', () => {
     expect(prod.payrelay.stateless.stackName).toBe('payrelay-prod');
     expect(prod.payrelay.stateful.stackName).toBe('payrelay-prod-data');
+  });
+});
+
+/** Every cdk-nag acknowledgment recorded in the construct tree, with the path it applies to. */
+function acknowledgments(root: IConstruct): Array<{ path: string; id: string; reason: string }> {
+  return root.node.findAll().flatMap((construct) =>
+    construct.node.metadata
+      .filter((entry) => entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
+      .flatMap((entry) => Object.entries(entry.data as Record<string, string>).map(([id, reason]) => ({ path: construct.node.path, id, reason }))),
+  );
+}
+
+describe('cdk-nag AwsSolutions', () => {
+  // Both deployments above were synthesized with the AwsSolutions pack: an unacknowledged finding throws there.
+
+  it('fails synth on a finding nobody acknowledged (the check is live on the payrelay stacks)', () => {
+    const { app, payrelay } = buildTestApp({ ...base, stage: 'dev' });
+    new Queue(payrelay.stateful, 'UnencryptedQueue', { enforceSSL: false });
+    expect(() => app.synth()).toThrow(/AwsSolutions-SQS4/);
+  });
+
+  it('acknowledges only specific rules, each with a reason a reviewer can check', () => {
+    // aws-cdk-lib records its own CloudFormation-Validate acknowledgments (e.g. for the VPC's AZs): not ours.
+    const acks = acknowledgments(prod.payrelay).filter((a) => !a.id.startsWith('CloudFormation-Validate::'));
+    for (const ack of acks) {
+      expect(ack.id, ack.path).toMatch(/^AwsSolutions::AwsSolutions-[A-Z]+\d+/);
+      expect(ack.reason.length, `${ack.id} at ${ack.path}`).toBeGreaterThanOrEqual(60);
+    }
+    // Wildcards are acknowledged one finding at a time, and only the X-Ray Resource "*".
+    for (const ack of acks.filter((a) => a.id.includes('IAM5'))) expect(ack.id).toMatch(/IAM5\[Resource::\*\]$/);
+    expect(new Set(acks.map((a) => a.id.replace(/^AwsSolutions::/, '').replace(/\[.*$/, '')))).toEqual(
+      new Set(['AwsSolutions-SMG4', 'AwsSolutions-L1', 'AwsSolutions-IAM4', 'AwsSolutions-IAM5', 'AwsSolutions-APIG4']),
+    );
   });
 });
