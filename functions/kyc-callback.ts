@@ -10,7 +10,7 @@ import { receiveKycCallback } from '@shared/app/receive-kyc-callback';
 import { refreshable } from '@shared/app/webhook-ports';
 import { loadConfig, requiredString } from '@shared/config/env';
 import { parseAllowList, webhookEnvSchema } from '@shared/http/config';
-import { acknowledge, webhookGuard, type WebhookEvent } from '@shared/http/webhook';
+import { acknowledge, webhookGuard, webhookOf, type WebhookEvent } from '@shared/http/webhook';
 import { logger } from '@shared/observability/logger';
 import { metrics } from '@shared/observability/metrics';
 
@@ -38,5 +38,5 @@ export const handler = middy<WebhookEvent, APIGatewayProxyStructuredResultV2>()
   .use(logMetrics(metrics))
   .use(webhookGuard({ maxBodyBytes: config.WEBHOOK_MAX_BODY_BYTES, allowList: parseAllowList(config.WEBHOOK_ALLOWED_IPS) }))
   .handler(async (event) =>
-    acknowledge(await receiveKycCallback(deps, { token: event.pathParameters?.token ?? '', ...event.webhook })),
+    acknowledge(await receiveKycCallback(deps, { token: event.pathParameters?.token ?? '', ...webhookOf(event) })),
   );

@@ -10,7 +10,7 @@ import { receivePayoutNotification } from '@shared/app/receive-payout-notificati
 import { refreshable } from '@shared/app/webhook-ports';
 import { loadConfig, requiredString } from '@shared/config/env';
 import { parseAllowList, webhookEnvSchema } from '@shared/http/config';
-import { acknowledge, requestHeader, webhookGuard, type WebhookEvent } from '@shared/http/webhook';
+import { acknowledge, requestHeader, webhookGuard, webhookOf, type WebhookEvent } from '@shared/http/webhook';
 import { logger } from '@shared/observability/logger';
 import { metrics } from '@shared/observability/metrics';
 import { resolveSigningProfile } from '@shared/signing';
@@ -45,6 +45,6 @@ export const handler = middy<WebhookEvent, APIGatewayProxyStructuredResultV2>()
   .use(webhookGuard({ maxBodyBytes: config.WEBHOOK_MAX_BODY_BYTES, allowList: parseAllowList(config.WEBHOOK_ALLOWED_IPS) }))
   .handler(async (event) =>
     acknowledge(
-      await receivePayoutNotification(deps, { authorization: requestHeader(event, 'authorization'), ...event.webhook }),
+      await receivePayoutNotification(deps, { authorization: requestHeader(event, 'authorization'), ...webhookOf(event) }),
     ),
   );

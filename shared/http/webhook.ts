@@ -16,7 +16,19 @@ export interface ParsedWebhook {
   sourceIp?: string;
 }
 
-export type WebhookEvent = APIGatewayProxyEventV2 & { webhook: ParsedWebhook };
+/** An HTTP API v2 event; `webhook` is set by {@link webhookGuard} before the handler runs. */
+export type WebhookEvent = APIGatewayProxyEventV2 & { webhook?: ParsedWebhook };
+
+/** Thrown when a handler reads the parsed body without the guard in front of it: a wiring bug. */
+export class WebhookGuardMissingError extends Error {
+  override name = 'WebhookGuardMissingError';
+}
+
+/** The guard's parse of the request; only a handler behind {@link webhookGuard} may call it. */
+export function webhookOf(event: WebhookEvent): ParsedWebhook {
+  if (event.webhook === undefined) throw new WebhookGuardMissingError('webhookGuard must run before the handler');
+  return event.webhook;
+}
 
 export interface WebhookGuardOptions {
   maxBodyBytes: number;

@@ -1,6 +1,5 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createEventStore } from '@shared/adapters/event-store';
 import { createKycApprovalReader, createKycRepository, subjectKey, type KycRepository } from '@shared/adapters/kyc-repository';
 import { confirmPendingApprovals, type ConfirmKycDeps } from '@shared/app/confirm-kyc-approval';
 import { createKycOrder } from '@shared/app/create-kyc-order';

@@ -107,12 +107,11 @@ describe('order notifications signed by the simulator', () => {
   it('accepts the public key with or without the Bearer prefix', async () => {
     await openPayout('W-bearer');
     await stack.sim.admin.sendOrderNotification(identity('W-bearer'));
-    const body = { ...lastNotificationBody(), message: 'again' };
-    const signed = withSignature(
-      (({ signature: _s, ...rest }) => rest)(body),
-      'orderNotification',
-      { partnerSecret: stack.partner.partner_secret_key, merchantSecret: stack.partner.merchant_secret_key },
-    );
+    // withSignature signs the body without its old signature field and replaces it.
+    const signed = withSignature({ ...lastNotificationBody(), message: 'again' }, 'orderNotification', {
+      partnerSecret: stack.partner.partner_secret_key,
+      merchantSecret: stack.partner.merchant_secret_key,
+    });
     const result = await stack.payoutNotification(payoutNotificationEvent(signed, `Bearer ${stack.partner.partner_public_key}`));
     expect(result.statusCode).toBe(200);
   });
@@ -152,8 +151,7 @@ describe('order notification refusals (401, nothing stored)', () => {
   });
 
   it('refuses a notification signed with the wrong key', async () => {
-    const body = (({ signature: _s, ...rest }) => rest)(lastNotificationBody());
-    const forged = withSignature(body, 'orderNotification', { partnerSecret: 'not-the-partner-secret', merchantSecret: stack.partner.merchant_secret_key });
+    const forged = withSignature(lastNotificationBody(), 'orderNotification', { partnerSecret: 'not-the-partner-secret', merchantSecret: stack.partner.merchant_secret_key });
     await expectRefused(payoutNotificationEvent(forged, stack.partner.partner_public_key));
   });
 
@@ -167,8 +165,8 @@ describe('order notification refusals (401, nothing stored)', () => {
   });
 
   it('refuses a notification without a signature', async () => {
-    const body = (({ signature: _s, ...rest }) => rest)(lastNotificationBody());
-    await expectRefused(payoutNotificationEvent(body, stack.partner.partner_public_key));
+    const { signature: _signature, ...unsigned } = lastNotificationBody();
+    await expectRefused(payoutNotificationEvent(unsigned, stack.partner.partner_public_key));
   });
 
   it('answers 400 to JSON that is not an object, 413/415/400 to transport problems, never 5xx', async () => {

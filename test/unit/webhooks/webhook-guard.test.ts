@@ -2,7 +2,7 @@ import middy from '@middy/core';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
 import { AllowListError, parseAllowList } from '@shared/http/config';
-import { acknowledge, webhookGuard, type WebhookEvent } from '@shared/http/webhook';
+import { acknowledge, webhookGuard, webhookOf, type WebhookEvent } from '@shared/http/webhook';
 import { WebhookUnauthorizedError } from '@shared/domain/webhook-errors';
 import { logger } from '@shared/observability/logger';
 import { httpApiEvent, lambdaContext } from '@test/factories/http-events';
@@ -13,10 +13,10 @@ function guarded(options: Parameters<typeof webhookGuard>[0], fail?: Error) {
     .use(webhookGuard(options))
     .handler(async (event) => {
       if (fail) throw fail;
-      return { statusCode: 200, body: JSON.stringify({ payload: event.webhook.payload, body: event.webhook.body }) };
+      return { statusCode: 200, body: JSON.stringify({ payload: webhookOf(event).payload, body: webhookOf(event).body }) };
     });
   return (input: Partial<Parameters<typeof httpApiEvent>[0]> = {}) =>
-    handler(httpApiEvent({ routePath: '/hook', path: '/hook', body: '{"a":1}', ...input }) as WebhookEvent, lambdaContext());
+    handler(httpApiEvent({ routePath: '/hook', path: '/hook', body: '{"a":1}', ...input }), lambdaContext());
 }
 
 describe('webhook guard', () => {
