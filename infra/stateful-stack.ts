@@ -1,6 +1,6 @@
 import { Duration, RemovalPolicy, SecretValue, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
-import { CfnEIP, FlowLogDestination, FlowLogTrafficType, NatProvider, SubnetType, Vpc, type IVpc } from 'aws-cdk-lib/aws-ec2';
+import { CfnEIP, FlowLogDestination, GatewayVpcEndpointAwsService, FlowLogTrafficType, NatProvider, SubnetType, Vpc, type IVpc } from 'aws-cdk-lib/aws-ec2';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Secret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption, type IQueue } from 'aws-cdk-lib/aws-sqs';
@@ -182,6 +182,8 @@ export class PayrelayStatefulStack extends Stack {
         { name: 'private', subnetType: SubnetType.PRIVATE_WITH_EGRESS, cidrMask: 22 },
       ],
     });
+    // DynamoDB traffic takes the free gateway endpoint instead of paying NAT data processing.
+    vpc.addGatewayEndpoint('DynamoDbEndpoint', { service: GatewayVpcEndpointAwsService.DYNAMODB });
     vpc.addFlowLog('FlowLog', {
       destination: FlowLogDestination.toCloudWatchLogs(new LogGroup(this, 'FlowLogs', { retention, removalPolicy })),
       trafficType: FlowLogTrafficType.ALL,

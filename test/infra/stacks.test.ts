@@ -260,6 +260,8 @@ describe('static egress', () => {
     prod.stateful.resourceCountIs('AWS::EC2::EIP', 2);
     prod.stateful.resourceCountIs('AWS::EC2::NatGateway', 2);
     prod.stateful.resourceCountIs('AWS::EC2::FlowLog', 1);
+    const endpoints = Object.values(resourcesOf(prod.stateful, 'AWS::EC2::VPCEndpoint'));
+    expect(endpoints.map((e) => [e.Properties.VpcEndpointType, JSON.stringify(e.Properties.ServiceName).includes('.dynamodb')])).toEqual([['Gateway', true]]);
     for (const definition of Object.values(FUNCTIONS)) {
       const fn = functionProps(prod.stateless, definition.id);
       expect(fn.VpcConfig !== undefined, definition.id).toBe(definition.callsProvider);
