@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { DEFAULT_SIGNING_PROFILE, type SigningProfile } from '@shared/signing';
 import { AccountBook, SEEDED_ACCOUNTS, type SimAccount } from './accounts';
 import { createAdmin, type SimulatorAdmin } from './admin';
-import { FaultBook, type FaultOperation } from './faults';
+import { FaultBook, type FaultOperation, type OperationFaults } from './faults';
 import { KycService, type KycOptions } from './kyc-service';
 import { createLogger, type LogLevel } from './logger';
 import { Outbox } from './outbox';

@@ -1,0 +1,9 @@
+import { Command } from 'commander';
+import { configureSimulatorCommand } from './command';
+
+// `npm run simulator -- --help`: the same command as `payrelay simulator`.
+const program = configureSimulatorCommand(new Command('simulator'));
+program.parseAsync(process.argv).catch((error: unknown) => {
+  console.error(error instanceof Error ? `${error.name}: ${error.message}` : error);
+  process.exitCode = 1;
+});
