@@ -1,0 +1,189 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalAws, type LocalAws } from '@local/emulators';
+import { REPO_ROOT } from '@local/lambda';
+import { writeLocalState } from '@local/state';
+
+/*
+ * The `payrelay` binary as an operator runs it (bin/payrelay.js through tsx), against local AWS
+ * emulators recorded in a state file, as `npm start` records them.
+ */
+const run = promisify(execFile);
+const dir = mkdtempSync(join(tmpdir(), 'payrelay-cli-'));
+const stateFile = join(dir, 'state.json');
+let aws: LocalAws;
+
+async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const out = await run(process.execPath, [join(REPO_ROOT, 'bin/payrelay.js'), ...args], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, PAYRELAY_STATE_FILE: stateFile, ...env },
+    });
+    return { code: 0, stdout: out.stdout, stderr: out.stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+const file = (name: string, text: string): string => {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+};
+
+const HEADER = 'platform_merchant_id,currency,withdrawal_reference,amount,account_number,account_code';
+const rows = (prefix: string, n: number): string =>
+  [HEADER, ...Array.from({ length: n }, (_, i) => `m1,GHS,${prefix}-${i + 1},${i + 1}.50,0244123456,MTN`)].join('\n');
+
+async function queueDepth(): Promise<number> {
+  const { sqsClient } = await import('@shared/adapters/aws-clients');
+  const out = await sqsClient.send(new GetQueueAttributesCommand({ QueueUrl: aws.queueUrls.payouts, AttributeNames: ['ApproximateNumberOfMessages'] }));
+  return Number(out.Attributes?.ApproximateNumberOfMessages ?? 0);
+}
+
+beforeAll(async () => {
+  aws = await startLocalAws({ stage: 'clitest' });
+  Object.assign(process.env, aws.env);
+  writeLocalState(
+    { pid: process.pid, startedAt: new Date().toISOString(), stage: 'clitest', urls: { gateway: 'http://127.0.0.1:9', kycCallback: '', payoutNotification: '', payoutApi: '', kycApi: '' }, env: aws.env },
+    stateFile,
+  );
+});
+afterAll(async () => {
+  await aws?.stop();
+});
+
+describe('payrelay payouts enqueue', () => {
+  it('reports every row error with its row number and sends nothing', async () => {
+    const bad = file('bad.csv', `${HEADER}\nm1,GHS,B-1,10,0244123456,MTN\nm1,GHS,B-2,1.234,12,MTN\nm1,XX,B-3,1,0244123456,BANK\n`);
+    const { code, stderr } = await cli(['payouts', 'enqueue', '--file', bad]);
+    expect(code).toBe(1);
+    expect(stderr).toContain('row 2 (line 3) account_number: must be 4 to 34 digits');
+    expect(stderr).toContain('row 2 (line 3) amount:');
+    expect(stderr).toContain('row 3 (line 4) account_code:');
+    expect(stderr).toContain('row 3 (line 4) currency:');
+    expect(stderr.trim().split('\n').at(-1)).toBe('payrelay: 4 error(s) in bad.csv; nothing was enqueued');
+    expect(stderr).not.toMatch(/\n\s+at /);
+    expect(await queueDepth()).toBe(0);
+  });
+
+  it('enqueues in batches, and a second run of the same file enqueues nothing', async () => {
+    const good = file('good.csv', rows('G', 12));
+    const first = await cli(['--json', 'payouts', 'enqueue', '--file', good]);
+    expect(first.code).toBe(0);
+    expect(JSON.parse(first.stdout).enqueued).toHaveLength(12);
+    expect(await queueDepth()).toBe(12);
+    const second = await cli(['--json', 'payouts', 'enqueue', '--file', good]);
+    expect(second.code).toBe(0);
+    const report = JSON.parse(second.stdout);
+    expect(report.enqueued).toHaveLength(0);
+    expect(report.skipped).toHaveLength(12);
+    expect(report.skipped[0]).toEqual({ withdrawal_reference: 'G-1', state: 'ACCEPTED' });
+    expect(await queueDepth()).toBe(12);
+  });
+
+  it('after a crash between "recorded" and "sent", skips the row by default and sends it with --resend-accepted', async () => {
+    const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
+    const { Payout } = await import('@shared/domain/payout');
+    const repository = createPayoutRepository(aws.names.payoutsTable);
+    // What a crash leaves: the payout recorded, its message never sent.
+    await repository.createAccepted(
+      Payout.accept({ identity: { platform_merchant_id: 'm1', currency: 'GHS', withdrawal_reference: 'C-1' }, amount: '1.50', accountMasked: '******3456', accountCode: 'MTN' }, new Date()),
+    );
+    const path = file('crash.csv', rows('C', 1));
+    const skipped = JSON.parse((await cli(['--json', 'payouts', 'enqueue', '--file', path])).stdout);
+    expect(skipped.skipped).toEqual([{ withdrawal_reference: 'C-1', state: 'ACCEPTED' }]);
+    const before = await queueDepth();
+    const resent = JSON.parse((await cli(['--json', 'payouts', 'enqueue', '--file', path, '--resend-accepted'])).stdout);
+    expect(resent.enqueued).toEqual(['C-1']);
+    expect(await queueDepth()).toBe(before + 1);
+  });
+});
+
+describe('payrelay payouts status and list', () => {
+  it('shows the state and history of a payout, and fails in one line for an unknown reference', async () => {
+    const { code, stdout } = await cli(['--json', 'payouts', 'status', 'G-3']);
+    expect(code).toBe(0);
+    const [payout] = JSON.parse(stdout);
+    expect(payout).toMatchObject({ withdrawal_reference: 'G-3', state: 'ACCEPTED', amount: '3.50', account: 'MTN ******3456' });
+    expect(payout.history).toEqual([expect.objectContaining({ from: null, to: 'ACCEPTED' })]);
+    const missing = await cli(['payouts', 'status', 'NOPE']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr.trim()).toBe('payrelay: no payout with withdrawal_reference NOPE');
+  });
+
+  it('lists payouts by state as a table by default', async () => {
+    const { code, stdout } = await cli(['payouts', 'list', '--state', 'ACCEPTED']);
+    expect(code).toBe(0);
+    expect(stdout).toContain('G-12');
+    expect(stdout).toContain('13 payout(s) in ACCEPTED');
+  });
+});
+
+describe('payrelay secrets put', () => {
+  const secret = {
+    partner_public_key: 'pk-SECRETVALUE-1',
+    partner_secret_key: 'sk-SECRETVALUE-2',
+    merchant_secret_key: 'mk-SECRETVALUE-3',
+    partner_id: 'P-1',
+    platform_merchant_id: 'm1',
+  };
+
+  it('validates and stores the secret without printing any value', async () => {
+    const { code, stdout, stderr } = await cli(['secrets', 'put', 'provider', '--file', file('provider.json', JSON.stringify(secret))]);
+    expect(code).toBe(0);
+    expect(`${stdout}${stderr}`).not.toContain('SECRETVALUE');
+    const { GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
+    const { secretsClient } = await import('@shared/adapters/aws-clients');
+    const stored = await secretsClient.send(new GetSecretValueCommand({ SecretId: aws.names.providerSecret }));
+    expect(JSON.parse(stored.SecretString ?? '{}')).toEqual(secret);
+  });
+
+  it('refuses an incomplete secret naming the fields, echoing no value, storing nothing', async () => {
+    const { code, stderr } = await cli(['secrets', 'put', 'kyc', '--file', file('kyc.json', JSON.stringify({ app_id: 'a', callback_token: 'SHORTSECRET' }))]);
+    expect(code).toBe(1);
+    expect(stderr).toContain('callback_token');
+    expect(stderr).not.toContain('SHORTSECRET');
+    expect(stderr).toContain('nothing was stored');
+  });
+
+  it('refuses to prompt for a secret without a terminal', async () => {
+    const { code, stderr } = await cli(['secrets', 'put', 'kyc']);
+    expect(code).toBe(1);
+    expect(stderr).toContain('no terminal to prompt on');
+  });
+});
+
+describe('payrelay signature', () => {
+  it('signs a body and verifies it; a tampered body fails verification with exit 1', async () => {
+    const keys = file('keys.json', JSON.stringify({ partner_secret_key: 'ps', merchant_secret_key: 'ms' }));
+    const body = file('payout.json', JSON.stringify({ amount: '10.00', currency: 'GHS', withdrawal_reference: 'S-1', account_number: '0244123456' }));
+    const signed = await cli(['--json', 'signature', 'sign', body, '--secrets-file', keys]);
+    expect(signed.code).toBe(0);
+    const { operation, signature, body: withSig } = JSON.parse(signed.stdout);
+    expect(operation).toBe('payout');
+    expect(signature).toMatch(/^[0-9a-f]{128}$/);
+    const ok = await cli(['signature', 'verify', file('signed.json', JSON.stringify(withSig)), '--secrets-file', keys]);
+    expect(ok.code).toBe(0);
+    const tampered = await cli(['signature', 'verify', file('tampered.json', JSON.stringify({ ...withSig, amount: '99.00' })), '--secrets-file', keys]);
+    expect(tampered.code).toBe(1);
+    expect(tampered.stderr.trim()).toBe('payrelay: signature does not match');
+    const calibrated = await cli(['--json', 'signature', 'calibrate', file('signed2.json', JSON.stringify(withSig)), '--secrets-file', keys]);
+    expect(JSON.parse(calibrated.stdout).map((p: { name: string }) => p.name)).toContain('hmac-sha512/compact-insertion/hex');
+  });
+});
+
+describe('without a running stack', () => {
+  it('says how to start one, in one line, exit 1', async () => {
+    const { code, stderr } = await cli(['payouts', 'list', '--state', 'FAILED'], { PAYRELAY_STATE_FILE: join(dir, 'none.json') });
+    expect(code).toBe(1);
+    expect(stderr.trim().split('\n')).toHaveLength(1);
+    expect(stderr).toContain('npm start');
+  });
+});

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { parseSince } from '@cli/commands/events';
+import { demoPayouts } from '@cli/demo';
+import { payoutRequestSchema } from '@shared/messages/payout-request';
+import { envFromOutputs } from '@cli/target';
+import { describeError, CliError } from '@cli/output';
+
+describe('envFromOutputs', () => {
+  it('maps stack outputs to the env variables of docs/architecture.md, ignoring construct prefixes and unknown outputs', () => {
+    const env = envFromOutputs([
+      { OutputKey: 'PayoutsTableName', OutputValue: 'p' },
+      { OutputKey: 'PayrelayPayoutsQueueUrl', OutputValue: 'https://sqs/q' },
+      { OutputKey: 'ProviderSecretArn', OutputValue: 'arn:secret' },
+      { OutputKey: 'SomethingElse', OutputValue: 'x' },
+      { OutputKey: 'KycTableName' },
+    ]);
+    expect(env).toEqual({ PAYOUTS_TABLE_NAME: 'p', PAYOUTS_QUEUE_URL: 'https://sqs/q', PROVIDER_SECRET_ID: 'arn:secret' });
+  });
+});
+
+describe('parseSince', () => {
+  const now = new Date('2026-11-22T12:00:00Z');
+  it('accepts durations back from now and ISO times', () => {
+    expect(parseSince('30m', now).toISOString()).toBe('2026-11-22T11:30:00.000Z');
+    expect(parseSince('6h', now).toISOString()).toBe('2026-11-22T06:00:00.000Z');
+    expect(parseSince('2d', now).toISOString()).toBe('2026-11-20T12:00:00.000Z');
+    expect(parseSince('2026-11-20T10:00:00Z', now).toISOString()).toBe('2026-11-20T10:00:00.000Z');
+  });
+  it('refuses anything else with a usable message', () => {
+    expect(() => parseSince('yesterday', now)).toThrow(CliError);
+    expect(() => parseSince('yesterday', now)).toThrow(/ISO 8601/);
+  });
+});
+
+describe('demo scenario', () => {
+  it('has 50 valid payouts with unique references: 47 normal, a name mismatch, an unknown account, a time-out', () => {
+    const { timeout, rest } = demoPayouts('m1', 'R');
+    const all = [timeout, ...rest];
+    expect(all).toHaveLength(50);
+    expect(new Set(all.map((p) => p.request.withdrawal_reference)).size).toBe(50);
+    for (const p of all) expect(payoutRequestSchema.safeParse(p.request).success).toBe(true);
+    const roles = all.map((p) => p.role);
+    expect(roles.filter((r) => r === 'normal')).toHaveLength(47);
+    expect(timeout.role).toBe('ambiguous time-out');
+    expect(all.filter((p) => p.expect === 'REJECTED').map((p) => p.role).sort()).toEqual(['name mismatch', 'unknown account']);
+  });
+});
+
+describe('describeError', () => {
+  it('gives one line with the error name, never a stack', () => {
+    class ProviderUnavailableError extends Error {
+      override name = 'ProviderUnavailableError';
+    }
+    expect(describeError(new ProviderUnavailableError('connect ECONNREFUSED\n    at x'))).toBe('ProviderUnavailableError: connect ECONNREFUSED');
+    expect(describeError(new CliError('plain reason'))).toBe('plain reason');
+  });
+});
