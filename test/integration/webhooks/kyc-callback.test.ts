@@ -1,6 +1,12 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createKycApprovalReader, createKycRepository, subjectKey, type KycRepository } from '@shared/adapters/kyc-repository';
+import {
+  createKycApprovalReader,
+  createKycRepository,
+  KycConfirmationUnavailableError,
+  subjectKey,
+  type KycRepository,
+} from '@shared/adapters/kyc-repository';
 import { confirmPendingApprovals, type ConfirmKycDeps } from '@shared/app/confirm-kyc-approval';
 import { createKycOrder } from '@shared/app/create-kyc-order';
 import type { KycApprovalPort } from '@shared/app/ports';
@@ -137,6 +143,37 @@ describe('KYC callbacks posted by the simulator', () => {
     expect(result).toMatchObject({ phase: 'completed', decision: 'approved' });
     // One write per distinct callback: a redelivery that is already reflected writes nothing.
     expect(result?.version).toBeLessThanOrEqual(5);
+  });
+
+  it('ends in the same state when the simulator delivers callbacks out of order', async () => {
+    stack.sim.admin.setFaults('kycCallback', { outOfOrderRate: 1 });
+    try {
+      const orderId = await order('user-shuffled');
+      for (let step = 0; step < 5; step += 1) await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'next', decision: 'approved' });
+    } finally {
+      stack.sim.admin.clearFaults();
+    }
+    expect(await eventsFor('user-shuffled')).toHaveLength(5);
+    expect(await subject('user-shuffled')).toMatchObject({ phase: 'completed', decision: 'approved', event: 'applicantReviewed' });
+    expect((await subject('user-shuffled'))?.profile).toMatchObject({ first_name: 'Ama' });
+  });
+
+  it('makes the gate throw, not answer "not approved", when the pull fails or is too slow', async () => {
+    const orderId = await order('user-slow-pull');
+    await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'finish', decision: 'approved' });
+    const impatient = createKycApprovalReader({ ...confirmDeps, appId: async () => stack.appId, pullTimeoutMs: 200 });
+    stack.sim.admin.setFaults('kycVerificationStatus', { latencyMs: 1000 });
+    try {
+      await expect(impatient.check('user-slow-pull')).rejects.toBeInstanceOf(KycConfirmationUnavailableError);
+      stack.sim.admin.setFaults('kycVerificationStatus', { errorRate: 1 });
+      await expect(gate.check('user-slow-pull')).rejects.toBeInstanceOf(KycConfirmationUnavailableError);
+      const sweep = await confirmPendingApprovals(confirmDeps);
+      expect(sweep.failed).toBeGreaterThanOrEqual(1);
+    } finally {
+      stack.sim.admin.clearFaults();
+    }
+    // Once the endpoint answers again, the same approval is confirmed.
+    expect(await gate.check('user-slow-pull')).toBe('approved');
   });
 
   it('ignores a pending callback that arrives after completed (no regression)', async () => {
