@@ -27,6 +27,8 @@ export interface CallCounts {
   readonly dynamoWrites: number;
   /** Items a read returned or examined: Query/Scan ScannedCount, 1 per GetItem that found an item. */
   readonly itemsRead: number;
+  /** itemsRead per operation (Query, Scan, GetItem). */
+  readonly itemsReadBy: Record<string, number>;
   /** From ConsumedCapacity when enabled; a failed conditional write counts 1 write unit. */
   readonly readUnits: number;
   readonly writeUnits: number;
@@ -49,7 +51,7 @@ export class AwsCallCounter {
   private calls = new Map<string, number>();
   private readUnits = 0;
   private writeUnits = 0;
-  private itemsRead = 0;
+  private itemsRead = new Map<string, number>();
 
   attach(client: WithMiddleware, service: string, options: { consumedCapacity?: boolean } = {}): void {
     client.middlewareStack.add(
@@ -81,15 +83,17 @@ export class AwsCallCounter {
       : (consumed?.CapacityUnits ?? 0);
     if (WRITE_COMMANDS.has(operation)) this.writeUnits += units;
     else this.readUnits += units;
-    if (operation === 'GetItem' && output.Item !== undefined) this.itemsRead += 1;
-    if (operation === 'Query' || operation === 'Scan') this.itemsRead += Number(output.ScannedCount ?? 0);
+    let items = 0;
+    if (operation === 'GetItem' && output.Item !== undefined) items = 1;
+    if (operation === 'Query' || operation === 'Scan') items = Number(output.ScannedCount ?? 0);
+    if (items > 0) this.itemsRead.set(operation, (this.itemsRead.get(operation) ?? 0) + items);
   }
 
   reset(): void {
     this.calls = new Map();
     this.readUnits = 0;
     this.writeUnits = 0;
-    this.itemsRead = 0;
+    this.itemsRead = new Map();
   }
 
   snapshot(): CallCounts {
@@ -102,6 +106,8 @@ export class AwsCallCounter {
       if (WRITE_COMMANDS.has(operation)) dynamoWrites += count;
       else if (CAPACITY_COMMANDS.has(operation)) dynamoReads += count;
     }
-    return { calls, dynamoReads, dynamoWrites, itemsRead: this.itemsRead, readUnits: this.readUnits, writeUnits: this.writeUnits };
+    const itemsReadBy = Object.fromEntries(this.itemsRead);
+    const itemsRead = [...this.itemsRead.values()].reduce((a, b) => a + b, 0);
+    return { calls, dynamoReads, dynamoWrites, itemsRead, itemsReadBy, readUnits: this.readUnits, writeUnits: this.writeUnits };
   }
 }

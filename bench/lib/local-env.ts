@@ -1,9 +1,10 @@
-import { startLocalAws, type LocalAws } from '@local/emulators';
-import { createLambdaContext } from '@local/lambda';
-import type { ProviderSecret, KycSecret } from '@shared/adapters/secrets';
-import type { FunctionDefinition } from '@shared/config/functions';
 import type { Context } from 'aws-lambda';
+import { createLambdaContext } from '@local/lambda';
+import type { KycSecret, ProviderSecret } from '@shared/adapters/secrets';
+import type { FunctionDefinition } from '@shared/config/functions';
 import { METRICS_NAMESPACE, METRICS_SERVICE } from '@shared/observability/metric-names';
+import type { SimulatorOptions } from '@simulator/index';
+import { startEmulators, type Emulators } from './emulator-host';
 
 /** Benchmark-only secrets for runs without the simulator (nothing real; never deployed). */
 export const BENCH_KYC_SECRET: KycSecret = { app_id: 'bench-app', callback_token: 'bench-callback-token-0123456789abcdef' };
@@ -16,28 +17,28 @@ export const BENCH_PROVIDER_SECRET: ProviderSecret = {
 };
 
 /**
- * Starts the local AWS emulators (dynalite, fauxqs, the secrets stand-in) and puts their env into
- * process.env together with what the Lambda defaults construct sets on every function, so handler
- * modules imported afterwards configure themselves exactly as on Lambda.
+ * Starts the emulators (their own process) and puts their env into process.env together with what
+ * the Lambda defaults construct sets on every function, so handler modules imported afterwards
+ * configure themselves exactly as on Lambda.
  */
 export async function startHandlerEnv(options: {
   stage: string;
   logLevel: string;
-  provider?: ProviderSecret;
-  kyc?: KycSecret;
+  simulator?: SimulatorOptions;
   env?: Record<string, string>;
-}): Promise<LocalAws> {
-  const local = await startLocalAws({
+}): Promise<Emulators & { provider: ProviderSecret }> {
+  const emulators = await startEmulators({
     stage: options.stage,
-    secrets: { provider: { ...(options.provider ?? BENCH_PROVIDER_SECRET) }, kyc: { ...(options.kyc ?? BENCH_KYC_SECRET) } },
+    kyc: BENCH_KYC_SECRET,
+    ...(options.simulator ? { simulator: options.simulator } : { provider: BENCH_PROVIDER_SECRET }),
   });
-  Object.assign(process.env, local.env, {
+  Object.assign(process.env, emulators.env, {
     POWERTOOLS_SERVICE_NAME: METRICS_SERVICE,
     POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
     POWERTOOLS_LOG_LEVEL: options.logLevel,
     ...options.env,
   });
-  return local;
+  return { ...emulators, provider: emulators.provider ?? BENCH_PROVIDER_SECRET };
 }
 
 /** A Lambda context for one invocation of `definition` (remaining time counts down from its time-out). */

@@ -246,7 +246,7 @@ export async function measureIngest(iterations: number, progress: (line: string)
 }
 
 export const ingest: Part = async ({ options, progress }): Promise<PartResult> => {
-  const local = await startHandlerEnv({ stage: 'bench-ingest', logLevel: options.logLevel });
+  const emulators = await startHandlerEnv({ stage: 'bench-ingest', logLevel: options.logLevel });
   try {
     const f = await measureIngest(options.ingestIterations, progress);
     const floorText = `${ms(f.floor.median)} (p99 ${ms(f.floor.p99)})`;
@@ -295,6 +295,6 @@ export const ingest: Part = async ({ options, progress }): Promise<PartResult> =
       ],
     };
   } finally {
-    await local.stop();
+    await emulators.stop();
   }
 };
