@@ -6,6 +6,7 @@ import { registerPartnerCommands } from './commands/partner';
 import { registerPayoutsCommands } from './commands/payouts';
 import { registerSecretsCommands } from './commands/secrets';
 import { registerSignatureCommands } from './commands/signature';
+import { registerSimulatorCommand } from '@simulator/command';
 import { describeError, CliError } from './output';
 
 /**
@@ -33,6 +34,7 @@ export function buildProgram(): Command {
   registerPayoutsCommands(program);
   registerEventsCommands(program);
   registerSignatureCommands(program);
+  registerSimulatorCommand(program);
   registerDemoCommand(program);
   return program;
 }

@@ -1,4 +1,5 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { OUTPUT } from '@infra/outputs';
 import { readLocalState, LOCAL_STATE_PATH, type LocalStackUrls } from '@local/state';
 import { CliError } from './output';
 
@@ -23,20 +24,19 @@ export interface Target {
 }
 
 /**
- * CloudFormation output keys of the deployed stack (docs/deploy.md) and the env variable each
- * fills. Outputs are matched by key, ignoring a construct prefix (e.g. `PayrelayPayoutsTableName`).
+ * The env variable each CloudFormation output of the app stack fills (output keys: infra/outputs.ts,
+ * docs/deploy.md). Outputs are matched by key, also behind a construct prefix.
  */
 export const STACK_OUTPUTS: Readonly<Record<string, string>> = {
-  PayoutsTableName: 'PAYOUTS_TABLE_NAME',
-  EventsTableName: 'EVENTS_TABLE_NAME',
-  KycTableName: 'KYC_TABLE_NAME',
-  PayoutsQueueUrl: 'PAYOUTS_QUEUE_URL',
-  PayoutsDlqUrl: 'PAYOUTS_DLQ_URL',
-  ProviderSecretArn: 'PROVIDER_SECRET_ID',
-  KycSecretArn: 'KYC_SECRET_ID',
-  ApiUrl: 'PAYRELAY_API_URL',
-  PayoutApiBaseUrl: 'PAYOUT_API_BASE_URL',
-  KycApiBaseUrl: 'KYC_API_BASE_URL',
+  [OUTPUT.payoutsTableName]: 'PAYOUTS_TABLE_NAME',
+  [OUTPUT.eventsTableName]: 'EVENTS_TABLE_NAME',
+  [OUTPUT.kycTableName]: 'KYC_TABLE_NAME',
+  [OUTPUT.payoutsQueueUrl]: 'PAYOUTS_QUEUE_URL',
+  [OUTPUT.payoutsDlqUrl]: 'PAYOUTS_DLQ_URL',
+  [OUTPUT.providerSecretArn]: 'PROVIDER_SECRET_ID',
+  [OUTPUT.kycSecretArn]: 'KYC_SECRET_ID',
+  [OUTPUT.payoutApiBaseUrl]: 'PAYOUT_API_BASE_URL',
+  [OUTPUT.kycApiBaseUrl]: 'KYC_API_BASE_URL',
 };
 
 /** Maps stack outputs to env variables by the suffix of their key. */
@@ -68,13 +68,15 @@ async function deployedTarget(options: GlobalOptions): Promise<Target> {
   const env = envFromOutputs(outputs);
   if (options.profile) env.AWS_PROFILE = options.profile;
   if (options.region) env.AWS_REGION = options.region;
-  const apiUrl = env.PAYRELAY_API_URL?.replace(/\/$/, '');
+  const apiUrl = outputs.find((o) => o.OutputKey === OUTPUT.apiUrl)?.OutputValue?.replace(/\/$/, '');
+  const notificationUrl = outputs.find((o) => o.OutputKey === OUTPUT.payoutNotificationUrl)?.OutputValue;
   return {
     kind: 'deployed',
     label: `stack ${stackName}`,
     env,
     urls: {
-      ...(apiUrl ? { gateway: apiUrl, payoutNotification: `${apiUrl}/callbacks/payout-notifications` } : {}),
+      ...(apiUrl ? { gateway: apiUrl } : {}),
+      ...(notificationUrl ? { payoutNotification: notificationUrl } : {}),
       ...(env.PAYOUT_API_BASE_URL ? { payoutApi: env.PAYOUT_API_BASE_URL } : {}),
       ...(env.KYC_API_BASE_URL ? { kycApi: env.KYC_API_BASE_URL } : {}),
     },
