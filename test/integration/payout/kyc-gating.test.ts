@@ -1,0 +1,105 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKycRepository } from '@shared/adapters/kyc-repository';
+import { createKycOrder } from '@shared/app/create-kyc-order';
+import type { PayoutRequestInput } from '@shared/messages/payout-request';
+import { payoutRequestEvent } from '@test/factories/sqs-events';
+import { scheduledEvent } from '@test/factories/scheduled-events';
+import { CALLBACK_TOKEN, startReceiverStack, type ReceiverStack } from '@test/integration/webhooks/receiver-stack';
+import { createPayoutRepository } from '@shared/adapters/payout-repository';
+import type { PayoutRepository } from '@shared/app/ports';
+import { reconcilerContext, workerContext, type ReconcilerHandler, type WorkerHandler } from './harness';
+
+/*
+ * KYC gating through the real worker module, wired to the receiver's KYC approval reader: a KYC
+ * journey played by the simulator posts callbacks through the local gateway into the KYC projection;
+ * the worker pays only a confirmed approval. Then the provider's order notification makes the payout
+ * due, and the reconciler finishes it: the whole flow, one execution.
+ */
+
+let stack: ReceiverStack;
+let worker: WorkerHandler;
+let reconciler: ReconcilerHandler;
+let payouts: PayoutRepository;
+const silentLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+beforeAll(async () => {
+  // Payouts settle only when the test says so, so the notification's effect is visible.
+  stack = await startReceiverStack({ stage: 'kycgate', simulator: { progression: { settleAfterMs: 3_600_000 } } });
+  Object.assign(process.env, {
+    KYC_GATING: 'on',
+    PAYOUT_API_BASE_URL: stack.sim.payoutBaseUrl,
+    KYC_API_BASE_URL: stack.sim.kycBaseUrl,
+    PROVIDER_TIMEOUT_MS: '2000',
+  });
+  worker = ((await import('@functions/payout-worker')) as { handler: WorkerHandler }).handler;
+  reconciler = ((await import('@functions/reconciler')) as { handler: ReconcilerHandler }).handler;
+  payouts = createPayoutRepository(stack.local.names.payoutsTable, stack.doc);
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+async function kycJourney(reference: string, decision: 'approved' | 'rejected'): Promise<void> {
+  const created = await createKycOrder(
+    {
+      kyc: stack.kycClient,
+      orders: createKycRepository({ tableName: stack.local.names.kycTable, client: stack.doc }),
+      secret: { get: async () => ({ app_id: stack.appId, callback_token: CALLBACK_TOKEN }) },
+      apiBaseUrl: stack.gateway.url,
+      clock: { now: () => new Date() },
+      log: silentLog,
+    },
+    { kind: 'individual', reference, full_name: 'Kwame Mensah', email: `${reference}@example.test`, phone: '0244000000' },
+  );
+  await stack.sim.admin.advanceKyc({ order_id: created.orderId, action: 'finish', decision });
+}
+
+function request(reference: string, userReference: string): PayoutRequestInput {
+  return {
+    version: 1,
+    platform_merchant_id: stack.partner.platform_merchant_id,
+    currency: 'GHS',
+    withdrawal_reference: reference,
+    amount: '40',
+    account_number: '0244123456',
+    account_code: 'MTN',
+    expected_name: 'Kwame Mensah',
+    user_reference: userReference,
+  };
+}
+
+const stateOf = async (r: PayoutRequestInput) => (await payouts.get(r))?.state;
+const ledgerOf = (reference: string) => stack.sim.admin.ledger().find((e) => e.withdrawal_reference === reference);
+
+describe('KYC gating through the worker handler (KYC_GATING=on)', () => {
+  it('pays an approved user, refuses a rejected or unknown one, and reconciles the paid one to SUCCEEDED', async () => {
+    await kycJourney('kyc-user-ok', 'approved');
+    await kycJourney('kyc-user-no', 'rejected');
+    const ok = request('kyc-wd-ok', 'kyc-user-ok');
+    const no = request('kyc-wd-no', 'kyc-user-no');
+    const stranger = request('kyc-wd-stranger', 'kyc-user-never-seen');
+
+    const response = await worker(payoutRequestEvent([ok, no, stranger]), workerContext());
+    expect(response.batchItemFailures).toEqual([]);
+    expect(await stateOf(ok)).toBe('SUBMITTED');
+    for (const r of [no, stranger]) {
+      const p = await payouts.get(r);
+      expect(p?.state).toBe('REJECTED');
+      expect(p?.record.reason).toBe('KYC not approved for this user_reference');
+      expect(ledgerOf(r.withdrawal_reference)).toBeUndefined();
+    }
+
+    // The simulator settles at once and posts a signed order notification through the gateway; the
+    // receiver makes the payout due, and the next reconciler run finishes it.
+    const submitted = await payouts.get(ok);
+    expect(Date.parse(submitted?.record.nextCheckAt ?? '')).toBeGreaterThan(Date.now());
+    await stack.sim.admin.settlePayout(ok, 'succeeded');
+    await expect
+      .poll(async () => Date.parse((await payouts.get(ok))?.record.nextCheckAt ?? '') <= Date.now(), { timeout: 5000, interval: 50 })
+      .toBe(true);
+    const summary = await reconciler(scheduledEvent(), reconcilerContext());
+    expect(summary.transitions.SUCCEEDED).toBe(1);
+    expect(await stateOf(ok)).toBe('SUCCEEDED');
+    expect(ledgerOf(ok.withdrawal_reference)).toMatchObject({ executions: 1, attempts: 1 });
+  });
+});
