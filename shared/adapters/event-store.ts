@@ -1,15 +1,10 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { EVENTS_TABLE } from '@shared/config/resources';
-import type { EventStorePort, StoredEvent } from '@shared/app/webhook-ports';
+import { receivedDayOf, type EventStorePort, type StoredEvent } from '@shared/app/webhook-ports';
 import { documentClient } from './aws-clients';
 
 const DAY_MS = 86_400_000;
-
-/** `YYYY-MM-DD` (UTC) of a time: the partition key of the `by-received-day` index. */
-export function receivedDayOf(time: Date): string {
-  return time.toISOString().slice(0, 10);
-}
 
 /** Stored item: the event plus the table's key name. */
 type EventItem = Omit<StoredEvent, 'eventId'> & { pk: string };

@@ -5,6 +5,7 @@ import { METRIC } from '@shared/observability/metric-names';
 import { ConcurrentModificationError, type Clock, type Log, type Telemetry } from './ports';
 import {
   expiresAtFor,
+  receivedDayOf,
   type EventStorePort,
   type KycSubjectStorePort,
   type RefreshableSecret,
@@ -110,7 +111,7 @@ export async function receiveKycCallback(deps: ReceiveKycCallbackDeps, request: 
     source: 'kyc',
     body: request.body,
     receivedAt: receivedAt.toISOString(),
-    receivedDay: receivedAt.toISOString().slice(0, 10),
+    receivedDay: receivedDayOf(receivedAt),
     recognized: recognition.recognized,
     unrecognizedReason: recognition.recognized ? undefined : recognition.reason,
     expiresAt: expiresAtFor(receivedAt, deps.retentionDays),

@@ -5,6 +5,7 @@ import { verifyPayload, type SigningProfile } from '@shared/signing';
 import type { Clock, Log, ProviderCredentials, Telemetry } from './ports';
 import {
   expiresAtFor,
+  receivedDayOf,
   type EventStorePort,
   type PayoutNudgePort,
   type RefreshableSecret,
@@ -85,7 +86,7 @@ export async function receivePayoutNotification(
     source: 'payout-notification',
     body: request.body,
     receivedAt: receivedAt.toISOString(),
-    receivedDay: receivedAt.toISOString().slice(0, 10),
+    receivedDay: receivedDayOf(receivedAt),
     recognized: recognition.recognized,
     unrecognizedReason: recognition.recognized ? undefined : recognition.reason,
     expiresAt: expiresAtFor(receivedAt, deps.retentionDays),

@@ -110,6 +110,11 @@ export interface WebhookReceipt {
   recognized: boolean;
 }
 
+/** `YYYY-MM-DD` (UTC) of a time: the partition key of the events table's `by-received-day` index. */
+export function receivedDayOf(time: Date): string {
+  return time.toISOString().slice(0, 10);
+}
+
 /** Retention of stored events, from EVENT_RETENTION_DAYS; becomes the item's TTL. */
 export function expiresAtFor(receivedAt: Date, retentionDays: number): number {
   return Math.floor(receivedAt.getTime() / 1000) + retentionDays * 86_400;
