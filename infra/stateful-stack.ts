@@ -118,7 +118,7 @@ export class PayrelayStatefulStack extends Stack {
       Validations.of(secret).acknowledge({
         id: 'AwsSolutions::AwsSolutions-SMG4',
         reason:
-          'The provider issues these keys by a one-time e-mail link (ResetPartnerKeys); no Lambda can rotate them. Operators rotate them with `payrelay keys rotate`, see docs/deploy.md.',
+          'The provider issues these keys by a one-time e-mail link (ResetPartnerKeys); no Lambda can rotate them. Operators rotate them with `payrelay partner reset-keys` then `payrelay secrets put`, see docs/deploy.md.',
       });
     }
 

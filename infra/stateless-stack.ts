@@ -148,10 +148,12 @@ export class PayrelayStatelessStack extends Stack {
     useSecret(reconciler, 'KYC_SECRET_ID', stateful.kycSecret);
     reconciler.addEnvironment('PAYOUT_API_BASE_URL', config.payoutApiBaseUrl);
     reconciler.addEnvironment('KYC_API_BASE_URL', config.kycApiBaseUrl);
+    // A failed run is not retried (neither by EventBridge nor by Lambda's async retries): the next
+    // tick reads the same open payouts again, and a retry would only overlap it.
+    reconciler.configureAsyncInvoke({ retryAttempts: 0 });
     new Rule(this, 'ReconcileSchedule', {
       description: `payrelay ${config.stage}: reconcile open payouts every ${config.reconcileEveryMinutes} minute(s)`,
       schedule: Schedule.rate(Duration.minutes(config.reconcileEveryMinutes)),
-      // A missed or failed run is not retried: the next tick reads the same open payouts again.
       targets: [new LambdaFunction(reconciler, { retryAttempts: 0, maxEventAge: Duration.minutes(config.reconcileEveryMinutes) })],
     });
 

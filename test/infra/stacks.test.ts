@@ -228,6 +228,10 @@ describe('functions', () => {
       Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [functionLogicalId(prod.stateless, 'reconciler'), 'Arn'] } })],
     });
     dev.stateless.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(1 minute)' });
+    prod.stateless.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: functionLogicalId(prod.stateless, 'reconciler') },
+      MaximumRetryAttempts: 0,
+    });
   });
 });
 
