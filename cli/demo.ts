@@ -170,7 +170,10 @@ export async function runDemo(target: Target, progress: DemoProgress, options: D
     subject = await kycRepository.getSubject({ appId, userReference });
     return subject?.phase === 'completed';
   });
-  progress(`KYC callbacks received: ${userReference} is ${subject?.phase}/${subject?.decision}${subject?.confirmedAt ? ' (confirmed by pull)' : ''}`);
+  progress(`KYC callbacks received: ${userReference} is ${subject?.phase}/${subject?.decision}; confirming the approval by pull...`);
+  // An approval counts only once the verification-status endpoint confirms it (docs/webhooks.md).
+  const { confirmApprovals } = await import('./commands/kyc');
+  await confirmApprovals(target);
 
   // 2. Payouts. The time-out first, alone, so the one injected fault hits exactly that payout.
   const { timeout, rest } = demoPayouts(provider.platform_merchant_id, runId);

@@ -26,6 +26,35 @@ async function kycSecret(target: Target) {
   return cachedSecret(requireEnv(target, 'KYC_SECRET_ID'), kycSecretSchema);
 }
 
+/**
+ * Runs the pull-confirmation sweep over approvals waiting in the `unconfirmed-approvals` index
+ * (docs/webhooks.md): each is confirmed only when the KYC service's verification-status says approved.
+ */
+export async function confirmApprovals(target: Target, limit = 100) {
+  const { confirmPendingApprovals } = await import('@shared/app/confirm-kyc-approval');
+  const { createKycRepository } = await import('@shared/adapters/kyc-repository');
+  const { KycServiceClient } = await import('@shared/providers/kyc-client');
+  const client = new KycServiceClient({ baseUrl: requireEnv(target, 'KYC_API_BASE_URL'), timeoutMs: 10_000 });
+  try {
+    return await confirmPendingApprovals(
+      {
+        subjects: createKycRepository({ tableName: requireEnv(target, 'KYC_TABLE_NAME') }),
+        verifier: {
+          async verificationStatus(ref) {
+            const answer = await client.getVerificationStatus({ app_id: ref.appId, user_reference: ref.userReference });
+            return { decision: answer.decision, providerStatus: answer.status };
+          },
+        },
+        clock: { now: () => new Date() },
+        log: cliLog,
+      },
+      { limit },
+    );
+  } finally {
+    client.close();
+  }
+}
+
 /** Prints a provider answer: its fields as a table, or JSON. */
 function show(ctx: CommandContext, answer: unknown): void {
   ctx.out.result(answer, () => {
@@ -163,7 +192,7 @@ function registerOrder(kyc: Command): void {
     });
 }
 
-/** `payrelay kyc app register|verify|request-token`, `kyc types`, `kyc order create`, `kyc status`. */
+/** `payrelay kyc app register|verify|request-token`, `kyc types`, `kyc order create`, `kyc confirm`, `kyc status`. */
 export function registerKycCommands(program: Command): void {
   const kyc = program.command('kyc').description('KYC app setup, KYC types, orders and user status');
   registerApp(kyc);
@@ -175,6 +204,18 @@ export function registerKycCommands(program: Command): void {
       show(ctx, await client.getKycTypes());
     });
   registerOrder(kyc);
+  withExample(
+    kyc.command('confirm').option('--limit <n>', 'confirm at most n approvals', (v) => Number.parseInt(v, 10), 100),
+    'payrelay kyc confirm',
+  )
+    .description('confirm waiting approvals by pulling verification-status (an approval counts only once confirmed)')
+    .action(async (opts: { limit: number }, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const result = await confirmApprovals(await ctx.target(), opts.limit);
+      ctx.out.result(result, () =>
+        printTable(['checked', 'confirmed', 'not yet', 'contradicted', 'failed'], [[result.checked, result.confirmed, result.notYet, result.contradicted, result.failed]]),
+      );
+    });
   withExample(
     kyc.command('status').argument('<user_reference>', 'your identifier of the user').option('--app-id <id>', 'KYC app id (default: from the kyc secret)'),
     'payrelay kyc status user-42',

@@ -22,9 +22,10 @@ describe('local stack + demo scenario', () => {
     await stack?.stop();
   });
 
-  it('completes the KYC journey through callbacks to the gateway', () => {
+  it('completes the KYC journey through callbacks to the gateway, and the approval is confirmed by pull', () => {
     expect(result.kyc.phase).toBe('completed');
     expect(result.kyc.decision).toBe('approved');
+    expect(result.kyc.confirmed).toBe(true);
   });
 
   it('ends 48 payouts SUCCEEDED (the timed-out one after reconciliation) and 2 REJECTED', () => {
