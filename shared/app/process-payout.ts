@@ -210,17 +210,15 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
   }
 
   async function advance(payout: Payout, request: PayoutRequest, creds: ProviderCredentials): Promise<ProcessPayoutResult> {
-    const now = clock.now();
+    const beforeVerification = payout.state === 'ACCEPTED' || payout.state === 'VERIFYING';
+    // payrelay pays only from the merchant of its own provider secret.
+    if (beforeVerification && request.platform_merchant_id !== creds.platformMerchantId) {
+      return reject(payout, "misrouted: platform_merchant_id is not this deployment's merchant");
+    }
     if (payout.state === 'ACCEPTED') {
-      if (request.platform_merchant_id !== creds.platformMerchantId) {
-        return reject(payout, 'misrouted: platform_merchant_id is not this deployment\'s merchant');
-      }
-      return advance(await save(payout, payout.startVerifying(now)), request, creds);
+      return advance(await save(payout, payout.startVerifying(clock.now())), request, creds);
     }
     if (payout.state === 'VERIFYING') {
-      if (request.platform_merchant_id !== creds.platformMerchantId) {
-        return reject(payout, 'misrouted: platform_merchant_id is not this deployment\'s merchant');
-      }
       const verdict = await verify(request);
       if (verdict.rejection !== undefined) return reject(payout, verdict.rejection, verdict.verifiedName);
       const intent = await save(payout, payout.startSubmitting(clock.now(), verdict.verifiedName));
