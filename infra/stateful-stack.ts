@@ -114,13 +114,16 @@ export class PayrelayStatefulStack extends Stack {
       },
       removalPolicy,
     });
-    for (const secret of [providerSecret, kycSecret]) {
-      Validations.of(secret).acknowledge({
-        id: 'AwsSolutions::AwsSolutions-SMG4',
-        reason:
-          'The provider issues these keys by a one-time e-mail link (ResetPartnerKeys); no Lambda can rotate them. Operators rotate them with `payrelay partner reset-keys` then `payrelay secrets put`, see docs/deploy.md.',
-      });
-    }
+    Validations.of(providerSecret).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-SMG4',
+      reason:
+        'The payout provider issues these keys by a one-time e-mail link (ResetPartnerKeys); no rotation Lambda can obtain them. Operators rotate with `payrelay partner reset-keys` then `payrelay secrets put provider` (docs/deploy.md).',
+    });
+    Validations.of(kycSecret).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-SMG4',
+      reason:
+        'The callback token is part of the callback URL registered on every KYC order: rotating it automatically would make the KYC service call old URLs that are then refused. It changes only by an operator decision (docs/deploy.md).',
+    });
 
     const vpc = config.egress.staticIps ? this.staticEgress(config, name, removalPolicy, config.logRetentionDays as RetentionDays) : undefined;
 
