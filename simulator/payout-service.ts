@@ -28,7 +28,7 @@ export interface OutcomeRule {
 export interface ProgressionOptions {
   /** Minimum age in ms before it settles (default 0). */
   settleAfterMs?: number;
-  /** Minimum number of GetPayout checks before it settles (default 0). */
+  /** GetPayout checks that still answer in progress before the one that settles it (default 0). */
   settleAfterChecks?: number;
   outcome?: OutcomeRule;
 }
@@ -541,14 +541,10 @@ export class PayoutService {
         body: { withdrawal_reference: '', amount: '', currency: '', status: '', customer: {} },
       };
     }
+    // settleAfterChecks is the number of checks that still see the payout in progress.
+    const due = record.checks >= record.settleAfterChecks && Date.now() - record.createdMs >= record.settleAfterMs;
     record.checks += 1;
-    if (
-      record.state === 'pending' &&
-      record.checks >= record.settleAfterChecks &&
-      Date.now() - record.createdMs >= record.settleAfterMs
-    ) {
-      this.settle(record, record.outcome);
-    }
+    if (record.state === 'pending' && due) this.settle(record, record.outcome);
     return { status: 200, body: this.statusBody(record) };
   }
 

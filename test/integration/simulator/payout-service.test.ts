@@ -125,7 +125,7 @@ describe('payout service: account verification', () => {
 
 describe('payout service: Payout and GetPayout', () => {
   it('accepts a payout with the PENDING acceptance shape, records one execution, and progresses after the configured checks', async () => {
-    const s = await start({ progression: { settleAfterChecks: 2 } });
+    const s = await start({ progression: { settleAfterChecks: 1 } });
     const { client, creds, secret } = payoutFixture(s);
     cleanups.push(() => client.close());
 

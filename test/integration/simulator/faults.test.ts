@@ -1,0 +1,226 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { ProviderAmbiguousError, ProviderUnauthorizedError } from '@shared/providers/errors';
+import { credentialsFromSecret } from '@shared/providers/payout-client';
+import { startSimulator, type KycCallbackPayload, type SimulatorHandle, type SimulatorOptions } from '@simulator/index';
+import { ghsPayout, payoutFixture, startReceiver } from './support';
+
+let sim: SimulatorHandle | undefined;
+const cleanups: Array<() => unknown> = [];
+
+async function start(options: SimulatorOptions = {}): Promise<SimulatorHandle> {
+  sim = await startSimulator({ log: 'silent', ...options });
+  return sim;
+}
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+  await sim?.stop();
+  sim = undefined;
+});
+
+function fixture(s: SimulatorHandle, timeoutMs = 2000) {
+  const f = payoutFixture(s, { timeoutMs });
+  cleanups.push(() => f.client.close());
+  const identity = (withdrawal_reference: string) => ({
+    platform_merchant_id: f.secret.platform_merchant_id,
+    currency: 'GHS',
+    withdrawal_reference,
+  });
+  return { ...f, identity };
+}
+
+describe('faults on incoming operations', () => {
+  it('latency delays the operation before anything is committed', async () => {
+    const s = await start({ faults: { payout: { latencyMs: 600 } } });
+    const { client, creds } = fixture(s, 200);
+    await expect(client.payout(ghsPayout('lat-1'), creds)).rejects.toBeInstanceOf(ProviderAmbiguousError);
+    expect(s.admin.ledger()).toEqual([]);
+    expect(s.admin.faults().counts.payout).toEqual({ latency: 1 });
+  });
+
+  it('a 5xx (errorRate) answers before the commit; `times` limits it to the first call', async () => {
+    const s = await start({ faults: { payout: { errorRate: 1, errorStatus: 502, times: 1 } } });
+    const { client, creds } = fixture(s);
+    const error = await client.payout(ghsPayout('err-1'), creds).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ProviderAmbiguousError);
+    expect(error).toMatchObject({ httpStatus: 502 });
+    expect(s.admin.ledger()).toEqual([]);
+    await expect(client.payout(ghsPayout('err-1'), creds)).resolves.toMatchObject({ success: true });
+    expect(s.admin.ledger()[0]).toMatchObject({ executions: 1 });
+    expect(s.admin.faults().counts.payout).toEqual({ error: 1 });
+  });
+
+  it('timeout-after-commit executes the payout but never answers; GetPayout then knows it', async () => {
+    const s = await start({ faults: { payout: { timeoutRate: 1, times: 1 } } });
+    const { client, creds, identity } = fixture(s, 300);
+    const error = await client.payout(ghsPayout('to-1'), creds).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ProviderAmbiguousError);
+    expect(s.admin.ledger()[0]).toMatchObject({ withdrawal_reference: 'to-1', executions: 1 });
+    expect(await client.getPayout(identity('to-1'), creds)).toMatchObject({ found: true, outcome: 'succeeded' });
+    expect(s.admin.faults().counts.payout).toEqual({ timeout: 1 });
+  });
+
+  it('stop() ends a held (timed-out) connection instead of leaking it', async () => {
+    const s = await start({ faults: { getPayout: { timeoutRate: 1 } } });
+    const { secret } = fixture(s);
+    const hanging = fetch(`${s.payoutBaseUrl}/api/v1/no-auth/PartnerP2P/GetPayout?platform_merchant_id=m&currency=GHS&withdrawal_reference=r`, {
+      headers: { authorization: `Bearer ${secret.partner_public_key}` },
+    });
+    await expect.poll(() => s.admin.faults().counts.getPayout?.timeout).toBe(1);
+    await s.stop();
+    await expect(hanging).rejects.toThrow();
+  });
+
+  it('reset-after-commit executes the payout and destroys the connection', async () => {
+    const s = await start({ faults: { payout: { resetRate: 1 } } });
+    const { client, creds } = fixture(s);
+    const error = await client.payout(ghsPayout('rst-1'), creds).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ProviderAmbiguousError);
+    expect(s.admin.ledger()[0]).toMatchObject({ withdrawal_reference: 'rst-1', executions: 1 });
+    expect(s.admin.faults().counts.payout).toEqual({ reset: 1 });
+  });
+
+  it('slow progression holds payouts in PENDING for extra checks', async () => {
+    const s = await start({ faults: { getPayout: { slowProgressionChecks: 2 } } });
+    const { client, creds, identity } = fixture(s);
+    await client.payout(ghsPayout('slow-1'), creds);
+    const outcomes = [];
+    for (let i = 0; i < 3; i += 1) outcomes.push((await client.getPayout(identity('slow-1'), creds)).status);
+    expect(outcomes).toEqual(['PENDING', 'PENDING', 'COMPLETED']);
+    expect(s.admin.faults().counts.getPayout).toEqual({ slowProgression: 1 });
+  });
+
+  it('answers the alternative status words and GATEWAY_ERROR while in progress', async () => {
+    const s = await start({ progression: { settleAfterChecks: 1 }, faults: { getPayout: { alternativeWordsRate: 1 } } });
+    const { client, creds, identity } = fixture(s);
+    await client.payout(ghsPayout('alt-1'), creds);
+    expect(await client.getPayout(identity('alt-1'), creds)).toMatchObject({ status: 'INITIATED', outcome: 'in_progress' });
+    expect(await client.getPayout(identity('alt-1'), creds)).toMatchObject({ status: 'SUCCESSFUL', outcome: 'succeeded' });
+
+    s.admin.setFaults('getPayout', { gatewayErrorRate: 1 });
+    await client.payout(ghsPayout('gw-1'), creds);
+    expect(await client.getPayout(identity('gw-1'), creds)).toMatchObject({ status: 'GATEWAY_ERROR', outcome: 'unrecognized' });
+    expect(s.admin.ledger().find((e) => e.withdrawal_reference === 'gw-1')?.status).toBe('PENDING');
+  });
+
+  it('resets the partner keys mid-run after N calls: the next call gets 401, the mailed keys work', async () => {
+    const s = await start({ faults: { payout: { resetKeysAfterCalls: 2 } } });
+    const { client, creds } = fixture(s);
+    await client.payout(ghsPayout('k-1'), creds);
+    await client.payout(ghsPayout('k-2'), creds);
+    await expect(client.payout(ghsPayout('k-3'), creds)).rejects.toBeInstanceOf(ProviderUnauthorizedError);
+    const fresh = credentialsFromSecret(s.admin.outbox().at(-1)?.credentials as never);
+    await expect(client.payout(ghsPayout('k-3'), fresh)).resolves.toMatchObject({ success: true });
+    expect(s.admin.faults().counts.payout).toEqual({ keysReset: 1 });
+    expect(s.admin.ledger().map((e) => e.executions)).toEqual([1, 1, 1]);
+  });
+});
+
+describe('faults on outgoing callbacks and notifications', () => {
+  it('duplicates KYC callbacks and delivers them out of order', async () => {
+    const receiver = await startReceiver();
+    cleanups.push(() => receiver.stop());
+    const s = await start({ faults: { kycCallback: { duplicateRate: 1 } } });
+    const { appId, orderId } = await kycOrder(s, `${receiver.url}/cb`);
+    await s.admin.advanceKyc({ order_id: orderId });
+    expect(receiver.received.map((r) => (r.body as unknown as KycCallbackPayload).event)).toEqual(['applicantCreated', 'applicantCreated']);
+
+    s.admin.setFaults('kycCallback', { outOfOrderRate: 1 });
+    const second = await kycOrder(s, `${receiver.url}/cb2`, appId);
+    await s.admin.advanceKyc({ order_id: second.orderId, action: 'finish' });
+    const seq = receiver.received.filter((r) => r.path === '/cb2').map((r) => {
+      const b = r.body as unknown as KycCallbackPayload;
+      return `${b.event}/${b.first_name === '' ? 'no-data' : 'data'}`;
+    });
+    expect(seq).toEqual([
+      'applicantPersonalInfoChanged/no-data',
+      'applicantCreated/no-data',
+      'applicantReviewed/no-data',
+      'applicantPending/no-data',
+      'applicantReviewed/data',
+    ]);
+    expect(s.admin.faults().counts.kycCallback).toEqual({ duplicate: 1, outOfOrder: 2 });
+  });
+
+  it('duplicates order notifications and sends a stale PENDING one after the final one', async () => {
+    const receiver = await startReceiver();
+    cleanups.push(() => receiver.stop());
+    const s = await start({
+      notificationUrl: `${receiver.url}/n`,
+      faults: { orderNotification: { duplicateRate: 1, outOfOrderRate: 1, times: 2 } },
+    });
+    const { client, creds } = fixture(s);
+    await client.payout(ghsPayout('nf-1'), creds);
+    await expect.poll(() => receiver.received.length).toBe(3);
+    const statuses = receiver.received.map((r) => (r.body as { data: { order_details: { status: string } } }).data.order_details.status);
+    // The duplicate roll comes first for the final notification, then the stale one is sent once (times: 2).
+    expect(statuses).toEqual(['COMPLETED', 'COMPLETED', 'PENDING']);
+    expect(s.admin.faults().counts.orderNotification).toEqual({ outOfOrder: 1, duplicate: 1 });
+  });
+});
+
+describe('admin HTTP API and reproducibility', () => {
+  it('sets, reports and clears faults over HTTP, and serves the same ledger as the in-process handle', async () => {
+    const s = await start();
+    const { client, creds } = fixture(s);
+    const admin = (path: string, method = 'GET', body?: unknown) =>
+      fetch(`${s.url}/__admin${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+
+    expect((await admin('/faults/payout', 'PUT', { errorRate: 1, times: 1 })).status).toBe(200);
+    await expect(client.payout(ghsPayout('h-1'), creds)).rejects.toBeInstanceOf(ProviderAmbiguousError);
+    const faults = (await (await admin('/faults')).json()) as { settings: unknown; counts: unknown };
+    expect(faults).toEqual({ settings: { payout: { errorRate: 1, times: 1 } }, counts: { payout: { error: 1 } } });
+
+    const bad = await admin('/faults/payuot', 'PUT', { errorRate: 1 });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { message: string }).message).toMatch(/unknown fault operation "payuot"/);
+    expect((await admin('/faults/payout', 'PUT', { errorRate: 2 })).status).toBe(400);
+
+    await admin('/faults', 'DELETE');
+    await client.payout(ghsPayout('h-1'), creds);
+    expect(await (await admin('/ledger')).json()).toEqual(s.admin.ledger());
+
+    const reset = await admin(`/partners/acme/reset-keys`, 'POST');
+    expect(reset.status).toBe(200);
+    await expect(client.payout(ghsPayout('h-2'), creds)).rejects.toBeInstanceOf(ProviderUnauthorizedError);
+    expect((await admin('/nothing-here')).status).toBe(404);
+  });
+
+  it('replays a chaotic run exactly with the same seed', async () => {
+    const run = async (seed: number) => {
+      const s = await startSimulator({ log: 'silent', seed, faults: { payout: { errorRate: 0.5 } } });
+      const f = payoutFixture(s);
+      const pattern: string[] = [];
+      for (let i = 0; i < 16; i += 1) {
+        pattern.push(await f.client.payout(ghsPayout(`seed-${i}`), f.creds).then(() => 'ok', () => 'err'));
+      }
+      f.client.close();
+      await s.stop();
+      return pattern.join(',');
+    };
+    const first = await run(42);
+    expect(await run(42)).toBe(first);
+    expect(first).toContain('ok');
+    expect(first).toContain('err');
+    expect(await run(7)).not.toBe(first);
+  });
+});
+
+/** A verified KYC app and one individual order with the given callback URL. */
+async function kycOrder(s: SimulatorHandle, callback: string, existingApp?: string): Promise<{ appId: string; orderId: string }> {
+  const post = async (path: string, body: unknown) =>
+    (await fetch(`${s.kycBaseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json() as Promise<
+      Record<string, unknown>
+    >;
+  let appId = existingApp;
+  if (!appId) {
+    const registered = (await post('/api/v1/app/register', { name: 'A', email: 'a@acme.test', origin: [] })) as { value: string; app: { _id: string } };
+    await post('/api/v1/app/verify', { email: 'a@acme.test', code: registered.value });
+    appId = registered.app._id;
+  }
+  const order = await post('/api/v1/order', {
+    full_name: 'Kojo Antwi', email: 'kojo@example.test', phone: '0200000000', app: appId,
+    kyc_type: '65a0c0ffee00000000000001', callback, redirect: '', reference: `ref-${callback}`,
+  });
+  return { appId, orderId: order._id as string };
+}
