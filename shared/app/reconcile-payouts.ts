@@ -59,6 +59,9 @@ export interface ReconcileSummary {
   readonly budgetExhausted: boolean;
 }
 
+/** How often a SUBMITTING whose call was never sent is looked at while its message may still retry. */
+const NOT_SENT_RECHECK_MS = 15 * 60_000;
+
 /** Runs `fn` over `items` with at most `limit` in flight. */
 export async function mapLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
@@ -100,8 +103,8 @@ export function createReconcilePayouts(
 ): (options?: { budgetMs?: number }) => Promise<ReconcileSummary> {
   const { repository, provider, credentials, clock, telemetry, log, settings } = deps;
 
-  /** Decides the next version of one payout at `now`; undefined leaves it unchanged. */
-  async function decide(payout: Payout, now: Date): Promise<Payout | undefined> {
+  /** Decides the next version of one payout at `now` (at least a recorded check with its next time). */
+  async function decide(payout: Payout, now: Date): Promise<Payout> {
     const r = payout.record;
     const overdue = payout.ageMs(now) >= settings.reviewAfterMs;
     const reviewMinutes = Math.round(settings.reviewAfterMs / 60_000);
@@ -149,7 +152,8 @@ export function createReconcilePayouts(
     if (payout.state === 'SUBMITTING' && r.submitRetryAllowed) {
       // Expected: the call was never sent. The message may retry; the review deadline bounds the wait.
       if (overdue) return payout.needsReview(`not processed within ${reviewMinutes} minutes; nothing was paid`, now);
-      return payout.checked(now, { nextCheckAt: new Date(Math.min(now.getTime() + 60_000 * 15, Date.parse(r.createdAt) + settings.reviewAfterMs)) });
+      const deadline = Date.parse(r.createdAt) + settings.reviewAfterMs;
+      return payout.checked(now, { nextCheckAt: new Date(Math.min(now.getTime() + NOT_SENT_RECHECK_MS, deadline)) });
     }
     const since = r.notFoundSince ?? now.toISOString();
     const base = payout.state === 'SUBMITTING' ? payout.unknown('worker stopped after writing the payout intent', now) : payout;
@@ -196,7 +200,6 @@ export function createReconcilePayouts(
         }
         if (payout.state === 'UNKNOWN') oldestUnknownSeconds = Math.max(oldestUnknownSeconds, payout.ageMs(now) / 1000);
         const next = await decide(payout, now);
-        if (!next) return;
         await repository.save(payout, next);
         if (next.state !== payout.state) {
           transitions[next.state] = (transitions[next.state] ?? 0) + 1;
