@@ -50,12 +50,21 @@ export function printTable(head: readonly string[], rows: ReadonlyArray<readonly
   console.log(table.toString());
 }
 
-/** Prints an object's fields as a two-column table (nested values as compact JSON). */
+/** Flattens nested objects into dotted keys (`app._id`), so wide records stay readable as rows. */
+export function flattenRecord(record: Record<string, unknown>, prefix = ''): Array<[string, Cell]> {
+  const rows: Array<[string, Cell]> = [];
+  for (const [key, value] of Object.entries(record)) {
+    const name = `${prefix}${key}`;
+    if (value !== null && typeof value === 'object' && !Array.isArray(value)) rows.push(...flattenRecord(value as Record<string, unknown>, `${name}.`));
+    else if (Array.isArray(value)) rows.push([name, value.map((v) => (typeof v === 'object' ? JSON.stringify(v) : String(v))).join(', ')]);
+    else rows.push([name, value as Cell]);
+  }
+  return rows;
+}
+
+/** Prints an object's fields as a two-column table. */
 export function printRecord(record: Record<string, unknown>): void {
-  printTable(
-    ['field', 'value'],
-    Object.entries(record).map(([k, v]) => [k, typeof v === 'object' && v !== null ? JSON.stringify(v) : (v as Cell)]),
-  );
+  printTable(['field', 'value'], flattenRecord(record));
 }
 
 /** One line for any error: the message of a named error, never a stack trace. */
