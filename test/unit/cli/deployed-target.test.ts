@@ -1,0 +1,58 @@
+import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterEach, describe, expect, it } from 'vitest';
+import { OUTPUT } from '@infra/outputs';
+import { CliError } from '@cli/output';
+import { resolveTarget } from '@cli/target';
+
+// No CloudFormation emulator exists: DescribeStacks is the one call mocked, to check how a deployed
+// stack's outputs become the CLI's target.
+const cfn = mockClient(CloudFormationClient);
+afterEach(() => cfn.reset());
+
+describe('resolveTarget --stack', () => {
+  it('reads the app stack outputs into the env the adapters use, and the API URLs', async () => {
+    cfn.on(DescribeStacksCommand, { StackName: 'payrelay-prod' }).resolves({
+      Stacks: [
+        {
+          StackName: 'payrelay-prod',
+          CreationTime: new Date(),
+          StackStatus: 'CREATE_COMPLETE',
+          Outputs: [
+            { OutputKey: OUTPUT.apiUrl, OutputValue: 'https://abc.execute-api.eu-west-1.amazonaws.com/' },
+            { OutputKey: OUTPUT.payoutNotificationUrl, OutputValue: 'https://abc.execute-api.eu-west-1.amazonaws.com/callbacks/payout-notifications' },
+            { OutputKey: OUTPUT.payoutsTableName, OutputValue: 'payrelay-prod-payouts' },
+            { OutputKey: OUTPUT.payoutsQueueUrl, OutputValue: 'https://sqs.eu-west-1.amazonaws.com/1/payrelay-prod-payouts' },
+            { OutputKey: OUTPUT.providerSecretArn, OutputValue: 'arn:aws:secretsmanager:eu-west-1:1:secret:payrelay-prod-provider' },
+            { OutputKey: OUTPUT.payoutApiBaseUrl, OutputValue: 'https://provider.example' },
+            { OutputKey: OUTPUT.egressIps, OutputValue: '1.2.3.4' },
+          ],
+        },
+      ],
+    });
+    const target = await resolveTarget({ stack: 'payrelay-prod', profile: 'ops', region: 'eu-west-1', kycUrl: 'https://kyc.example' });
+    expect(target.kind).toBe('deployed');
+    expect(target.env).toEqual({
+      PAYOUTS_TABLE_NAME: 'payrelay-prod-payouts',
+      PAYOUTS_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/1/payrelay-prod-payouts',
+      PROVIDER_SECRET_ID: 'arn:aws:secretsmanager:eu-west-1:1:secret:payrelay-prod-provider',
+      PAYOUT_API_BASE_URL: 'https://provider.example',
+      KYC_API_BASE_URL: 'https://kyc.example',
+      AWS_PROFILE: 'ops',
+      AWS_REGION: 'eu-west-1',
+    });
+    expect(target.urls).toMatchObject({
+      gateway: 'https://abc.execute-api.eu-west-1.amazonaws.com',
+      payoutNotification: 'https://abc.execute-api.eu-west-1.amazonaws.com/callbacks/payout-notifications',
+      kycApi: 'https://kyc.example',
+    });
+    expect(target.urls.simulator).toBeUndefined();
+  });
+
+  it('turns a missing stack into one line naming it', async () => {
+    cfn.on(DescribeStacksCommand).rejects(Object.assign(new Error('Stack with id nope does not exist'), { name: 'ValidationError' }));
+    const error = await resolveTarget({ stack: 'nope' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CliError);
+    expect((error as Error).message).toBe('cannot read the outputs of stack nope: ValidationError: Stack with id nope does not exist');
+  });
+});
