@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { preview } from './errors';
 import { normalizeKycDecision, normalizeKycPhase, type KycDecision, type KycPhase } from './kyc-status';
 
 /**
@@ -52,6 +53,22 @@ const isObject = (value: unknown): value is Json =>
 const nonEmptyString = (value: unknown): string | undefined =>
   typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
 
+/**
+ * Longest user_reference / withdrawal_reference accepted: the same bound as the payout request
+ * (the worker looks KYC subjects up by the same reference), and it keeps every table key far below
+ * DynamoDB's 2048-byte key limit. A longer one is unrecognized: stored, never applied.
+ */
+export const MAX_REFERENCE_LENGTH = 128;
+
+/** Free text copied into a projection is clipped, so a subject item stays small whatever is sent. */
+const MAX_TEXT_LENGTH = 1000;
+const MAX_FIELD_LENGTH = 256;
+
+const clipped = (value: unknown, max: number): string | undefined => nonEmptyString(value)?.slice(0, max);
+
+/** A value quoted in a reason: short, whatever its size (reasons are logged and stored). */
+const quoted = (value: unknown): string => preview(JSON.stringify(value) ?? String(value));
+
 /** Normalizes a timestamp to `Date.toISOString()` so events order by plain string comparison. */
 export function normalizeTimestamp(value: unknown): string {
   const text = nonEmptyString(value);
@@ -71,15 +88,18 @@ export function recognizeKycCallback(payload: unknown): Recognition<KycCallbackE
   if (!isObject(payload)) return { recognized: false, reason: 'payload is not a JSON object' };
   const userReference = nonEmptyString(payload.user_reference);
   if (userReference === undefined) return { recognized: false, reason: 'user_reference is missing' };
+  if (userReference.length > MAX_REFERENCE_LENGTH) {
+    return { recognized: false, reason: `user_reference is longer than ${MAX_REFERENCE_LENGTH} characters` };
+  }
   const statusWord = nonEmptyString(payload.status);
   const phase = statusWord === undefined ? undefined : normalizeKycPhase(statusWord);
-  if (phase === undefined) return { recognized: false, reason: `unknown status ${JSON.stringify(payload.status)}` };
+  if (phase === undefined) return { recognized: false, reason: `unknown status ${quoted(payload.status)}` };
 
   const meta = isObject(payload.meta_data) ? payload.meta_data : {};
   const decisionWord = nonEmptyString(meta.kyc_status);
   const stated = decisionWord === undefined ? undefined : normalizeKycDecision(decisionWord);
   if (decisionWord !== undefined && stated === undefined) {
-    return { recognized: false, reason: `unknown kyc_status ${JSON.stringify(meta.kyc_status)}` };
+    return { recognized: false, reason: `unknown kyc_status ${quoted(meta.kyc_status)}` };
   }
   let decision: KycDecision;
   if (phase === 'completed') {
@@ -94,7 +114,7 @@ export function recognizeKycCallback(payload: unknown): Recognition<KycCallbackE
 
   const profile: KycProfile = {};
   for (const field of PROFILE_FIELDS) {
-    const value = nonEmptyString(payload[field]);
+    const value = clipped(payload[field], MAX_FIELD_LENGTH);
     if (value !== undefined) profile[field] = value;
   }
 
@@ -104,9 +124,9 @@ export function recognizeKycCallback(payload: unknown): Recognition<KycCallbackE
       userReference,
       phase,
       decision,
-      note: nonEmptyString(meta.kyc_note),
-      event: nonEmptyString(payload.event) ?? '',
-      orderId: nonEmptyString(payload.order),
+      note: clipped(meta.kyc_note, MAX_TEXT_LENGTH),
+      event: clipped(payload.event, MAX_FIELD_LENGTH) ?? '',
+      orderId: clipped(payload.order, MAX_FIELD_LENGTH),
       occurredAt: normalizeTimestamp(payload.timestamp),
       profile: Object.keys(profile).length > 0 ? profile : undefined,
     },
@@ -129,12 +149,15 @@ export function recognizeOrderNotification(payload: unknown): Recognition<OrderN
   if (withdrawalReference === undefined) {
     return { recognized: false, reason: 'no data.withdrawal_reference or data.order_details.partner_order_id' };
   }
+  if (withdrawalReference.length > MAX_REFERENCE_LENGTH) {
+    return { recognized: false, reason: `withdrawal reference is longer than ${MAX_REFERENCE_LENGTH} characters` };
+  }
   return {
     recognized: true,
     event: {
       withdrawalReference,
-      paymentStatus: nonEmptyString(payment.status) ?? nonEmptyString(payload.status),
-      orderStatus: nonEmptyString(orderDetails.status),
+      paymentStatus: clipped(payment.status, MAX_FIELD_LENGTH) ?? clipped(payload.status, MAX_FIELD_LENGTH),
+      orderStatus: clipped(orderDetails.status, MAX_FIELD_LENGTH),
     },
   };
 }

@@ -3,8 +3,16 @@ import { z } from 'zod';
 import { envInt } from '@shared/config/env';
 
 /** Settings both receivers share (docs/architecture.md, "Environment variables"). */
+/**
+ * Upper bound of WEBHOOK_MAX_BODY_BYTES: the verbatim body is one attribute of an events item, and
+ * DynamoDB items stop at 400 KB.
+ */
+export const MAX_WEBHOOK_BODY_BYTES = 358_400;
+
 export const webhookEnvSchema = z.object({
-  WEBHOOK_MAX_BODY_BYTES: envInt(262_144),
+  WEBHOOK_MAX_BODY_BYTES: envInt(262_144).refine((v) => v <= MAX_WEBHOOK_BODY_BYTES, {
+    message: `must be at most ${MAX_WEBHOOK_BODY_BYTES} (a stored event is one DynamoDB item, 400 KB at most)`,
+  }),
   WEBHOOK_ALLOWED_IPS: z.string().optional(),
   EVENT_RETENTION_DAYS: envInt(90),
 });

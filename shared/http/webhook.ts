@@ -57,6 +57,29 @@ export function requestHeader(event: APIGatewayProxyEventV2, name: string): stri
   return entry?.[1];
 }
 
+/** Deepest JSON nesting accepted; real callbacks are 3 levels deep, and deeper input only costs stack. */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * Nesting depth of JSON text, by one pass over its characters (no recursion, so no input can
+ * overflow the stack). Brackets inside strings do not count.
+ */
+export function jsonDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i += 1; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) deepest = Math.max(deepest, (depth += 1));
+    else if (c === 0x7d || c === 0x5d) depth -= 1;
+  }
+  return deepest;
+}
+
 /** The parser's reason without the input it quotes (callback bodies may carry personal data). */
 function jsonReason(error: unknown): string {
   return (error as Error).message.replace(/"(?:[^"\\]|\\.)*"/g, '"…"').slice(0, 160);
@@ -65,7 +88,7 @@ function jsonReason(error: unknown): string {
 /**
  * The receivers' middy middleware. Before the handler: source allow-list (403), body size (413),
  * Content-Type (415; a missing one is tolerated and the body must then parse), JSON (400 with
- * the reason). On error: maps the named error to its status in one place (error-map), writes one
+ * the reason; also for nesting deeper than {@link MAX_JSON_DEPTH}). On error: maps the named error to its status in one place (error-map), writes one
  * log line per refusal saying what happened, counts 401s, and never sends a stack or a raw error.
  */
 export function webhookGuard(options: WebhookGuardOptions): MiddlewareObj<WebhookEvent, APIGatewayProxyStructuredResultV2> {
@@ -87,6 +110,9 @@ export function webhookGuard(options: WebhookGuardOptions): MiddlewareObj<Webhoo
       }
       const body = bytes.toString('utf8');
       if (body.trim() === '') throw new MalformedJsonError('body is empty; a JSON object is expected');
+      if (jsonDepth(body) > MAX_JSON_DEPTH) {
+        throw new MalformedJsonError(`body is nested deeper than ${MAX_JSON_DEPTH} levels`);
+      }
       let payload: unknown;
       try {
         payload = JSON.parse(body);

@@ -283,6 +283,9 @@ describe('KYC callback route refusals', () => {
       kycCallbackEvent(CALLBACK_TOKEN, '\u0000\u0001'),
       kycCallbackEvent(CALLBACK_TOKEN, '{}', { headers: {} }),
       kycCallbackEvent('x'.repeat(5000), '{}'),
+      kycCallbackEvent(CALLBACK_TOKEN, `${'['.repeat(50_000)}${']'.repeat(50_000)}`),
+      kycCallbackEvent(CALLBACK_TOKEN, callback('u'.repeat(2100))),
+      kycCallbackEvent(CALLBACK_TOKEN, callback('u-long-status', { status: 's'.repeat(200_000) })),
     ];
     for (const event of inputs) {
       const result = await stack.kycCallback(event);

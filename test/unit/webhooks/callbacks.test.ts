@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   canonicalJson,
   dedupeKey,
+  MAX_REFERENCE_LENGTH,
   normalizeTimestamp,
   recognizeKycCallback,
   recognizeOrderNotification,
@@ -60,6 +61,18 @@ describe('KYC callback recognition', () => {
     expect(result.recognized ? '' : result.reason).not.toBe('');
   });
 
+  it('does not recognize a user_reference longer than the payout request allows, and keeps the reason short', () => {
+    const result = recognizeKycCallback({ ...seedCallback, user_reference: 'u'.repeat(MAX_REFERENCE_LENGTH + 1) });
+    expect(result).toEqual({ recognized: false, reason: `user_reference is longer than ${MAX_REFERENCE_LENGTH} characters` });
+    const odd = recognizeKycCallback({ ...seedCallback, status: 's'.repeat(100_000) });
+    expect(odd.recognized ? '' : odd.reason.length).toBeLessThan(80);
+  });
+
+  it('clips free text copied into the projection', () => {
+    const result = recognizeKycCallback({ ...seedCallback, meta_data: { kyc_status: 'approved', kyc_note: 'n'.repeat(50_000) } });
+    expect(result.recognized && result.event.note?.length).toBe(1000);
+  });
+
   it('keeps an unparseable timestamp as empty, which orders before any real time', () => {
     expect(normalizeTimestamp('yesterday')).toBe('');
     expect(normalizeTimestamp(undefined)).toBe('');
@@ -75,6 +88,11 @@ describe('order notification recognition', () => {
   it('falls back to data.order_details.partner_order_id', () => {
     const result = recognizeOrderNotification({ data: { order_details: { partner_order_id: 'W-2', status: 'COMPLETED' } } });
     expect(result).toMatchObject({ recognized: true, event: { withdrawalReference: 'W-2', orderStatus: 'COMPLETED' } });
+  });
+
+  it('does not recognize a withdrawal reference longer than a payout request allows', () => {
+    const result = recognizeOrderNotification({ data: { withdrawal_reference: 'w'.repeat(MAX_REFERENCE_LENGTH + 1) } });
+    expect(result.recognized).toBe(false);
   });
 
   it('does not recognize a notification that names no payout', () => {

@@ -1,8 +1,9 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
-import { AllowListError, parseAllowList } from '@shared/http/config';
-import { acknowledge, webhookGuard, webhookOf, type WebhookEvent } from '@shared/http/webhook';
+import { loadConfig } from '@shared/config/env';
+import { AllowListError, MAX_WEBHOOK_BODY_BYTES, parseAllowList, webhookEnvSchema } from '@shared/http/config';
+import { acknowledge, jsonDepth, MAX_JSON_DEPTH, webhookGuard, webhookOf, type WebhookEvent } from '@shared/http/webhook';
 import { WebhookUnauthorizedError } from '@shared/domain/webhook-errors';
 import { logger } from '@shared/observability/logger';
 import { httpApiEvent, lambdaContext } from '@test/factories/http-events';
@@ -30,6 +31,20 @@ describe('webhook guard', () => {
     expect((await call({ body: '{"a":"eee"}' })).statusCode).toBe(200); // 11 bytes
     expect((await call({ body: '{"a":"ééé"}' })).statusCode).toBe(413); // 11 characters, 14 bytes
     expect((await call({ body: '{"a":"eee"}', isBase64Encoded: true })).statusCode).toBe(200); // 16 base64 characters, 11 bytes
+  });
+
+  it('refuses JSON nested deeper than the limit with 400, without recursing into it', async () => {
+    const call = guarded({ maxBodyBytes: 1_000_000 });
+    const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+    const result = await call({ body: deep });
+    expect(result.statusCode).toBe(400);
+    expect(result.body).toContain(`deeper than ${MAX_JSON_DEPTH}`);
+    expect((await call({ body: `${'{"a":'.repeat(MAX_JSON_DEPTH - 1)}1${'}'.repeat(MAX_JSON_DEPTH - 1)}` })).statusCode).toBe(200);
+  });
+
+  it('measures depth ignoring brackets inside strings and escaped quotes', () => {
+    expect(jsonDepth('{"a":"[[[{{{","b":["\\"]","x"]}')).toBe(2);
+    expect(jsonDepth('"just a string"')).toBe(0);
   });
 
   it('answers 403 to a source outside the allow-list, before reading the body', async () => {
@@ -63,6 +78,15 @@ describe('webhook guard', () => {
       duplicate: true,
       eventId: 'kyc#1',
     });
+  });
+});
+
+describe('WEBHOOK_MAX_BODY_BYTES', () => {
+  it('defaults to 256 KiB and refuses a limit a stored event could not fit in', () => {
+    expect(loadConfig(webhookEnvSchema, {}).WEBHOOK_MAX_BODY_BYTES).toBe(262_144);
+    expect(() => loadConfig(webhookEnvSchema, { WEBHOOK_MAX_BODY_BYTES: String(MAX_WEBHOOK_BODY_BYTES + 1) })).toThrow(
+      /WEBHOOK_MAX_BODY_BYTES/,
+    );
   });
 });
 
