@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { createPayoutRepository } from '@shared/adapters/payout-repository';
+import type { ProviderSecret } from '@shared/adapters/secrets';
 import { FUNCTIONS } from '@shared/config/functions';
 import { Payout } from '@shared/domain/payout';
 import { DEFAULT_SIGNING_PROFILE, withSignature } from '@shared/signing';
@@ -18,11 +19,11 @@ const OPEN_PAYOUTS = 100;
 const WARMUP = 200;
 export const INGEST_TARGET = 1.5;
 
-const SECRETS = { partnerSecret: BENCH_PROVIDER_SECRET.partner_secret_key, merchantSecret: BENCH_PROVIDER_SECRET.merchant_secret_key };
-const HMAC_KEY = SECRETS.merchantSecret + SECRETS.partnerSecret;
+const HMAC_KEY = BENCH_PROVIDER_SECRET.merchant_secret_key + BENCH_PROVIDER_SECRET.partner_secret_key;
 
 /** The i-th order notification: unique content (so it is new, not a duplicate), signed like the provider does. */
-export function notificationBody(i: number): string {
+export function notificationBody(i: number, secret: ProviderSecret = BENCH_PROVIDER_SECRET): string {
+  const secrets = { partnerSecret: secret.partner_secret_key, merchantSecret: secret.merchant_secret_key };
   const reference = `bench-wr-${i % OPEN_PAYOUTS}`;
   const body = {
     status: 'success',
@@ -34,7 +35,7 @@ export function notificationBody(i: number): string {
       virtual_account: { amount: '1500.00', account_name: 'Adaeze Okafor', bank_name: 'Bench Bank', account_number: '******6789' },
     },
   };
-  return JSON.stringify(withSignature(body, 'orderNotification', SECRETS, DEFAULT_SIGNING_PROFILE));
+  return JSON.stringify(withSignature(body, 'orderNotification', secrets, DEFAULT_SIGNING_PROFILE));
 }
 
 /** The i-th KYC callback: a new user entering review (seed 001 "Callback payload"). */
@@ -57,13 +58,13 @@ export function kycCallbackBody(i: number, run: string): string {
 }
 
 /** Seeds the open payouts the notifications name, through the repository (its own item shape). */
-export async function seedNotifiedPayouts(tableName: string): Promise<void> {
+export async function seedNotifiedPayouts(tableName: string, platformMerchantId = BENCH_PROVIDER_SECRET.platform_merchant_id): Promise<void> {
   const repository = createPayoutRepository(tableName);
   const now = new Date();
   for (let i = 0; i < OPEN_PAYOUTS; i += 1) {
     const payout = Payout.accept(
       {
-        identity: { platform_merchant_id: BENCH_PROVIDER_SECRET.platform_merchant_id, currency: 'NGN', withdrawal_reference: `bench-wr-${i}` },
+        identity: { platform_merchant_id: platformMerchantId, currency: 'NGN', withdrawal_reference: `bench-wr-${i}` },
         amount: '1500.00',
         accountMasked: '******6789',
         accountCode: '057',
@@ -79,10 +80,10 @@ export async function seedNotifiedPayouts(tableName: string): Promise<void> {
  * hand with the same document client and the same dynalite: parse, re-serialize the body without
  * its signature, HMAC-SHA512 with merchant+partner secret, constant-time compare, one conditional PutItem.
  */
-export function createFloor(put: (item: Record<string, unknown>) => Promise<unknown>): (body: string) => Promise<void> {
+export function createFloor(put: (item: Record<string, unknown>) => Promise<unknown>, hmacKey = HMAC_KEY): (body: string) => Promise<void> {
   return async (body) => {
     const { signature, ...unsigned } = JSON.parse(body) as { signature: string } & Record<string, unknown>;
-    const expected = createHmac('sha512', HMAC_KEY).update(JSON.stringify(unsigned)).digest();
+    const expected = createHmac('sha512', hmacKey).update(JSON.stringify(unsigned)).digest();
     const presented = Buffer.from(signature, 'hex');
     if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) throw new Error('floor: signature mismatch');
     await put({ pk: `floor#${signature.slice(0, 32)}`, body, receivedAt: new Date().toISOString() });
@@ -140,7 +141,7 @@ export function createSameCallsFloors(client: { send(command: unknown): Promise<
   };
 }
 
-function check(response: APIGatewayProxyStructuredResultV2, what: string): void {
+export function check(response: APIGatewayProxyStructuredResultV2, what: string): void {
   const body = JSON.parse(String(response.body ?? '{}')) as { duplicate?: boolean };
   if (response.statusCode !== 200 || body.duplicate !== false) {
     throw new Error(`${what} answered ${response.statusCode} ${String(response.body)}; the benchmark needs new, accepted webhooks`);

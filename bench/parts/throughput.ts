@@ -1,17 +1,13 @@
 import { performance } from 'node:perf_hooks';
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { FUNCTIONS } from '@shared/config/functions';
 import type { PayoutRequestInput } from '@shared/messages/payout-request';
 import type { LedgerEntry } from '@simulator/index';
-import { payoutRequestEvent } from '@test/factories/sqs-events';
 import { countHttpCalls } from '../lib/http-calls';
-import { contextFor, startHandlerEnv } from '../lib/local-env';
+import { startHandlerEnv } from '../lib/local-env';
 import { verdict, type Part, type PartResult } from '../lib/part';
 import { ms, ratio, summarize } from '../lib/stats';
+import { runWorkerBatches, type SqsHandler } from '../lib/worker-batches';
 
 export const THROUGHPUT_TARGET = 0.9;
-
-type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 
 /** A seeded simulator account (Adaeze Okafor, 057 / 0123456789, NGN): verification answers its name. */
 const ACCOUNT = { account_code: '057', account_number: '0123456789', expected_name: 'Adaeze Okafor', currency: 'NGN' };
@@ -54,19 +50,7 @@ export async function startWorkerRig(options: { stage: string; latencyMs: number
     platformMerchantId: emulators.provider.platform_merchant_id,
     handler: worker.handler,
     ledger: () => emulators.ledger(),
-    async runBatches(requests, batchSize) {
-      const durations: number[] = [];
-      for (let i = 0; i < requests.length; i += batchSize) {
-        const event = payoutRequestEvent(requests.slice(i, i + batchSize));
-        const started = performance.now();
-        const response = await worker.handler(event, contextFor(FUNCTIONS.payoutWorker));
-        durations.push(performance.now() - started);
-        if (response.batchItemFailures.length > 0) {
-          throw new Error(`the worker reported ${response.batchItemFailures.length} failed records; the benchmark needs every payout to go through`);
-        }
-      }
-      return durations;
-    },
+    runBatches: (requests, batchSize) => runWorkerBatches(worker.handler, requests, batchSize),
     stop: () => emulators.stop(),
   };
 }
