@@ -119,8 +119,6 @@ async function handleInvalid(record: SQSRecord, error: InvalidPayoutRequestError
   await deadLetter(record, error.message);
 }
 
-const processor = new BatchProcessor(EventType.SQS);
-
 async function lambdaHandler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
   const limiter = createKeyedLimiter(config.WORKER_CONCURRENCY);
   const recordHandler = async (record: SQSRecord): Promise<void> => {
@@ -149,6 +147,8 @@ async function lambdaHandler(event: SQSEvent, context: Context): Promise<SQSBatc
       throw error;
     }
   };
+  // A processor per invocation: it holds the batch's state, and the local runner may invoke concurrently.
+  const processor = new BatchProcessor(EventType.SQS);
   return processPartialResponse(event, recordHandler, processor, { context, throwOnFullBatchFailure: false });
 }
 

@@ -183,6 +183,16 @@ describe('payout worker and reconciler handlers (dynalite, fauxqs, simulator)', 
     }
   });
 
+  it('reports each concurrent invocation\'s own failures', async () => {
+    h.sim.admin.setFaults('accountVerification', { errorRate: 1, times: 1 });
+    const events = [payoutRequestEvent([request()]), payoutRequestEvent([request()])];
+    const responses = await Promise.all(events.map((e) => worker(e, workerContext())));
+    const failures = responses.map((x) => x.batchItemFailures.map((f) => f.itemIdentifier));
+    expect(failures.flat()).toHaveLength(1);
+    const failedIndex = failures.findIndex((f) => f.length === 1);
+    expect(failures[failedIndex]).toEqual([events[failedIndex]?.Records[0]?.messageId]);
+  });
+
   it('refreshes the secret once after a key reset and continues', async () => {
     h.sim.admin.setFaults('payout', { resetKeysAfterCalls: 1 });
     const a = request();
