@@ -106,11 +106,16 @@ export function createRequestHandler(deps: {
         let params: string[] = [];
         const route = routes.find((r) => {
           const match = r.pattern.exec(path);
-          if (match) params = match.slice(1).map(decodeURIComponent);
+          if (match) params = match.slice(1);
           return match !== null;
         });
         if (!route) throw refuse(404, `no such endpoint: ${method} ${path}`);
         if (route.method !== method) throw refuse(405, `${path} accepts ${route.method} only`);
+        try {
+          params = params.map(decodeURIComponent);
+        } catch {
+          throw refuse(400, 'the path has an invalid %-escape');
+        }
         operation = route.operation;
         const body = method === 'POST' ? parseJsonObject(text, refuse) : {};
         if (operation) {

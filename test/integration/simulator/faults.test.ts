@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ProviderAmbiguousError, ProviderUnauthorizedError } from '@shared/providers/errors';
-import { credentialsFromSecret } from '@shared/providers/payout-client';
+import { credentialsFromSecret, PayoutServiceClient } from '@shared/providers/payout-client';
 import { startSimulator, type KycCallbackPayload, type SimulatorHandle, type SimulatorOptions } from '@simulator/index';
 import { ghsPayout, payoutFixture, startReceiver } from './support';
 
@@ -224,3 +224,63 @@ async function kycOrder(s: SimulatorHandle, callback: string, existingApp?: stri
   });
   return { appId, orderId: order._id as string };
 }
+
+describe('admin HTTP API: the rest of the surface', () => {
+  it('creates partners, reads credentials and the outbox, adds accounts, sends notifications, settles and resets', async () => {
+    const receiver = await startReceiver();
+    cleanups.push(() => receiver.stop());
+    const s = await start({ progression: { settleAfterChecks: 5 } });
+    const admin = async (path: string, method = 'GET', body?: unknown) => {
+      const res = await fetch(`${s.url}/__admin${path}`, {
+        method,
+        headers: { 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> & unknown[] };
+    };
+
+    const created = await admin('/partners', 'POST', { partner_code: 'zed', email: 'zed@example.test', platform_merchant_id: 'MER-Z' });
+    expect(created.body).toMatchObject({ platform_merchant_id: 'MER-Z', partner_id: expect.any(String) });
+    expect((await admin('/partners', 'POST', { partner_code: 'zed' })).status).toBe(400);
+    expect((await admin('/partners/zed/credentials?platform_merchant_id=MER-Z')).body).toEqual(created.body);
+    expect((await admin('/partners/nobody/credentials')).status).toBe(404);
+
+    expect((await admin('/accounts', 'POST', { account_code: 'MTN', account_number: '0551112222' })).status).toBe(400);
+    expect((await admin('/accounts', 'POST', { account_code: 'MTN', account_number: '0551112222', account_name: 'Abena Ofori' })).status).toBe(200);
+    expect((await admin('/accounts')).body).toContainEqual(expect.objectContaining({ account_name: 'Abena Ofori' }));
+
+    expect((await admin('/notification-url', 'PUT', { url: 'not a url' })).status).toBe(400);
+    expect((await admin('/notification-url', 'PUT', { url: `${receiver.url}/n`, partner_code: 'zed' })).status).toBe(200);
+
+    const creds = credentialsFromSecret(created.body as never);
+    const client = new PayoutServiceClient({ baseUrl: s.payoutBaseUrl });
+    cleanups.push(() => client.close());
+    await client.payout({ ...ghsPayout('adm-1'), account_number: '0551112222' }, creds);
+    const identity = { platform_merchant_id: 'MER-Z', currency: 'GHS', withdrawal_reference: 'adm-1' };
+
+    const sent = await admin('/notifications', 'POST', identity);
+    expect(sent.body).toEqual([expect.objectContaining({ status: 200, url: `${receiver.url}/n` })]);
+    expect((receiver.received[0]?.body as { data: { order_details: { status: string } } }).data.order_details.status).toBe('PENDING');
+
+    const settled = await admin('/ledger/settle', 'POST', { ...identity, outcome: 'failed' });
+    expect(settled.body).toMatchObject({ executions: 1, status: 'FAILED' });
+    await expect.poll(() => receiver.received.length).toBe(2);
+    expect((await admin('/notifications')).body).toHaveLength(2);
+    expect((await admin('/ledger/settle', 'POST', { ...identity, outcome: 'maybe' })).status).toBe(400);
+    expect((await admin('/outbox?to=zed@example.test')).body).toEqual([]);
+    expect((await admin('/collection-orders')).body).toEqual([]);
+    expect((await admin('/callbacks')).body).toEqual([]);
+
+    expect((await admin('/reset', 'POST')).body).toEqual({ reset: true });
+    expect((await admin('/ledger')).body).toEqual([]);
+    expect((await admin('/partners/zed/credentials')).status).toBe(404);
+    expect((await admin('/accounts')).body).toContainEqual(expect.objectContaining({ account_name: 'Abena Ofori' }));
+  });
+
+  it('answers 400, not 500, for a path with a broken %-escape', async () => {
+    const s = await start();
+    const res = await fetch(`${s.kycBaseUrl}/api/v1/order/app/%E0%A4%A/user_reference/u/status`);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ error: true, message: 'the path has an invalid %-escape', data: null });
+  });
+});
