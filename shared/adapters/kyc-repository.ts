@@ -5,7 +5,8 @@ import { isApprovalConfirmed, needsConfirmation, type KycSubject } from '@shared
 import { confirmKycApproval, type ConfirmKycDeps } from '@shared/app/confirm-kyc-approval';
 import type { KycApprovalPort } from '@shared/app/ports';
 import type { KycOrderRecord, KycOrderStorePort } from '@shared/app/create-kyc-order';
-import type { KycSubjectRef, KycSubjectStorePort } from '@shared/app/webhook-ports';
+import type { KycSubjectRef, KycSubjectStorePort, KycVerificationPort } from '@shared/app/webhook-ports';
+import type { KycServiceClient } from '@shared/providers/kyc-client';
 import { documentClient } from './aws-clients';
 
 const [UNCONFIRMED_INDEX] = KYC_TABLE.indexes;
@@ -106,6 +107,16 @@ export function createKycRepository(options: { tableName: string; client?: Dynam
       if (out.Item === undefined) return undefined;
       const { pk: _pk, itemType: _type, ...order } = out.Item;
       return order as KycOrderRecord;
+    },
+  };
+}
+
+/** The verification-status endpoint (query form) as the confirmation use cases need it. */
+export function kycVerifier(client: Pick<KycServiceClient, 'getVerificationStatus'>): KycVerificationPort {
+  return {
+    async verificationStatus(ref) {
+      const answer = await client.getVerificationStatus({ app_id: ref.appId, user_reference: ref.userReference });
+      return { decision: answer.decision, providerStatus: answer.status };
     },
   };
 }

@@ -4,6 +4,7 @@ import {
   createKycApprovalReader,
   createKycRepository,
   KycConfirmationUnavailableError,
+  kycVerifier,
   subjectKey,
   type KycRepository,
 } from '@shared/adapters/kyc-repository';
@@ -28,12 +29,7 @@ beforeAll(async () => {
   subjects = createKycRepository({ tableName: stack.local.names.kycTable, client: stack.doc });
   confirmDeps = {
     subjects,
-    verifier: {
-      async verificationStatus(ref) {
-        const answer = await stack.kycClient.getVerificationStatus({ app_id: ref.appId, user_reference: ref.userReference });
-        return { decision: answer.decision, providerStatus: answer.status };
-      },
-    },
+    verifier: kycVerifier(stack.kycClient),
     clock: { now: () => new Date() },
     log: silentLog,
   };
