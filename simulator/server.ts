@@ -131,6 +131,7 @@ export function createRequestHandler(deps: {
     } catch (error) {
       if (error instanceof SimHttpError) {
         reply = { status: error.status, body: error.body };
+        log.info('request refused', { method, path, status: error.status, reason: error.message });
       } else {
         log.warn('simulator bug while handling a request', { method, path, error: error instanceof Error ? error.message : String(error) });
         reply = { status: 500, body: { success: false, message: 'simulator internal error' } };
