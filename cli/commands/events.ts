@@ -17,7 +17,7 @@ export function parseSince(value: string, now = new Date()): Date {
 
 /** `payrelay events replay --since`. */
 export function registerEventsCommands(program: Command): void {
-  const events = program.command('events').description('stored callbacks');
+  const events = withExample(program.command('events').description('stored callbacks'), 'payrelay events replay --since 6h');
   withExample(
     events
       .command('replay')

@@ -66,7 +66,10 @@ function show(ctx: CommandContext, answer: unknown): void {
 }
 
 function registerApp(kyc: Command): void {
-  const app = kyc.command('app').description('register and verify the KYC app (steps 1-2 of the KYC flow)');
+  const app = withExample(
+    kyc.command('app').description('register and verify the KYC app (steps 1-2 of the KYC flow)'),
+    'payrelay kyc app register --name acme-payouts --email kyc@acme.example',
+  );
   withExample(
     app
       .command('register')
@@ -125,7 +128,10 @@ function need(value: string | undefined, flag: string, kind: string): string {
 }
 
 function registerOrder(kyc: Command): void {
-  const order = kyc.command('order').description('KYC orders');
+  const order = withExample(
+    kyc.command('order').description('KYC orders'),
+    'payrelay kyc order create --individual --reference user-42 --full-name "Ama Mensah" --email ama@example.com --phone +233200000000',
+  );
   withExample(
     order
       .command('create')
@@ -194,7 +200,11 @@ function registerOrder(kyc: Command): void {
 
 /** `payrelay kyc app register|verify|request-token`, `kyc types`, `kyc order create`, `kyc confirm`, `kyc status`. */
 export function registerKycCommands(program: Command): void {
-  const kyc = program.command('kyc').description('KYC app setup, KYC types, orders and user status');
+  const kyc = withExample(
+    program.command('kyc').description('KYC app setup, KYC types, orders, approval confirmation and user status'),
+    'payrelay kyc types',
+    'payrelay kyc status user-42',
+  );
   registerApp(kyc);
   withExample(kyc.command('types'), 'payrelay kyc types')
     .description('list the KYC types (Individual, Business) and their ids')

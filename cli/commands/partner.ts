@@ -34,7 +34,10 @@ async function call(ctx: CommandContext, opts: PartnerOptions, operation: 'onboa
 
 /** `payrelay partner onboard|reset-keys` (the payout service's partner endpoints). */
 export function registerPartnerCommands(program: Command): void {
-  const partner = program.command('partner').description('register a partner with the payout service, reset its keys');
+  const partner = withExample(
+    program.command('partner').description('register a partner with the payout service, reset its keys'),
+    'payrelay partner onboard --partner-code ACME --email ops@acme.example',
+  );
   withExample(
     partner
       .command('onboard')

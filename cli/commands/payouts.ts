@@ -195,7 +195,11 @@ function registerRedrive(payouts: Command): void {
 
 /** `payrelay payouts enqueue|status|list|redrive`. */
 export function registerPayoutsCommands(program: Command): void {
-  const payouts = program.command('payouts').description('bulk payouts from a file, status, listing and DLQ redrive');
+  const payouts = withExample(
+    program.command('payouts').description('bulk payouts from a file, status, listing and DLQ redrive'),
+    'payrelay payouts enqueue --file payouts.csv',
+    'payrelay payouts list --state NEEDS_REVIEW',
+  );
   registerEnqueue(payouts);
   registerStatusAndList(payouts);
   registerRedrive(payouts);

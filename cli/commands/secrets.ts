@@ -17,7 +17,10 @@ type SecretName = keyof typeof SECRETS;
 
 /** `payrelay secrets put provider|kyc`. */
 export function registerSecretsCommands(program: Command): void {
-  const secrets = program.command('secrets').description('store provider and KYC keys in Secrets Manager (never echoed)');
+  const secrets = withExample(
+    program.command('secrets').description('store provider and KYC keys in Secrets Manager (never echoed)'),
+    'payrelay secrets put provider --file provider-keys.json',
+  );
   withExample(
     secrets
       .command('put')

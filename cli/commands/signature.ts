@@ -65,7 +65,10 @@ const commonOptions = (cmd: Command): Command =>
 
 /** `payrelay signature sign|verify|calibrate`. */
 export function registerSignatureCommands(program: Command): void {
-  const signature = program.command('signature').description('sign, verify and calibrate provider signatures (shared/signing)');
+  const signature = withExample(
+    program.command('signature').description('sign, verify and calibrate provider signatures (shared/signing)'),
+    'payrelay signature verify notification.json --secrets-file keys.json',
+  );
 
   withExample(
     commonOptions(signature.command('sign').argument('<body-file>', 'JSON body (or - for stdin); its signature field is ignored')),
