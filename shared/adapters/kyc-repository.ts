@@ -136,9 +136,10 @@ export interface KycApprovalReaderOptions extends ConfirmKycDeps {
 /**
  * The worker's KYC gate. Approved only when the subject's approval is confirmed by the
  * verification-status endpoint; an approval still waiting is confirmed here, by one pull bounded by
- * `pullTimeoutMs`. When that pull fails or times out the answer is neither approved nor "not
- * approved" (which would reject the payout for good): it throws KycConfirmationUnavailableError so
- * the worker retries the message later.
+ * `pullTimeoutMs`. When that pull fails, times out, or answers "not yet" (the endpoint lags the
+ * callback), the answer is neither approved nor "not approved" (which would reject the payout for
+ * good): it throws KycConfirmationUnavailableError so the worker retries the message later. A pull
+ * that contradicts the approval (rejected) is "not approved".
  */
 export function createKycApprovalReader(options: KycApprovalReaderOptions): KycApprovalPort {
   const timeoutMs = options.pullTimeoutMs ?? 3000;
@@ -157,7 +158,12 @@ export function createKycApprovalReader(options: KycApprovalReaderOptions): KycA
             timer = setTimeout(() => reject(new KycConfirmationUnavailableError(`KYC confirmation took over ${timeoutMs} ms`)), timeoutMs);
           }),
         ]);
-        return confirmed !== undefined && isApprovalConfirmed(confirmed) ? 'approved' : 'not_approved';
+        if (confirmed !== undefined && isApprovalConfirmed(confirmed)) return 'approved';
+        if (confirmed !== undefined && needsConfirmation(confirmed) && confirmed.lastPull?.outcome === 'not_yet') {
+          // The callback said approved and the status endpoint has not caught up: a wait, not a refusal.
+          throw new KycConfirmationUnavailableError('the KYC service has not confirmed the approval yet');
+        }
+        return 'not_approved';
       } catch (error) {
         if (error instanceof KycConfirmationUnavailableError) throw error;
         throw new KycConfirmationUnavailableError(`KYC confirmation failed: ${(error as Error).name}`);

@@ -172,6 +172,32 @@ describe('KYC callbacks posted by the simulator', () => {
     expect(await gate.check('user-slow-pull')).toBe('approved');
   });
 
+  it('makes the gate wait (throw) while the status endpoint lags an approval, and refuse a rejected or contradicted one', async () => {
+    const orderId = await order('user-lagging');
+    for (let step = 0; step < 3; step += 1) await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'next' });
+    // An approval callback ahead of the provider's own status (still pending there).
+    const early = callback('user-lagging', {
+      status: 'completed',
+      event: 'applicantReviewed',
+      timestamp: new Date().toISOString(),
+      meta_data: { kyc_note: 'Verification complete', kyc_status: 'approved' },
+    });
+    expect((await stack.kycCallback(kycCallbackEvent(CALLBACK_TOKEN, early))).statusCode).toBe(200);
+    await expect(gate.check('user-lagging')).rejects.toBeInstanceOf(KycConfirmationUnavailableError);
+    expect((await subject('user-lagging'))?.lastPull).toMatchObject({ outcome: 'not_yet', providerStatus: 'pending' });
+
+    await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'finish', decision: 'rejected' });
+    // The provider's rejected callbacks are later than the early approval: the subject is rejected now.
+    expect(await gate.check('user-lagging')).toBe('not_approved');
+
+    // An approval the provider contradicts (its status says rejected) is never approved.
+    const contradicted = { ...early, timestamp: '2099-01-01T00:00:00.000Z', order: 'order-y' };
+    expect((await stack.kycCallback(kycCallbackEvent(CALLBACK_TOKEN, contradicted))).statusCode).toBe(200);
+    expect((await subject('user-lagging'))?.decision).toBe('approved');
+    expect(await gate.check('user-lagging')).toBe('not_approved');
+    expect((await subject('user-lagging'))?.lastPull).toMatchObject({ outcome: 'contradicted', providerStatus: 'rejected' });
+  });
+
   it('ignores a pending callback that arrives after completed (no regression)', async () => {
     const orderId = await order('user-late');
     await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'finish', decision: 'approved' });
