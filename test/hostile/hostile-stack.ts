@@ -44,8 +44,9 @@ function captureLogLines(lines: string[]): () => void {
   streams.forEach((stream, i) => {
     stream.write = ((chunk: unknown, ...rest: unknown[]) => {
       const text = typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) ? chunk.toString('utf8') : String(chunk);
-      if (text.startsWith('{')) {
-        lines.push(...text.split('\n').filter((l) => l !== ''));
+      // Structured log lines are kept; Powertools metrics' "nothing to publish" warnings (metrics are off) dropped.
+      if (text.startsWith('{') || text.startsWith('No application metrics to publish')) {
+        if (text.startsWith('{')) lines.push(...text.split('\n').filter((l) => l !== ''));
         const callback = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
         callback?.();
         return true;
@@ -53,14 +54,7 @@ function captureLogLines(lines: string[]): () => void {
       return (originals[i] as (...a: unknown[]) => boolean)(chunk, ...rest);
     }) as typeof stream.write;
   });
-  // Powertools metrics warns on every flush with nothing to publish (metrics are disabled in tests).
-  const warn = console.warn;
-  console.warn = (...args: unknown[]) => {
-    if (typeof args[0] === 'string' && args[0].startsWith('No application metrics to publish')) return;
-    warn(...args);
-  };
   return () => {
-    console.warn = warn;
     streams.forEach((stream, i) => {
       stream.write = originals[i] as typeof stream.write;
     });
