@@ -88,8 +88,9 @@ function jsonReason(error: unknown): string {
 /**
  * The receivers' middy middleware. Before the handler: source allow-list (403), body size (413),
  * Content-Type (415; a missing one is tolerated and the body must then parse), JSON (400 with
- * the reason; also for nesting deeper than {@link MAX_JSON_DEPTH}). On error: maps the named error to its status in one place (error-map), writes one
- * log line per refusal saying what happened, counts 401s, and never sends a stack or a raw error.
+ * the reason; also for nesting deeper than {@link MAX_JSON_DEPTH}). On error: maps the named error
+ * to its status in one place (error-map), writes one log line per refusal saying what happened,
+ * counts 401s, and never sends a stack or a raw error.
  */
 export function webhookGuard(options: WebhookGuardOptions): MiddlewareObj<WebhookEvent, APIGatewayProxyStructuredResultV2> {
   return {
@@ -106,7 +107,8 @@ export function webhookGuard(options: WebhookGuardOptions): MiddlewareObj<Webhoo
       }
       const contentType = requestHeader(event, 'content-type');
       if (contentType !== undefined && !isJsonContentType(contentType)) {
-        throw new UnsupportedMediaTypeError(`content-type ${contentType.split(';')[0]?.trim()} is not JSON; send application/json`);
+        const type = (contentType.split(';')[0] ?? '').trim().slice(0, 80);
+        throw new UnsupportedMediaTypeError(`content-type ${type} is not JSON; send application/json`);
       }
       const body = bytes.toString('utf8');
       if (body.trim() === '') throw new MalformedJsonError('body is empty; a JSON object is expected');
