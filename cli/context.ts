@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { createOutput, type Output } from './output';
 import { applyTargetEnv, resolveTarget, type GlobalOptions, type Target } from './target';
 
@@ -30,4 +30,11 @@ export function contextOf(command: Command): CommandContext {
 /** Appends an "Example:" block to a command's --help. */
 export function withExample(command: Command, ...examples: string[]): Command {
   return command.addHelpText('after', `\nExample${examples.length > 1 ? 's' : ''}:\n${examples.map((e) => `  $ ${e}`).join('\n')}\n`);
+}
+
+/** Option parser for a positive whole number; commander prints the error and exits 1. */
+export function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('must be a positive whole number');
+  return n;
 }

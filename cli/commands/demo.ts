@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { contextOf, withExample } from '../context';
+import { contextOf, positiveInt, withExample } from '../context';
 import { CliError, printTable } from '../output';
 
 /** `payrelay demo`: the scenario of docs/cli.md through the running local stack. */
@@ -7,7 +7,7 @@ export function registerDemoCommand(program: Command): void {
   withExample(
     program
       .command('demo')
-      .option('--timeout <seconds>', 'give up after this long', (v) => Number.parseInt(v, 10), 180),
+      .option('--timeout <seconds>', 'give up after this long', positiveInt, 180),
     'npm start            # in one terminal, then in another:\n  $ payrelay demo',
   )
     .description(

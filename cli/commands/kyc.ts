@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Log, Telemetry } from '@shared/app/ports';
 import type { BusinessOrderInput, IndividualOrderInput } from '@shared/providers/kyc-client';
-import { contextOf, withExample, type CommandContext } from '../context';
+import { contextOf, positiveInt, withExample, type CommandContext } from '../context';
 import { CliError, printRecord, printTable } from '../output';
 import { requireEnv, type Target } from '../target';
 
@@ -215,7 +215,7 @@ export function registerKycCommands(program: Command): void {
     });
   registerOrder(kyc);
   withExample(
-    kyc.command('confirm').option('--limit <n>', 'confirm at most n approvals', (v) => Number.parseInt(v, 10), 100),
+    kyc.command('confirm').option('--limit <n>', 'confirm at most n approvals', positiveInt, 100),
     'payrelay kyc confirm',
   )
     .description('confirm waiting approvals by pulling verification-status (an approval counts only once confirmed)')

@@ -2,7 +2,7 @@ import { basename } from 'node:path';
 import type { Command} from 'commander';
 import { Option } from 'commander';
 import { PAYOUT_STATES, type Payout, type PayoutState } from '@shared/domain/payout';
-import { contextOf, withExample, type CommandContext } from '../context';
+import { contextOf, positiveInt, withExample, type CommandContext } from '../context';
 import { readText } from '../io';
 import { formatOf, formatRowError, parsePayoutFile } from '../payout-file';
 import { CliError, printRecord, printTable } from '../output';
@@ -151,7 +151,7 @@ function registerStatusAndList(payouts: Command): void {
     payouts
       .command('list')
       .addOption(new Option('--state <state>', 'payouts in this state').choices([...PAYOUT_STATES]).makeOptionMandatory())
-      .option('--limit <n>', 'show at most n (newest first)', (v) => Number.parseInt(v, 10), 100),
+      .option('--limit <n>', 'show at most n (newest first)', positiveInt, 100),
     'payrelay payouts list --state NEEDS_REVIEW',
   )
     .description('list payouts in one state (scans the table: meant for operators, not hot paths)')
@@ -176,7 +176,7 @@ function registerStatusAndList(payouts: Command): void {
 
 function registerRedrive(payouts: Command): void {
   withExample(
-    payouts.command('redrive').option('--max <n>', 'move at most n messages', (v) => Number.parseInt(v, 10)),
+    payouts.command('redrive').option('--max <n>', 'move at most n messages', positiveInt),
     'payrelay payouts redrive',
   )
     .description(
