@@ -1,0 +1,72 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '@local/lambda';
+import { readLocalState, type LocalState } from '@local/state';
+
+/*
+ * `npm start` as a process: local/main.ts with free ports, found by the CLI through its state file,
+ * and stopped by SIGINT (what Ctrl-C sends) with exit code 0, its ports released.
+ */
+const stateFile = join(mkdtempSync(join(tmpdir(), 'payrelay-start-')), 'state.json');
+let child: ChildProcess | undefined;
+let output = '';
+
+afterAll(() => {
+  if (child && child.exitCode === null) child.kill('SIGKILL');
+});
+
+async function waitFor<T>(what: string, probe: () => T | undefined, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; output so far:\n${output}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe('npm start (local/main.ts)', () => {
+  let state: LocalState;
+
+  it('starts everything, prints what runs where, and records it for the CLI', async () => {
+    child = spawn(process.execPath, ['--import', 'tsx', 'local/main.ts', '--port', '0', '--simulator-port', '0', '--quiet'], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, PAYRELAY_STATE_FILE: stateFile },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+    state = await waitFor('the state file', () => readLocalState(stateFile));
+    await waitFor('the summary', () => (output.includes('Ctrl-C stops everything') ? true : undefined));
+    expect(state.pid).toBe(child.pid);
+    expect(output).toContain(state.urls.kycCallback);
+    expect(output).toContain(state.env.PAYOUTS_QUEUE_URL);
+    expect(output).toContain('payrelay-local-payouts');
+    expect(output).toContain('npx payrelay demo');
+
+    // The gateway serves the API's routes and nothing else; a forged KYC token is refused.
+    const unknown = await fetch(`${state.urls.gateway}/nope`, { method: 'POST' });
+    expect(unknown.status).toBe(404);
+    const forged = await fetch(`${state.urls.gateway}/callbacks/kyc/not-the-token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ event: 'applicantCreated' }),
+    });
+    expect(forged.status).toBe(401);
+    const types = await fetch(`${state.urls.kycApi}/api/v1/kyc_type/`);
+    expect(types.status).toBe(200);
+  }, 60_000);
+
+  it('stops cleanly on SIGINT: exit 0, state file removed, ports released', async () => {
+    const exited = new Promise<number | null>((resolve) => child?.once('exit', (code) => resolve(code)));
+    child?.kill('SIGINT');
+    expect(await exited).toBe(0);
+    expect(output).toContain('payrelay: stopped.');
+    expect(existsSync(stateFile)).toBe(false);
+    await expect(fetch(`${state.urls.gateway}/callbacks/payout-notifications`, { method: 'POST' })).rejects.toThrow();
+    await expect(fetch(`${state.urls.simulator}/kyc/api/v1/kyc_type/`)).rejects.toThrow();
+  }, 30_000);
+});
