@@ -52,29 +52,35 @@ export async function enqueuePayouts(
   const report: EnqueueReport = { enqueued: [], skipped: [], failed: [] };
   for (let start = 0; start < requests.length; start += SEND_BATCH_SIZE) {
     const batch = requests.slice(start, start + SEND_BATCH_SIZE);
-    const toSend: PayoutRequest[] = [];
-    for (const request of batch) {
-      const { created, payout } = await deps.repository.createAccepted(
-        Payout.accept(
-          {
-            identity: {
-              platform_merchant_id: request.platform_merchant_id,
-              currency: request.currency,
-              withdrawal_reference: request.withdrawal_reference,
+    // The ten conditional creates of a batch are independent single-item writes: run them together.
+    const created = await Promise.all(
+      batch.map((request) =>
+        deps.repository.createAccepted(
+          Payout.accept(
+            {
+              identity: {
+                platform_merchant_id: request.platform_merchant_id,
+                currency: request.currency,
+                withdrawal_reference: request.withdrawal_reference,
+              },
+              amount: request.amount,
+              accountMasked: maskAccount(request.account_number),
+              accountCode: request.account_code,
+              expectedName: request.expected_name,
+              userReference: request.user_reference,
+              metadata: request.metadata,
             },
-            amount: request.amount,
-            accountMasked: maskAccount(request.account_number),
-            accountCode: request.account_code,
-            expectedName: request.expected_name,
-            userReference: request.user_reference,
-            metadata: request.metadata,
-          },
-          now(),
+            now(),
+          ),
         ),
-      );
-      if (created || (options.resendAccepted && payout.state === 'ACCEPTED')) toSend.push(request);
+      ),
+    );
+    const toSend: PayoutRequest[] = [];
+    batch.forEach((request, i) => {
+      const { created: isNew, payout } = created[i] as { created: boolean; payout: Payout };
+      if (isNew || (options.resendAccepted && payout.state === 'ACCEPTED')) toSend.push(request);
       else report.skipped.push({ withdrawal_reference: request.withdrawal_reference, state: payout.state });
-    }
+    });
     await sendBatch(toSend, deps, report);
     deps.onProgress?.(Math.min(start + SEND_BATCH_SIZE, requests.length));
   }

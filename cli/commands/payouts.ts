@@ -5,7 +5,7 @@ import { PAYOUT_STATES, type Payout, type PayoutState } from '@shared/domain/pay
 import { contextOf, positiveInt, withExample, type CommandContext } from '../context';
 import { readText } from '../io';
 import { formatOf, formatRowError, parsePayoutFile } from '../payout-file';
-import { CliError, printRecord, printTable } from '../output';
+import { CliError, describeError, printRecord, printTable } from '../output';
 import { requireEnv } from '../target';
 
 /** The shared adapters, imported only after the target env is applied (they read it at load). */
@@ -99,6 +99,11 @@ function registerEnqueue(payouts: Command): void {
           parsed.requests,
           { repository, sqs: sqsClient, queueUrl: requireEnv(target, 'PAYOUTS_QUEUE_URL'), onProgress: (done) => showBar && bar.update(done) },
           { resendAccepted: opts.resendAccepted === true },
+        );
+      } catch (error) {
+        throw new CliError(
+          `enqueue stopped: ${describeError(error)}. Rows already sent are fine; a row recorded but not sent stays ACCEPTED: ` +
+            'rerun the same file with --resend-accepted',
         );
       } finally {
         if (showBar) bar.stop();
