@@ -42,6 +42,7 @@ function table(summary: ChaosSummary): string {
       .sort()
       .map(([state, n]): [string, string] => [`final: ${state}`, String(n)]),
     ['dead letters (with reason) / only there', `${summary.deadLetters.total} (${summary.deadLetters.withReason}) / ${summary.deadLetters.only}`],
+    ...Object.entries(summary.deadLetters.reasons).map(([reason, n]): [string, string] => [`  dead-letter reason`, `${n} x ${reason}`]),
     ['accepted = final + review + DLQ', `${summary.accepted} = ${summary.accountedFor}`],
     ['provider executions / max per reference', `${summary.ledger.executions} / ${summary.ledger.maxPerReference}`],
     ...Object.entries(summary.faults.simulator).map(([operation, kinds]): [string, string] => [

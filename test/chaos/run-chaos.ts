@@ -44,7 +44,7 @@ export interface ChaosSummary {
   /** Unique requests: payouts plus poison messages. */
   readonly accepted: number;
   readonly finalStates: Record<string, number>;
-  readonly deadLetters: { total: number; withReason: number; only: number };
+  readonly deadLetters: { total: number; withReason: number; only: number; reasons: Record<string, number> };
   /** final + review + dead-lettered without a payout record: must equal `accepted`. */
   readonly accountedFor: number;
   readonly ledger: { references: number; executions: number; maxPerReference: number };
@@ -329,7 +329,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
     // Invariant 3: accepted = final + review + dead-lettered (with a reason).
     const deadByReference = new Map<string, Message[]>();
     let withReason = 0;
+    const reasons: Record<string, number> = {};
     for (const message of deadLetters) {
+      // Reasons grouped by their wording (references, counts and quoted values left out).
+      const reason = (message.MessageAttributes?.reason?.StringValue ?? '(none)').replace(/"[^"]*"|\d+/g, '…').slice(0, 80);
+      reasons[reason] = (reasons[reason] ?? 0) + 1;
       const reference = /"withdrawal_reference":"([^"]+)"/.exec(message.Body ?? '')?.[1] ?? '(unreadable)';
       deadByReference.set(reference, [...(deadByReference.get(reference) ?? []), message]);
       if ((message.MessageAttributes?.reason?.StringValue ?? '') !== '') withReason += 1;
@@ -370,7 +374,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
       messagesSent: sends.length,
       accepted,
       finalStates,
-      deadLetters: { total: deadLetters.length, withReason, only: deadOnly },
+      deadLetters: { total: deadLetters.length, withReason, only: deadOnly, reasons },
       accountedFor: finals + deadOnly,
       ledger: {
         references: ledger.length,
