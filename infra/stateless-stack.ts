@@ -124,7 +124,8 @@ export class PayrelayStatelessStack extends Stack {
 
     const worker = make(FUNCTIONS.payoutWorker, 'PayoutWorker');
     useTable(worker, 'PAYOUTS_TABLE_NAME', stateful.payoutsTable, 'readWrite');
-    useTable(worker, 'KYC_TABLE_NAME', stateful.kycTable, 'read');
+    // readWrite: KYC gating records the result of its confirming pull on the subject.
+    useTable(worker, 'KYC_TABLE_NAME', stateful.kycTable, 'readWrite');
     useSecret(worker, 'PROVIDER_SECRET_ID', stateful.providerSecret);
     useSecret(worker, 'KYC_SECRET_ID', stateful.kycSecret);
     useQueue(worker, 'PAYOUTS_DLQ_URL', stateful.payoutsDlq, 'send');
@@ -143,11 +144,8 @@ export class PayrelayStatelessStack extends Stack {
 
     const reconciler = make(FUNCTIONS.reconciler, 'Reconciler');
     useTable(reconciler, 'PAYOUTS_TABLE_NAME', stateful.payoutsTable, 'readWrite');
-    useTable(reconciler, 'KYC_TABLE_NAME', stateful.kycTable, 'readWrite');
     useSecret(reconciler, 'PROVIDER_SECRET_ID', stateful.providerSecret);
-    useSecret(reconciler, 'KYC_SECRET_ID', stateful.kycSecret);
     reconciler.addEnvironment('PAYOUT_API_BASE_URL', config.payoutApiBaseUrl);
-    reconciler.addEnvironment('KYC_API_BASE_URL', config.kycApiBaseUrl);
     // A failed run is not retried (neither by EventBridge nor by Lambda's async retries): the next
     // tick reads the same open payouts again, and a retry would only overlap it.
     reconciler.configureAsyncInvoke({ retryAttempts: 0 });
@@ -161,7 +159,6 @@ export class PayrelayStatelessStack extends Stack {
     useTable(kycCallback, 'EVENTS_TABLE_NAME', stateful.eventsTable, 'readWrite');
     useTable(kycCallback, 'KYC_TABLE_NAME', stateful.kycTable, 'readWrite');
     useSecret(kycCallback, 'KYC_SECRET_ID', stateful.kycSecret);
-    kycCallback.addEnvironment('KYC_API_BASE_URL', config.kycApiBaseUrl);
 
     const payoutNotification = make(FUNCTIONS.payoutNotification, 'PayoutNotification');
     useTable(payoutNotification, 'EVENTS_TABLE_NAME', stateful.eventsTable, 'readWrite');

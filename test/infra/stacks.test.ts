@@ -79,7 +79,6 @@ function grantsOf(template: Template, functionId: string): Record<string, string
 }
 
 const sorted = (actions: readonly string[]) => [...actions].sort();
-const READ = sorted(TABLE_ACTIONS.read);
 const READ_WRITE = sorted(TABLE_ACTIONS.readWrite);
 const SECRET_READ = ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'];
 const XRAY = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
@@ -167,7 +166,7 @@ describe('functions', () => {
     expect(grantsOf(prod.stateless, 'payout-worker')).toEqual({
       '*': XRAY,
       PayoutsTable: READ_WRITE,
-      KycTable: READ,
+      KycTable: READ_WRITE,
       ProviderSecret: SECRET_READ,
       KycSecret: SECRET_READ,
       PayoutsDlq: DLQ_SEND,
@@ -176,9 +175,7 @@ describe('functions', () => {
     expect(grantsOf(prod.stateless, 'reconciler')).toEqual({
       '*': XRAY,
       PayoutsTable: READ_WRITE,
-      KycTable: READ_WRITE,
       ProviderSecret: SECRET_READ,
-      KycSecret: SECRET_READ,
     });
     expect(grantsOf(prod.stateless, 'kyc-callback')).toEqual({ '*': XRAY, EventsTable: READ_WRITE, KycTable: READ_WRITE, KycSecret: SECRET_READ });
     expect(grantsOf(prod.stateless, 'payout-notification')).toEqual({
@@ -207,6 +204,8 @@ describe('functions', () => {
     expect(env('kyc-callback').PAYOUTS_TABLE_NAME).toBeUndefined();
     expect(env('payout-notification').PROVIDER_SECRET_ID).toBeDefined();
     expect(env('reconciler').PAYOUT_API_BASE_URL).toBe(base.payoutApiBaseUrl);
+    expect(env('reconciler').KYC_TABLE_NAME).toBeUndefined();
+    expect(env('kyc-callback').KYC_API_BASE_URL).toBeUndefined();
   });
 
   it('consumes the payouts queue with partial batch failures, the batch size and a maximum concurrency', () => {
