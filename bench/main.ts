@@ -100,7 +100,7 @@ async function main(): Promise<void> {
     .addOption(new Option('--ingest-iterations <n>', 'measured webhooks per variant').argParser(positiveInt))
     .addOption(new Option('--cold-runs <n>', 'fresh Node processes per bundle').argParser(positiveInt))
     .addOption(new Option('--payouts <n>', 'payouts through the worker').argParser(positiveInt))
-    .addOption(new Option('--latency-ms <n>', 'simulator latency per provider call (L)').argParser(positiveInt).default(100))
+    .addOption(new Option('--latency-ms <list>', 'simulator latency per provider call, L (ms); a list runs the throughput part once per value').argParser(intList).default([100, 500], '100,500'))
     .addOption(new Option('--concurrency <n>', 'worker concurrency C (WORKER_CONCURRENCY, and the SQS batch size)').argParser(positiveInt).default(10))
     .addOption(new Option('--reconcile-final <list>', 'final payout counts to compare, e.g. 1000,100000').argParser(intList))
     .addOption(new Option('--reconcile-open <n>', 'open payouts in each reconcile run').argParser(positiveInt).default(100))
@@ -117,9 +117,9 @@ async function main(): Promise<void> {
   const full = Boolean(o.full);
   const options: BenchOptions = {
     ingestIterations: o.ingestIterations ?? (full ? 3000 : 1000),
-    coldRuns: o.coldRuns ?? (full ? 20 : 10),
-    payouts: o.payouts ?? (full ? 2000 : 500),
-    latencyMs: o.latencyMs,
+    coldRuns: o.coldRuns ?? (full ? 25 : 15),
+    payouts: o.payouts ?? (full ? 1000 : 300),
+    latenciesMs: o.latencyMs,
     concurrency: o.concurrency,
     reconcileFinal: o.reconcileFinal ?? (full ? [1000, 100_000] : [1000, 20_000]),
     reconcileOpen: o.reconcileOpen,

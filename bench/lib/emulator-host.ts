@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { startLocalAws } from '@local/emulators';
 import type { KycSecret, ProviderSecret } from '@shared/adapters/secrets';
-import { startSimulator, type LedgerEntry, type SimulatorOptions } from '@simulator/index';
+import { startSimulator, type FaultOperation, type LedgerEntry, type OperationFaults, type SimulatorOptions } from '@simulator/index';
 
 /*
  * The emulators (dynalite, fauxqs, the secrets stand-in and, when asked, the provider simulator) run
@@ -27,13 +27,19 @@ export interface Emulators {
   readonly simulatorUrl?: string;
   /** The simulator's ledger (executions per payout). */
   ledger(): Promise<LedgerEntry[]>;
+  /** Replaces the simulator's faults of one operation. */
+  setFaults(operation: FaultOperation, faults: OperationFaults): Promise<void>;
   stop(): Promise<void>;
 }
 
 type HostMessage =
   | { type: 'ready'; env: Record<string, string>; provider?: ProviderSecret; simulatorUrl?: string }
-  | { type: 'ledger'; entries: LedgerEntry[] }
+  | { type: 'reply'; id: number; value: unknown }
   | { type: 'failed'; message: string };
+
+/** Requests to the host: each gets one reply with the same id. */
+type HostRequest = { id: number; type: 'ledger' } | { id: number; type: 'faults'; operation: FaultOperation; faults: OperationFaults };
+type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
 
 /** Starts the emulators in a child process and waits until their resources exist. */
 export function startEmulators(config: EmulatorConfig): Promise<Emulators> {
@@ -42,25 +48,28 @@ export function startEmulators(config: EmulatorConfig): Promise<Emulators> {
       env: { ...process.env, [HOST_ENV]: JSON.stringify(config) },
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
-    let ledgerWaiters: Array<(entries: LedgerEntry[]) => void> = [];
+    const pending = new Map<number, (value: unknown) => void>();
+    let nextId = 0;
+    const ask = <T>(request: WithoutId<HostRequest>): Promise<T> =>
+      new Promise((done) => {
+        const id = nextId++;
+        pending.set(id, done as (value: unknown) => void);
+        child.send({ ...request, id });
+      });
     const exited = new Promise<void>((done) => child.once('exit', () => done()));
     child.on('message', (message: HostMessage) => {
       if (message.type === 'failed') reject(new Error(`emulators did not start: ${message.message}`));
-      if (message.type === 'ledger') {
-        const waiters = ledgerWaiters;
-        ledgerWaiters = [];
-        for (const w of waiters) w(message.entries);
+      if (message.type === 'reply') {
+        pending.get(message.id)?.(message.value);
+        pending.delete(message.id);
       }
       if (message.type !== 'ready') return;
       resolve({
         env: message.env,
         provider: message.provider,
         simulatorUrl: message.simulatorUrl,
-        ledger: () =>
-          new Promise((done) => {
-            ledgerWaiters.push(done);
-            child.send({ type: 'ledger' });
-          }),
+        ledger: () => ask<LedgerEntry[]>({ type: 'ledger' }),
+        setFaults: (operation, faults) => ask<void>({ type: 'faults', operation, faults }),
         async stop() {
           if (child.connected) child.disconnect();
           await exited;
@@ -92,8 +101,12 @@ async function host(config: EmulatorConfig): Promise<void> {
       stage: config.stage,
       secrets: { ...(provider ? { provider: { ...provider } } : {}), ...(config.kyc ? { kyc: { ...config.kyc } } : {}) },
     });
-    process.on('message', (message: { type: string }) => {
-      if (message.type === 'ledger') send({ type: 'ledger', entries: sim ? sim.admin.ledger() : [] });
+    process.on('message', (request: HostRequest) => {
+      if (request.type === 'ledger') send({ type: 'reply', id: request.id, value: sim ? sim.admin.ledger() : [] });
+      if (request.type === 'faults') {
+        sim?.admin.setFaults(request.operation, request.faults);
+        send({ type: 'reply', id: request.id, value: null });
+      }
     });
     process.on('disconnect', () => {
       void Promise.allSettled([local.stop(), sim?.stop()]).then(() => process.exit(0));

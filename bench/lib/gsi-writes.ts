@@ -93,7 +93,8 @@ export class IndexWriteCounter {
           (await this.side.send(new GetCommand({ TableName: String(input.TableName), Key: key, ConsistentRead: true }))).Item;
         const before = await read();
         const result = await next(args);
-        this.units += indexWriteUnits(table, before, await read());
+        const after = await read();
+        this.units += indexWriteUnits(table, before, after);
         return result;
       },
       { step: 'initialize', name: 'payrelayBenchIndexWrites', priority: 'low' },

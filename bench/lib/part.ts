@@ -27,7 +27,8 @@ export interface BenchOptions {
   readonly ingestIterations: number;
   readonly coldRuns: number;
   readonly payouts: number;
-  readonly latencyMs: number;
+  /** Provider latencies L of the throughput part; the first is also the cost part's. */
+  readonly latenciesMs: readonly number[];
   readonly concurrency: number;
   readonly reconcileFinal: readonly number[];
   readonly reconcileOpen: number;

@@ -36,7 +36,7 @@ const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / 
 const fixed = (x: number): string => (Number.isInteger(x) ? String(x) : x.toFixed(2));
 
 export const cost: Part = async ({ options, progress }): Promise<PartResult> => {
-  const L = options.latencyMs;
+  const L = options.latenciesMs[0] as number;
   const C = options.concurrency;
   const emulators = await startHandlerEnv({
     stage: 'bench-cost',
