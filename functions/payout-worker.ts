@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { createDeadLetterSink } from '@shared/adapters/dead-letter';
 import { createPayoutRepository } from '@shared/adapters/payout-repository';
 import { cachedSecret, kycSecretSchema, providerSecretSchema } from '@shared/adapters/secrets';
-import { createKycApprovalReader, createKycRepository } from '@shared/adapters/kyc-repository';
+import { createKycApprovalReader, createKycRepository, kycVerifier } from '@shared/adapters/kyc-repository';
 import {
   RetryLaterError,
   createKeyedLimiter,
@@ -68,12 +68,7 @@ function kycGate(): KycApprovalPort | undefined {
   const client = new KycServiceClient({ baseUrl, timeoutMs: config.PROVIDER_TIMEOUT_MS });
   return createKycApprovalReader({
     subjects: createKycRepository({ tableName: table }),
-    verifier: {
-      async verificationStatus(ref) {
-        const answer = await client.getVerificationStatus({ app_id: ref.appId, user_reference: ref.userReference });
-        return { decision: answer.decision, providerStatus: answer.status };
-      },
-    },
+    verifier: kycVerifier(client),
     appId: async () => (await kycSecret.get()).app_id,
     clock: systemClock,
     log: logger,
