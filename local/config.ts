@@ -18,7 +18,8 @@ export const localConfigSchema = z.object({
   stage: z.string().min(1).default('local'),
   gatewayPort: port.default(3000),
   simulatorPort: port.default(4010),
-  reconcileEverySeconds: z.number().positive().default(10),
+  /** Reconciler interval; absent means the deployed schedule (DEFAULT_RECONCILE_EVERY_MINUTES). */
+  reconcileEverySeconds: z.number().positive().optional(),
   visibilityTimeoutSeconds: z.number().int().min(0).default(30),
   partner: z.object({ partner_code: z.string().min(1), email: z.string().min(3), platform_merchant_id: z.string().min(1).optional() }),
   kycApp: z.object({ name: z.string().min(1), email: z.string().min(3), origin: z.array(z.string()) }),

@@ -2,7 +2,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import Table from 'cli-table3';
 import { DEFAULT_RECONCILE_EVERY_MINUTES } from '@shared/config/functions';
 import { loadLocalConfig, LOCAL_CONFIG_PATH } from './config';
-import { startLocalStack, type LocalStack } from './stack';
+import { reconcileEverySeconds, startLocalStack, type LocalStack } from './stack';
 import { LOCAL_STATE_PATH } from './state';
 import { tableStyle } from '@cli/output';
 
@@ -36,7 +36,7 @@ const program = new Command('npm start')
   .option('--simulator-port <port>', 'simulator port (env PAYRELAY_SIMULATOR_PORT; default 4010)', portArg)
   .option('--provider-url <url>', 'use this payout service instead of the simulator (env PAYRELAY_PROVIDER_URL)', urlArg)
   .option('--kyc-url <url>', 'use this KYC service instead of the simulator (env PAYRELAY_KYC_URL)', urlArg)
-  .option('--reconcile-every <seconds>', `reconciler interval (default from local/config.json; production: ${DEFAULT_RECONCILE_EVERY_MINUTES} min)`, secondsArg)
+  .option('--reconcile-every <seconds>', `reconciler interval (default: ${DEFAULT_RECONCILE_EVERY_MINUTES * 60}, the deployed schedule; e.g. 5 for a quicker demo)`, secondsArg)
   .option('--config <file>', 'local config file', LOCAL_CONFIG_PATH)
   .option('--quiet', 'do not print the gateway access log and poller lines')
   .addHelpText('after', '\nExample:\n  npm start -- --port 3100 --reconcile-every 5\n  npx payrelay demo   # in another terminal');
@@ -84,7 +84,7 @@ async function main(): Promise<void> {
     quiet?: boolean;
   }>();
   const config = loadLocalConfig(opts.config);
-  const reconcileSeconds = opts.reconcileEvery ?? config.reconcileEverySeconds;
+  const reconcileSeconds = opts.reconcileEvery ?? reconcileEverySeconds(config);
   const log = opts.quiet ? undefined : (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
   const providerUrl = opts.providerUrl ?? (process.env.PAYRELAY_PROVIDER_URL ? urlArg(process.env.PAYRELAY_PROVIDER_URL) : undefined);
   const kycUrl = opts.kycUrl ?? (process.env.PAYRELAY_KYC_URL ? urlArg(process.env.PAYRELAY_KYC_URL) : undefined);

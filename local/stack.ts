@@ -23,7 +23,7 @@ export interface LocalStackOptions {
   readonly providerUrl?: string;
   /** Another KYC service instead of the simulator; its app id comes from config.external.kyc. */
   readonly kycUrl?: string;
-  /** Reconciler schedule; defaults to config.reconcileEverySeconds. */
+  /** Reconciler schedule; defaults to config.reconcileEverySeconds, else the deployed schedule. */
   readonly reconcileEveryMs?: number;
   readonly visibilityTimeoutSeconds?: number;
   readonly maxReceiveCount?: number;
@@ -59,6 +59,11 @@ export interface LocalStack {
   /** Invokes the reconciler now, outside its schedule, and waits for it. */
   reconcileNow(): Promise<void>;
   stop(): Promise<void>;
+}
+
+/** The reconciler interval of a config: its own, else the deployed schedule. */
+export function reconcileEverySeconds(config: LocalConfig): number {
+  return config.reconcileEverySeconds ?? DEFAULT_RECONCILE_EVERY_MINUTES * 60;
 }
 
 /** Thrown when the local stack cannot start; the message says which part and why. */
@@ -208,7 +213,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     stops.push(() => poller.stop());
     const scheduler = startScheduler({
       fn: fn(FUNCTIONS.reconciler.id),
-      everyMs: options.reconcileEveryMs ?? config.reconcileEverySeconds * 1000,
+      everyMs: options.reconcileEveryMs ?? reconcileEverySeconds(config) * 1000,
       region,
       log,
     });
@@ -243,6 +248,3 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     throw new LocalStackError(`the local stack could not start: ${e.name}: ${e.message}`);
   }
 }
-
-/** The production schedule, for the console table. */
-export const PRODUCTION_RECONCILE_EVERY_MINUTES = DEFAULT_RECONCILE_EVERY_MINUTES;
