@@ -1,0 +1,238 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { RetryLaterError, createProcessPayout } from '@shared/app/process-payout';
+import { createReconcilePayouts } from '@shared/app/reconcile-payouts';
+import {
+  ConcurrentModificationError,
+  type PayoutProvider,
+  type PayoutRepository,
+  type PayoutStatusAnswer,
+  type ProviderCredentials,
+} from '@shared/app/ports';
+import { payoutKey, type PayoutIdentity } from '@shared/domain/identity';
+import { FINAL_STATES, type Payout, type PayoutState } from '@shared/domain/payout';
+import type { PayoutRequest } from '@shared/messages/payout-request';
+import {
+  ProviderAmbiguousError,
+  ProviderRejectedError,
+  ProviderUnauthorizedError,
+  ProviderUnavailableError,
+} from '@shared/providers/errors';
+import { fuzzSeed, runs } from './runs';
+
+/*
+ * Rule 1 under races, explored by fast-check's scheduler: several deliveries of one payout request
+ * and reconciler runs interleave at every storage and provider call, while the provider answers
+ * each call with a scripted outcome (accepted, committed then time-out, 5xx before commit, not
+ * sent, refused, 401). The storage is an in-memory stand-in with DynamoDB's conditional-write
+ * semantics; the use cases are the real ones. Whatever the interleaving and the outcomes: at most
+ * one Payout call reaches the provider, every payout ends final or in review, the state agrees
+ * with the provider, and history only moves forward.
+ */
+
+type PayoutOutcome = 'accept' | 'commit-then-timeout' | 'error-before-commit' | 'not-sent' | 'refused' | 'unauthorized';
+type StatusOutcome = 'answer' | 'ambiguous';
+
+const RANK: Record<PayoutState, number> = {
+  ACCEPTED: 0,
+  VERIFYING: 1,
+  SUBMITTING: 2,
+  UNKNOWN: 3,
+  SUBMITTED: 4,
+  REJECTED: 5,
+  FAILED: 5,
+  SUCCEEDED: 5,
+  NEEDS_REVIEW: 5,
+};
+
+const credentials: ProviderCredentials = {
+  partnerPublicKey: 'pk',
+  partnerSecretKey: 'ps',
+  merchantSecretKey: 'ms',
+  partnerId: 'partner-1',
+  platformMerchantId: 'merchant-1',
+};
+
+const request: PayoutRequest = {
+  version: 1,
+  platform_merchant_id: 'merchant-1',
+  currency: 'GHS',
+  withdrawal_reference: 'wr-race-1',
+  amount: '10.00',
+  account_number: '0244123456',
+  account_code: 'MTN',
+  expected_name: 'Kwame Mensah',
+};
+
+/** Conditional single-item writes, as the DynamoDB repository does them. */
+function memoryRepository(): PayoutRepository & { items: Map<string, Payout> } {
+  const items = new Map<string, Payout>();
+  return {
+    items,
+    async get(identity) {
+      return items.get(payoutKey(identity));
+    },
+    async createAccepted(payout) {
+      const existing = items.get(payout.key);
+      if (existing) return { created: false, payout: existing };
+      items.set(payout.key, payout);
+      return { created: true, payout };
+    },
+    async save(previous, next) {
+      const current = items.get(previous.key);
+      if (!current || current.state !== previous.state || current.version !== previous.version) {
+        throw new ConcurrentModificationError(`payout ${previous.key} moved`);
+      }
+      items.set(previous.key, next);
+      return next;
+    },
+    async queryDue(now) {
+      const identities = [...items.values()]
+        .filter((p) => !p.isFinal && p.record.nextCheckAt !== undefined && p.record.nextCheckAt <= now.toISOString())
+        .map((p) => p.record.identity);
+      return { identities, scannedCount: identities.length };
+    },
+    async listByState(state) {
+      return [...items.values()].filter((p) => p.state === state);
+    },
+    async markDueNow() {
+      return 0;
+    },
+  };
+}
+
+describe('payout races (property, fast-check scheduler)', () => {
+  it('deliveries and reconciler runs interleaved anyhow, with any provider outcomes: one Payout call at most, nothing lost, nothing backwards', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.scheduler(),
+        fc.array(fc.constantFrom<PayoutOutcome>('accept', 'commit-then-timeout', 'error-before-commit', 'not-sent', 'refused', 'unauthorized'), {
+          minLength: 1,
+          maxLength: 4,
+        }),
+        fc.array(fc.constantFrom<StatusOutcome>('answer', 'answer', 'ambiguous'), { maxLength: 6 }),
+        fc.boolean(),
+        fc.integer({ min: 1, max: 3 }),
+        fc.integer({ min: 0, max: 2 }),
+        async (s, payoutScript, statusScript, settlesAsFailure, deliveries, concurrentReconciles) => {
+          let clock = Date.parse('2026-03-01T00:00:00.000Z');
+          const ledger = { executed: false, settled: undefined as undefined | 'COMPLETED' | 'FAILED', checks: 0, reaching: 0 };
+          const repository = memoryRepository();
+          // Every storage call yields to the scheduler first; the write itself stays atomic.
+          const scheduled = <A extends unknown[], R>(fn: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
+            await s.schedule(Promise.resolve());
+            return fn(...args);
+          };
+          const repo: PayoutRepository = {
+            get: scheduled(repository.get),
+            createAccepted: scheduled(repository.createAccepted),
+            save: scheduled(repository.save),
+            queryDue: scheduled(repository.queryDue),
+            listByState: scheduled(repository.listByState),
+            markDueNow: scheduled(repository.markDueNow),
+          };
+          let payoutCalls = 0;
+          let statusCalls = 0;
+          const provider: PayoutProvider = {
+            verifyAccount: scheduled(async () => ({ success: true, message: 'ok', data: { account_name: 'Kwame Mensah' } })),
+            payout: async () => {
+              await s.schedule(Promise.resolve());
+              const outcome = payoutScript[payoutCalls++] ?? 'accept';
+              if (outcome === 'not-sent') throw new ProviderUnavailableError('payout', 'connection refused');
+              if (outcome === 'unauthorized') throw new ProviderUnauthorizedError('payout', 'HTTP 401', { httpStatus: 401 });
+              ledger.reaching += 1;
+              if (ledger.executed) throw new ProviderRejectedError('payout', 'duplicate', { httpStatus: 409, duplicateReference: true });
+              if (outcome === 'refused') throw new ProviderRejectedError('payout', 'refused', { httpStatus: 400, duplicateReference: false });
+              if (outcome === 'error-before-commit') throw new ProviderAmbiguousError('payout', 'HTTP 503', { httpStatus: 503 });
+              ledger.executed = true;
+              await s.schedule(Promise.resolve());
+              if (outcome === 'commit-then-timeout') throw new ProviderAmbiguousError('payout', 'time-out after sending');
+              return { success: true, data: { status: 'PENDING' } };
+            },
+            getPayout: async (_identity: PayoutIdentity): Promise<PayoutStatusAnswer> => {
+              await s.schedule(Promise.resolve());
+              if ((statusScript[statusCalls++] ?? 'answer') === 'ambiguous') throw new ProviderAmbiguousError('getPayout', 'reset');
+              if (!ledger.executed) return { found: false, outcome: 'unrecognized' };
+              ledger.checks += 1;
+              if (ledger.checks >= 2) ledger.settled ??= settlesAsFailure ? 'FAILED' : 'COMPLETED';
+              const status = ledger.settled ?? 'PENDING';
+              return {
+                found: true,
+                status,
+                outcome: status === 'COMPLETED' ? 'succeeded' : status === 'FAILED' ? 'failed' : 'in_progress',
+                raw: { amount: '10.00', currency: 'GHS', status },
+              };
+            },
+          };
+          const quiet = { info: () => {}, warn: () => {}, error: () => {} };
+          const deps = {
+            repository: repo,
+            provider,
+            credentials: { get: async () => credentials },
+            clock: { now: () => new Date(clock) },
+            telemetry: { count: () => {}, seconds: () => {} },
+            log: quiet,
+          };
+          const processPayout = createProcessPayout({ ...deps, settings: { nameMatchThreshold: 0.85, kycGating: false } });
+          const reconcile = createReconcilePayouts({
+            ...deps,
+            settings: { reviewAfterMs: 24 * 3_600_000, notFoundGraceMs: 15 * 60_000, resubmitUnknownNotFound: false, submitStaleMs: 5 * 60_000, concurrency: 2, pageSize: 10, budgetMs: 60_000 },
+          });
+
+          const unexpected: string[] = [];
+          const deliver = async (): Promise<'done' | 'retry'> => {
+            try {
+              await processPayout(request);
+              return 'done';
+            } catch (error) {
+              // What SQS redelivers: "try later", or losing every conditional write to other writers.
+              if (error instanceof RetryLaterError || error instanceof ConcurrentModificationError) return 'retry';
+              unexpected.push(`${(error as Error).name}: ${(error as Error).message}`);
+              return 'done';
+            }
+          };
+
+          // Phase 1: concurrent deliveries and reconciler runs, interleaved by the scheduler.
+          const tasks: Array<Promise<unknown>> = [];
+          for (let i = 0; i < deliveries; i++) tasks.push(deliver());
+          for (let i = 0; i < concurrentReconciles; i++) tasks.push(reconcile());
+          const results = await s.waitFor(Promise.all(tasks));
+          // Phase 2: SQS redelivers what asked for it, up to maxReceiveCount.
+          let pending = results.filter((r) => r === 'retry').length;
+          for (let receive = 2; receive <= 5 && pending > 0; receive++) {
+            clock += 30_000;
+            const again = Array.from({ length: pending }, () => deliver());
+            pending = (await s.waitFor(Promise.all(again))).filter((r) => r === 'retry').length;
+          }
+          // Phase 3: the reconciler alone, an hour later each time, until nothing is open.
+          for (let run = 0; run < 30; run++) {
+            clock += 61 * 60_000;
+            await s.waitFor(reconcile());
+            const open = [...repository.items.values()].filter((p) => !p.isFinal);
+            if (open.length === 0) break;
+          }
+
+          expect(unexpected).toEqual([]);
+          // Rule 1: at most one Payout call reached the provider (resubmission is off by default).
+          expect(ledger.reaching).toBeLessThanOrEqual(1);
+          const payout = [...repository.items.values()][0];
+          expect(payout).toBeDefined();
+          const state = payout!.state;
+          expect(FINAL_STATES.has(state), `ended ${state}`).toBe(true);
+          // The state agrees with the provider.
+          if (state === 'SUCCEEDED') expect(ledger.settled).toBe('COMPLETED');
+          if (state === 'FAILED') expect(ledger.settled === 'FAILED' || !ledger.executed).toBe(true);
+          if (state === 'REJECTED') expect(ledger.executed).toBe(false);
+          if (ledger.settled === 'COMPLETED') expect(['SUCCEEDED', 'NEEDS_REVIEW']).toContain(state);
+          // History: one forward chain.
+          const history = payout!.record.history;
+          for (let i = 1; i < history.length; i++) {
+            expect(history[i]!.from).toBe(history[i - 1]!.to);
+            expect(RANK[history[i]!.to]).toBeGreaterThan(RANK[history[i]!.from!]);
+          }
+        },
+      ),
+      { numRuns: runs(300), seed: fuzzSeed(), interruptAfterTimeLimit: 100_000 },
+    );
+  }, 120_000);
+});
