@@ -114,9 +114,10 @@ describe('payout races (property, fast-check scheduler)', () => {
         fc.boolean(),
         fc.integer({ min: 1, max: 3 }),
         fc.integer({ min: 0, max: 2 }),
-        async (s, payoutScript, statusScript, settlesAsFailure, deliveries, concurrentReconciles) => {
+        fc.boolean(),
+        async (s, payoutScript, statusScript, settlesAsFailure, deliveries, concurrentReconciles, resubmit) => {
           let clock = Date.parse('2026-03-01T00:00:00.000Z');
-          const ledger = { executed: false, settled: undefined as undefined | 'COMPLETED' | 'FAILED', checks: 0, reaching: 0 };
+          const ledger = { executed: false, settled: undefined as undefined | 'COMPLETED' | 'FAILED', checks: 0, reaching: 0, afterCommit: 0 };
           const repository = memoryRepository();
           // Every storage call yields to the scheduler first; the write itself stays atomic.
           const scheduled = <A extends unknown[], R>(fn: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
@@ -141,6 +142,7 @@ describe('payout races (property, fast-check scheduler)', () => {
               if (outcome === 'not-sent') throw new ProviderUnavailableError('payout', 'connection refused');
               if (outcome === 'unauthorized') throw new ProviderUnauthorizedError('payout', 'HTTP 401', { httpStatus: 401 });
               ledger.reaching += 1;
+              if (ledger.executed) ledger.afterCommit += 1;
               if (ledger.executed) throw new ProviderRejectedError('payout', 'duplicate', { httpStatus: 409, duplicateReference: true });
               if (outcome === 'refused') throw new ProviderRejectedError('payout', 'refused', { httpStatus: 400, duplicateReference: false });
               if (outcome === 'error-before-commit') throw new ProviderAmbiguousError('payout', 'HTTP 503', { httpStatus: 503 });
@@ -176,7 +178,7 @@ describe('payout races (property, fast-check scheduler)', () => {
           const processPayout = createProcessPayout({ ...deps, settings: { nameMatchThreshold: 0.85, kycGating: false } });
           const reconcile = createReconcilePayouts({
             ...deps,
-            settings: { reviewAfterMs: 24 * 3_600_000, notFoundGraceMs: 15 * 60_000, resubmitUnknownNotFound: false, submitStaleMs: 5 * 60_000, concurrency: 2, pageSize: 10, budgetMs: 60_000 },
+            settings: { reviewAfterMs: 24 * 3_600_000, notFoundGraceMs: 15 * 60_000, resubmitUnknownNotFound: resubmit, submitStaleMs: 5 * 60_000, concurrency: 2, pageSize: 10, budgetMs: 60_000 },
           });
 
           const unexpected: string[] = [];
@@ -208,16 +210,20 @@ describe('payout races (property, fast-check scheduler)', () => {
           for (let run = 0; run < 30; run++) {
             clock += 61 * 60_000;
             await s.waitFor(reconcile());
+            // With RESUBMIT_UNKNOWN_NOT_FOUND the operator enqueues the original request again.
+            if ([...repository.items.values()].some((p) => p.record.resubmitAuthorized)) await s.waitFor(deliver());
             const open = [...repository.items.values()].filter((p) => !p.isFinal);
             if (open.length === 0) break;
           }
 
           expect(unexpected).toEqual([]);
-          // Rule 1: at most one Payout call reached the provider (resubmission is off by default).
-          expect(ledger.reaching).toBeLessThanOrEqual(1);
+          // Rule 1: no Payout call after the provider committed one; without resubmission, one call at most.
+          expect(ledger.afterCommit).toBe(0);
+          if (!resubmit) expect(ledger.reaching).toBeLessThanOrEqual(1);
           const payout = [...repository.items.values()][0];
           expect(payout).toBeDefined();
           const state = payout!.state;
+          // A resubmission authorized but never used is open until the review deadline, then handed to a person.
           expect(FINAL_STATES.has(state), `ended ${state}`).toBe(true);
           // The state agrees with the provider.
           if (state === 'SUCCEEDED') expect(ledger.settled).toBe('COMPLETED');
