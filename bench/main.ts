@@ -96,13 +96,13 @@ async function main(): Promise<void> {
     )
     .addOption(new Option('--only <parts>', `run only these parts (comma-separated): ${PART_NAMES.join(', ')}`).argParser(partList))
     .option('--json [file]', 'write the results as JSON to <file>; without a file, print JSON instead of the table')
-    .option('--full', 'the full sizes of the issue (reconcile with 100,000 final payouts, more iterations); about 15+ minutes on 2 cores')
-    .addOption(new Option('--ingest-iterations <n>', 'measured webhooks per variant').argParser(positiveInt))
-    .addOption(new Option('--cold-runs <n>', 'fresh Node processes per bundle').argParser(positiveInt))
-    .addOption(new Option('--payouts <n>', 'payouts through the worker').argParser(positiveInt))
+    .option('--full', 'bigger samples: more webhooks, cold starts and payouts (about twice as long)')
+    .addOption(new Option('--ingest-iterations <n>', 'measured webhooks per variant (default: 1000; 3000 with --full)').argParser(positiveInt))
+    .addOption(new Option('--cold-runs <n>', 'fresh Node processes per bundle (default: 15; 25 with --full)').argParser(positiveInt))
+    .addOption(new Option('--payouts <n>', 'payouts through the worker per latency (default: 300; 1000 with --full)').argParser(positiveInt))
     .addOption(new Option('--latency-ms <list>', 'simulator latency per provider call, L (ms); a list runs the throughput part once per value').argParser(intList).default([100, 500], '100,500'))
     .addOption(new Option('--concurrency <n>', 'worker concurrency C (WORKER_CONCURRENCY, and the SQS batch size)').argParser(positiveInt).default(10))
-    .addOption(new Option('--reconcile-final <list>', 'final payout counts to compare, e.g. 1000,100000').argParser(intList))
+    .addOption(new Option('--reconcile-final <list>', 'final payout counts to compare (default: 1000,100000)').argParser(intList))
     .addOption(new Option('--reconcile-open <n>', 'open payouts in each reconcile run').argParser(positiveInt).default(100))
     .addOption(new Option('--reconcile-runs <n>', 'reconcile runs per size').argParser(positiveInt).default(5))
     .addOption(new Option('--cost-webhooks <n>', 'webhooks counted for the cost figures').argParser(positiveInt).default(200))
@@ -121,7 +121,7 @@ async function main(): Promise<void> {
     payouts: o.payouts ?? (full ? 1000 : 300),
     latenciesMs: o.latencyMs,
     concurrency: o.concurrency,
-    reconcileFinal: o.reconcileFinal ?? (full ? [1000, 100_000] : [1000, 20_000]),
+    reconcileFinal: o.reconcileFinal ?? [1000, 100_000],
     reconcileOpen: o.reconcileOpen,
     reconcileRuns: o.reconcileRuns,
     costWebhooks: o.costWebhooks,
