@@ -165,6 +165,28 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
     return { verifiedName };
   }
 
+  /**
+   * Records the outcome of the Payout call on the intent this call wrote. Meanwhile another writer
+   * may have bumped the version without moving the state (the reconciler rescheduling its look at a
+   * fresh SUBMITTING, an order notification making it due): the outcome still belongs to that intent
+   * while the payout is SUBMITTING with the same attempt count, so it is applied to the fresh version.
+   * Once anything else moved the state, reconciliation owns the payout and the error propagates.
+   */
+  async function saveOutcome(intent: Payout, outcome: (current: Payout, now: Date) => Payout): Promise<Payout> {
+    let current = intent;
+    for (let round = 1; ; round++) {
+      try {
+        return await save(current, outcome(current, clock.now()));
+      } catch (error) {
+        if (!(error instanceof ConcurrentModificationError) || round >= MAX_ROUNDS) throw error;
+        const fresh = await repository.get(intent.record.identity);
+        const sameIntent = fresh?.state === 'SUBMITTING' && fresh.record.submitAttempts === intent.record.submitAttempts;
+        if (!fresh || !sameIntent) throw error;
+        current = fresh;
+      }
+    }
+  }
+
   /** Calls Payout for a payout whose intent this call has just written, and records the outcome. */
   async function pay(intent: Payout, request: PayoutRequest): Promise<ProcessPayoutResult> {
     const body = {
@@ -174,22 +196,21 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
       currency: request.currency,
       withdrawal_reference: request.withdrawal_reference,
     };
-    let next: Payout;
+    let next: (current: Payout, now: Date) => Payout;
     let outcome: ProcessPayoutResult['outcome'];
     try {
       const accepted = await withCredentialRefresh(credentials, (creds) => provider.payout(body, creds));
-      next = intent.submitted(accepted.data?.status, clock.now());
+      next = (current, now) => current.submitted(accepted.data?.status, now);
       outcome = 'submitted';
     } catch (error) {
-      const now = clock.now();
       if (error instanceof ProviderUnavailableError || error instanceof ProviderUnauthorizedError) {
         // Nothing reached the provider (or it refused our keys twice): leave a one-time retry token
         // on SUBMITTING and let SQS deliver the message again. See docs/payouts.md.
-        await save(intent, intent.submitNotSent(now, `payout call not sent: ${error.name}`));
+        await saveOutcome(intent, (current, now) => current.submitNotSent(now, `payout call not sent: ${error.name}`));
         throw new RetryLaterError(`payout call not sent: ${error.name}`);
       }
       if (error instanceof ProviderRejectedError && !error.duplicateReference) {
-        next = intent.failed(`provider refused the payout: ${error.providerMessage ?? error.message}`, now);
+        next = (current, now) => current.failed(`provider refused the payout: ${error.providerMessage ?? error.message}`, now);
         outcome = 'failed';
       } else {
         // Rule 2: ambiguous (time-out, reset, 5xx, unparseable), a duplicate reference, or anything
@@ -200,11 +221,11 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
             : error instanceof ProviderAmbiguousError
               ? `ambiguous payout outcome: ${error.message}`
               : `unexpected error after the payout call: ${(error as Error).name}`;
-        next = intent.unknown(why, now);
+        next = (current, now) => current.unknown(why, now);
         outcome = 'unknown';
       }
     }
-    const saved = await save(intent, next);
+    const saved = await saveOutcome(intent, next);
     countOutcome(telemetry, saved);
     return { outcome, state: saved.state, reason: saved.record.reason };
   }

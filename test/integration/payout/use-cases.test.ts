@@ -359,6 +359,29 @@ describe('worker outcomes the simulator produces only through explicit ports', (
     expect(p?.record.reason).toMatch(/nothing was paid/);
   });
 
+  it('keeps the Payout outcome when a notification and a reconcile run touch the payout during the call', async () => {
+    const r = request();
+    // While the worker is inside the Payout call, an order notification makes the payout due and the
+    // reconciler records its look at the fresh SUBMITTING: the version moves on under the worker.
+    const racing: PayoutProvider = {
+      verifyAccount: (input, creds) => client.verifyAccount(input, creds),
+      getPayout: (identity, creds) => client.getPayout(identity, creds),
+      payout: async (input, creds) => {
+        const before = await payoutOf(r);
+        await h.repository.markDueNow(r.withdrawal_reference, s.clock.now());
+        await s.reconcile();
+        const after = await payoutOf(r);
+        expect(after?.state).toBe('SUBMITTING');
+        expect(after?.version).toBeGreaterThan(before?.version ?? 0);
+        return client.payout(input, creds);
+      },
+    };
+    const s = system({ provider: racing });
+    expect(await s.pay(r)).toMatchObject({ outcome: 'submitted', state: 'SUBMITTED' });
+    expect((await payoutOf(r))?.state).toBe('SUBMITTED');
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ executions: 1 });
+  });
+
   it('records a definite refusal of Payout as FAILED (a refusal after a successful verification)', async () => {
     // The simulator refuses Payout only for what verification already refused, so this port stands in for it.
     const refusing: PayoutProvider = {
