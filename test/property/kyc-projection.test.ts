@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { KycCallbackEvent } from '@shared/domain/callbacks';
 import { applyKycEvent, type KycSubject } from '@shared/domain/kyc-subject';
 import type { KycPhase } from '@shared/domain/kyc-status';
-import { fuzzSeed, runs } from './runs';
+import { fuzzSeed, runs, scaledTimeout } from './runs';
 
 /*
  * Money-safety rule 4 for KYC subjects: callbacks repeat and arrive out of order, and any
@@ -92,7 +92,7 @@ describe('KYC projection (property)', () => {
       ),
       { numRuns: runs(1500), seed: fuzzSeed() },
     );
-  });
+  }, scaledTimeout());
 
   it('a redelivery of an event already reflected changes nothing', () => {
     fc.assert(
@@ -106,7 +106,7 @@ describe('KYC projection (property)', () => {
       }),
       { numRuns: runs(800), seed: fuzzSeed() },
     );
-  });
+  }, scaledTimeout());
 
   it('the phase never moves backwards, whatever the arrival order', () => {
     const rank: Record<KycPhase, number> = { initiated: 0, pending: 1, completed: 2 };
@@ -127,5 +127,5 @@ describe('KYC projection (property)', () => {
       }),
       { numRuns: runs(800), seed: fuzzSeed() },
     );
-  });
+  }, scaledTimeout());
 });

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CURRENCIES, InvalidAmountError, fromMinorUnits, parseAmount, toMinorUnits } from '@shared/domain/money';
-import { fuzzSeed, runs } from './runs';
+import { fuzzSeed, runs, scaledTimeout } from './runs';
 
 /* Money-safety rule 5: amounts are decimal strings, exact for their currency, with no floating point. */
 
@@ -37,7 +37,7 @@ describe('money (property)', () => {
       }),
       { numRuns: runs(2000), seed: fuzzSeed() },
     );
-  });
+  }, scaledTimeout());
 
   it('any plain decimal a producer writes parses to the same value, canonically, and formatting is idempotent', () => {
     fc.assert(
@@ -53,7 +53,7 @@ describe('money (property)', () => {
       }),
       { numRuns: runs(2000), seed: fuzzSeed() },
     );
-  });
+  }, scaledTimeout());
 
   it('any other string is refused with InvalidAmountError, never coerced', () => {
     const plain = /^(0|[1-9][0-9]*)(\.[0-9]+)?$/;
@@ -73,5 +73,5 @@ describe('money (property)', () => {
       }),
       { numRuns: runs(3000), seed: fuzzSeed() },
     );
-  });
+  }, scaledTimeout());
 });

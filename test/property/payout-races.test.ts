@@ -18,7 +18,7 @@ import {
   ProviderUnauthorizedError,
   ProviderUnavailableError,
 } from '@shared/providers/errors';
-import { fuzzSeed, runs } from './runs';
+import { fuzzSeed, runs, scaledTimeout } from './runs';
 
 /*
  * Rule 1 under races, explored by fast-check's scheduler: several deliveries of one payout request
@@ -238,7 +238,7 @@ describe('payout races (property, fast-check scheduler)', () => {
           }
         },
       ),
-      { numRuns: runs(300), seed: fuzzSeed(), interruptAfterTimeLimit: 100_000 },
+      { numRuns: runs(300), seed: fuzzSeed(), interruptAfterTimeLimit: scaledTimeout(100_000) },
     );
-  }, 120_000);
+  }, scaledTimeout(120_000));
 });

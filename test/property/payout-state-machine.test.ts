@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '@shared/domain/errors';
 import { FINAL_STATES, Payout, canTransition, type PayoutState } from '@shared/domain/payout';
-import { fuzzSeed, runs } from './runs';
+import { fuzzSeed, runs, scaledTimeout } from './runs';
 
 /*
  * Money-safety rules 1 and 4 on the entity itself: whatever events and outcomes arrive, in whatever
@@ -145,7 +145,7 @@ describe('payout state machine (property)', () => {
       }),
       { numRuns: runs(1500), seed: fuzzSeed() },
     );
-  });
+  }, scaledTimeout());
 
   it('a payout that may have reached the provider (SUBMITTING, SUBMITTED, UNKNOWN) refuses a new intent without a token', () => {
     fc.assert(
@@ -169,5 +169,5 @@ describe('payout state machine (property)', () => {
       }),
       { numRuns: runs(800), seed: fuzzSeed() },
     );
-  });
+  }, scaledTimeout());
 });

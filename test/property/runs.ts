@@ -17,3 +17,8 @@ export function fuzzSeed(): number | undefined {
   const raw = process.env.PAYRELAY_FUZZ_SEED;
   return raw === undefined || raw === '' ? undefined : Number(raw);
 }
+
+/** A test time-out that grows with PAYRELAY_FUZZ_SCALE, so a long soak is not cut short. */
+export function scaledTimeout(baseMs = 30_000): number {
+  return Math.round(baseMs * Math.max(1, fuzzScale()));
+}

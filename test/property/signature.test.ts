@@ -10,7 +10,7 @@ import {
   type SigningSecrets,
 } from '@shared/signing';
 import { BODY_SERIALIZATIONS, SIGNATURE_ENCODINGS, SIGNING_ALGORITHMS, SIGNING_OPERATIONS } from '@shared/signing/profile';
-import { fuzzSeed, runs } from './runs';
+import { fuzzSeed, runs, scaledTimeout } from './runs';
 
 /*
  * Money-safety rule 6 at its root: a signed body verifies, and any single change to the signed
@@ -126,7 +126,7 @@ describe('signature verification (property)', () => {
       }),
       { numRuns: runs(500), seed: fuzzSeed() },
     );
-  });
+  }, scaledTimeout());
 
   it('any single structural change to the signed content is refused', () => {
     fc.assert(
@@ -140,7 +140,7 @@ describe('signature verification (property)', () => {
       }),
       { numRuns: runs(1500), seed: fuzzSeed() },
     );
-  });
+  }, scaledTimeout());
 
   it('any single character changed in the delivered JSON text verifies only if the signed content and signature are unchanged', () => {
     fc.assert(
@@ -164,7 +164,7 @@ describe('signature verification (property)', () => {
       }),
       { numRuns: runs(3000), seed: fuzzSeed() },
     );
-  });
+  }, scaledTimeout());
 
   it('any single change to the signature is refused: a character replaced, dropped or added, or a wrong type', () => {
     const signatureChangeArb = fc.oneof(
@@ -200,7 +200,7 @@ describe('signature verification (property)', () => {
       }),
       { numRuns: runs(300), seed: fuzzSeed() },
     );
-  });
+  }, scaledTimeout());
 
   it('a signature made with any other secret is refused', () => {
     fc.assert(
@@ -213,5 +213,5 @@ describe('signature verification (property)', () => {
       }),
       { numRuns: runs(500), seed: fuzzSeed() },
     );
-  });
+  }, scaledTimeout());
 });
