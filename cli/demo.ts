@@ -1,6 +1,5 @@
 import type { PayoutState } from '@shared/domain/payout';
 import type { PayoutRequest } from '@shared/messages/payout-request';
-import type { IndividualOrderInput } from '@shared/providers/kyc-client';
 import { CliError } from './output';
 import { requireEnv, type Target } from './target';
 
@@ -148,11 +147,7 @@ export async function runDemo(target: Target, progress: DemoProgress, options: D
   const kycClient = new KycServiceClient({ baseUrl: requireEnv(target, 'KYC_API_BASE_URL'), timeoutMs: 10_000 });
   const order = await createKycOrder(
     {
-      kyc: {
-        getKycTypes: () => kycClient.getKycTypes(),
-        createIndividualOrder: (body) => kycClient.createIndividualOrder(body as unknown as IndividualOrderInput),
-        createBusinessOrder: () => Promise.reject(new Error('not used by the demo')),
-      },
+      kyc: kycClient,
       orders: kycRepository,
       secret: kycSecret,
       apiBaseUrl: gateway,

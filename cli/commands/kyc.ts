@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import type { Log, Telemetry } from '@shared/app/ports';
-import type { BusinessOrderInput, IndividualOrderInput } from '@shared/providers/kyc-client';
 import { contextOf, positiveInt, withExample, type CommandContext } from '../context';
 import { CliError, printRecord, printTable } from '../output';
 import { requireEnv, type Target } from '../target';
@@ -32,19 +31,14 @@ async function kycSecret(target: Target) {
  */
 export async function confirmApprovals(target: Target, limit = 100) {
   const { confirmPendingApprovals } = await import('@shared/app/confirm-kyc-approval');
-  const { createKycRepository } = await import('@shared/adapters/kyc-repository');
+  const { createKycRepository, kycVerifier } = await import('@shared/adapters/kyc-repository');
   const { KycServiceClient } = await import('@shared/providers/kyc-client');
   const client = new KycServiceClient({ baseUrl: requireEnv(target, 'KYC_API_BASE_URL'), timeoutMs: 10_000 });
   try {
     return await confirmPendingApprovals(
       {
         subjects: createKycRepository({ tableName: requireEnv(target, 'KYC_TABLE_NAME') }),
-        verifier: {
-          async verificationStatus(ref) {
-            const answer = await client.getVerificationStatus({ app_id: ref.appId, user_reference: ref.userReference });
-            return { decision: answer.decision, providerStatus: answer.status };
-          },
-        },
+        verifier: kycVerifier(client),
         clock: { now: () => new Date() },
         log: cliLog,
       },
@@ -180,12 +174,7 @@ function registerOrder(kyc: Command): void {
             };
       const created = await createKycOrder(
         {
-          // The use case's port takes loose bodies; the client types them. The use case builds every field.
-          kyc: {
-            getKycTypes: () => client.getKycTypes(),
-            createIndividualOrder: (body) => client.createIndividualOrder(body as unknown as IndividualOrderInput),
-            createBusinessOrder: (body) => client.createBusinessOrder(body as unknown as BusinessOrderInput),
-          },
+          kyc: client,
           orders: createKycRepository({ tableName: requireEnv(target, 'KYC_TABLE_NAME') }),
           secret: await kycSecret(target),
           apiBaseUrl,
