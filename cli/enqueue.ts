@@ -1,8 +1,7 @@
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { maskAccount } from '@shared/domain/account';
-import { Payout, type PayoutState } from '@shared/domain/payout';
+import type { Payout, PayoutState } from '@shared/domain/payout';
 import type { PayoutRepository } from '@shared/app/ports';
-import type { PayoutRequest } from '@shared/messages/payout-request';
+import { acceptRequest, type PayoutRequest } from '@shared/messages/payout-request';
 
 /** SQS's own limit per SendMessageBatch. */
 export const SEND_BATCH_SIZE = 10;
@@ -55,24 +54,7 @@ export async function enqueuePayouts(
     // The ten conditional creates of a batch are independent single-item writes: run them together.
     const created = await Promise.all(
       batch.map((request) =>
-        deps.repository.createAccepted(
-          Payout.accept(
-            {
-              identity: {
-                platform_merchant_id: request.platform_merchant_id,
-                currency: request.currency,
-                withdrawal_reference: request.withdrawal_reference,
-              },
-              amount: request.amount,
-              accountMasked: maskAccount(request.account_number),
-              accountCode: request.account_code,
-              expectedName: request.expected_name,
-              userReference: request.user_reference,
-              metadata: request.metadata,
-            },
-            now(),
-          ),
-        ),
+        deps.repository.createAccepted(acceptRequest(request, now())),
       ),
     );
     const toSend: PayoutRequest[] = [];

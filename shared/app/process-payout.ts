@@ -2,7 +2,7 @@ import { maskAccount } from '@shared/domain/account';
 import type { PayoutIdentity } from '@shared/domain/identity';
 import { checkName, normalizeName } from '@shared/domain/name-policy';
 import { Payout } from '@shared/domain/payout';
-import type { PayoutRequest } from '@shared/messages/payout-request';
+import { acceptRequest, requestIdentity, type PayoutRequest } from '@shared/messages/payout-request';
 import {
   ProviderAmbiguousError,
   ProviderRejectedError,
@@ -86,12 +86,6 @@ export async function withCredentialRefresh<T>(
     return call(await credentials.get({ forceFetch: true }));
   }
 }
-
-const identityOf = (r: { platform_merchant_id: string; currency: string; withdrawal_reference: string }): PayoutIdentity => ({
-  platform_merchant_id: r.platform_merchant_id,
-  currency: r.currency,
-  withdrawal_reference: r.withdrawal_reference,
-});
 
 /** How many times one request re-reads the payout after losing a conditional write. */
 const MAX_ROUNDS = 5;
@@ -262,22 +256,9 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
   }
 
   return async function processPayout(request) {
-    const identity = identityOf(request);
+    const identity = requestIdentity(request);
     const creds = await credentials.get();
-    const { created, payout: stored } = await repository.createAccepted(
-      Payout.accept(
-        {
-          identity,
-          amount: request.amount,
-          accountMasked: maskAccount(request.account_number),
-          accountCode: request.account_code,
-          expectedName: request.expected_name,
-          userReference: request.user_reference,
-          metadata: request.metadata,
-        },
-        clock.now(),
-      ),
-    );
+    const { created, payout: stored } = await repository.createAccepted(acceptRequest(request, clock.now()));
     let payout = stored;
     if (!created) {
       const r = payout.record;

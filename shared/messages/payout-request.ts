@@ -1,6 +1,8 @@
 import { z } from 'zod';
-import { parseAccountCode } from '@shared/domain/account';
+import { maskAccount, parseAccountCode } from '@shared/domain/account';
+import type { PayoutIdentity } from '@shared/domain/identity';
 import { parseAmount } from '@shared/domain/money';
+import { Payout } from '@shared/domain/payout';
 
 /**
  * The payout request message on the payouts queue (version 1). The CLI's `payouts enqueue` validates
@@ -79,4 +81,33 @@ export function parsePayoutRequest(body: string): PayoutRequest {
   const problems = result.error.issues.map((i) => `${i.path.join('.') || '(message)'}: ${i.message}`).join('; ');
   const identity = identityShape.safeParse(json);
   throw new InvalidPayoutRequestError(`invalid payout request: ${problems}`, identity.success ? identity.data : undefined);
+}
+
+/** The payout identity a request names (its other fields stay out of the key). */
+export function requestIdentity(request: PayoutIdentity): PayoutIdentity {
+  return {
+    platform_merchant_id: request.platform_merchant_id,
+    currency: request.currency,
+    withdrawal_reference: request.withdrawal_reference,
+  };
+}
+
+/**
+ * The new ACCEPTED payout of a valid request. The worker and `payouts enqueue` both create payouts
+ * this way, so a stored payout compares equal however it was created. Only the mask of the account
+ * number is kept.
+ */
+export function acceptRequest(request: PayoutRequest, now: Date): Payout {
+  return Payout.accept(
+    {
+      identity: requestIdentity(request),
+      amount: request.amount,
+      accountMasked: maskAccount(request.account_number),
+      accountCode: request.account_code,
+      expectedName: request.expected_name,
+      userReference: request.user_reference,
+      metadata: request.metadata,
+    },
+    now,
+  );
 }
