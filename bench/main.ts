@@ -102,6 +102,7 @@ async function main(): Promise<void> {
     .addOption(new Option('--payouts <n>', 'payouts through the worker per latency (default: 300; 1000 with --full)').argParser(positiveInt))
     .addOption(new Option('--latency-ms <list>', 'simulator latency per provider call, L (ms); a list runs the throughput part once per value').argParser(intList).default([100, 500], '100,500'))
     .addOption(new Option('--concurrency <n>', 'worker concurrency C (WORKER_CONCURRENCY, and the SQS batch size)').argParser(positiveInt).default(10))
+    .addOption(new Option('--batch-size <n>', 'SQS batch size of the throughput part (default: the concurrency; the deployed default is 5)').argParser(positiveInt))
     .addOption(new Option('--reconcile-final <list>', 'final payout counts to compare (default: 1000,100000)').argParser(intList))
     .addOption(new Option('--reconcile-open <n>', 'open payouts in each reconcile run').argParser(positiveInt).default(100))
     .addOption(new Option('--reconcile-runs <n>', 'reconcile runs per size').argParser(positiveInt).default(5))
@@ -121,6 +122,7 @@ async function main(): Promise<void> {
     payouts: o.payouts ?? (full ? 1000 : 300),
     latenciesMs: o.latencyMs,
     concurrency: o.concurrency,
+    batchSize: o.batchSize ?? o.concurrency,
     reconcileFinal: o.reconcileFinal ?? [1000, 100_000],
     reconcileOpen: o.reconcileOpen,
     reconcileRuns: o.reconcileRuns,

@@ -30,6 +30,8 @@ export interface BenchOptions {
   /** Provider latencies L of the throughput part; the first is also the cost part's. */
   readonly latenciesMs: readonly number[];
   readonly concurrency: number;
+  /** SQS batch size of the throughput part (default: the concurrency). */
+  readonly batchSize: number;
   readonly reconcileFinal: readonly number[];
   readonly reconcileOpen: number;
   readonly reconcileRuns: number;

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { PayoutRequestInput } from '@shared/messages/payout-request';
 import type { LedgerEntry } from '@simulator/index';
 import { countHttpCalls } from '../lib/http-calls';
@@ -61,6 +62,23 @@ export async function startWorkerRig(options: { stage: string; latencyMs: number
   };
 }
 
+/** Payout states of the references starting with `prefix` (diagnostics when a run goes wrong). */
+async function statesOf(prefix: string): Promise<Record<string, number>> {
+  const { documentClient } = await import('@shared/adapters/aws-clients');
+  const states: Record<string, number> = {};
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await documentClient.send(new ScanCommand({ TableName: process.env.PAYOUTS_TABLE_NAME, ExclusiveStartKey: start }));
+    for (const item of page.Items ?? []) {
+      if (!String(item.withdrawal_reference).startsWith(prefix)) continue;
+      const key = `${String(item.state)}${item.reason ? `: ${String(item.reason).slice(0, 80)}` : ''}`;
+      states[key] = (states[key] ?? 0) + 1;
+    }
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return states;
+}
+
 interface LatencyRun {
   latencyMs: number;
   seconds: number;
@@ -74,7 +92,7 @@ interface LatencyRun {
 }
 
 export const throughput: Part = async ({ options, progress }): Promise<PartResult> => {
-  const { payouts: n, concurrency: C } = options;
+  const { payouts: n, concurrency: C, batchSize: B } = options;
   const latencies = options.latenciesMs;
   const rig = await startWorkerRig({ stage: 'bench-throughput', latencyMs: latencies[0] as number, concurrency: C, logLevel: options.logLevel });
   try {
@@ -96,18 +114,20 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
     for (const L of latencies) {
       await rig.setLatency(L);
       // Warm-up: connections, the cached secret, JIT. Not timed.
-      await rig.runBatches(payoutRequests(rig.platformMerchantId, `bench-warm-${L}`, C * 2), C);
+      await rig.runBatches(payoutRequests(rig.platformMerchantId, `bench-warm-${L}`, B * 2), B);
       provider.reset();
       dynamoMs.length = 0;
       const prefix = `bench-tp-${L}`;
       progress(`throughput: ${n} payouts, L = ${L} ms, C = ${C}`);
       const started = performance.now();
-      const durations = await rig.runBatches(payoutRequests(rig.platformMerchantId, prefix, n), C);
+      const durations = await rig.runBatches(payoutRequests(rig.platformMerchantId, prefix, n), B);
       const seconds = (performance.now() - started) / 1000;
       const ledger = (await rig.ledger()).filter((e) => e.withdrawal_reference.startsWith(`${prefix}-`));
       const notOnce = ledger.filter((e) => e.executions !== 1).length;
       if (ledger.length !== n || notOnce > 0) {
-        throw new Error(`the simulator ledger holds ${ledger.length} of ${n} payouts (${notOnce} not executed exactly once)`);
+        throw new Error(
+          `the simulator ledger holds ${ledger.length} of ${n} payouts (${notOnce} not executed exactly once); payout states: ${JSON.stringify(await statesOf(prefix))}`,
+        );
       }
       const rate = n / seconds;
       const bound = C / (2 * (L / 1000));
@@ -128,7 +148,7 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
       const L = r.latencyMs;
       rows.push(
         {
-          metric: `payouts/s (N = ${n}, C = ${C}, L = ${L} ms)`,
+          metric: `payouts/s (N = ${n}, C = ${C}${B === C ? '' : `, batch ${B}`}, L = ${L} ms)`,
           value: r.payoutsPerSecond.toFixed(1),
           reference: `bound C/(2L) = ${r.bound.toFixed(1)}`,
           ratio: ratio(r.ratio),
@@ -157,11 +177,11 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
     });
     return {
       part: 'throughput',
-      title: `3. Payout throughput (worker handler, SQS batches of ${C}, fixed simulator latency per provider call)`,
+      title: `3. Payout throughput (worker handler, SQS batches of ${B}, WORKER_CONCURRENCY ${C}, fixed simulator latency per provider call)`,
       rows,
-      data: { n, concurrency: C, runs },
+      data: { n, concurrency: C, batchSize: B, runs },
       notes: [
-        `The worker's own handler (functions/payout-worker.ts) invoked directly with SQS batch events of ${C} records (test/factories/sqs-events), one invocation after another as one Lambda instance would; no SQS polling. WORKER_CONCURRENCY = ${C}, so a batch runs all its records at once.`,
+        `The worker's own handler (functions/payout-worker.ts) invoked directly with SQS batch events of ${B} records (test/factories/sqs-events), one invocation after another as one Lambda instance would; no SQS polling. WORKER_CONCURRENCY = ${C}${B <= C ? ', so a batch runs all its records at once' : `, so a batch of ${B} takes ${Math.ceil(B / C)} rounds`}.`,
         `The simulator adds L ms to every AccountVerification and Payout call (fault latencyMs), for L = ${latencies.join(' and ')} ms. Each payout: 2 provider calls and 4 conditional writes. Every payout was checked executed exactly once in the simulator ledger.`,
         'The bound C/(2L) counts only the provider latency; DynamoDB writes, logging and the wait for the slowest record of each batch are what the ratio loses. dynalite answers one request at a time (single-threaded, in memory), so the 4 x C writes of a batch queue behind each other; DynamoDB serves them in parallel.',
       ],
