@@ -6,7 +6,7 @@ import { runChaos, type ChaosSummary } from './run-chaos';
  * Exits 1 when any money-safety invariant broke, 2 on a usage error.
  */
 
-const USAGE = `usage: npm run chaos -- [--payouts N] [--seed N] [--crash-rate R] [--duplicate-rate R] [--poison-rate R] [--pollers N] [--log-level LEVEL] [--json]
+const USAGE = `usage: npm run chaos -- [--payouts N] [--seed N] [--crash-rate R] [--duplicate-rate R] [--poison-rate R] [--pollers N] [--resubmit] [--log-level LEVEL] [--json]
 
 Runs N payouts through the real worker and reconciler on local AWS and the simulator while faults
 are injected (latency, 5xx, time-outs and resets after commit, duplicate deliveries, worker crashes
@@ -18,6 +18,8 @@ at every step boundary), then checks the money-safety invariants and prints a su
   --duplicate-rate R  share of messages sent twice (default 0.05)
   --poison-rate R     invalid messages added, as a share of payouts (default 0.01)
   --pollers N         concurrent SQS batches (default 3)
+  --resubmit          RESUBMIT_UNKNOWN_NOT_FOUND on: payouts the provider does not know are
+                      resubmitted once (the run enqueues them again) instead of going to review
   --log-level LEVEL   handler log level (default SILENT)
   --json              print the summary as JSON
 
@@ -53,7 +55,7 @@ function table(summary: ChaosSummary): string {
     ]),
     ['faults: worker crashes', Object.entries(summary.faults.crashes).map(([b, n]) => `${b} ${n}`).join(', ')],
     ['faults: duplicate messages / redelivered records', `${summary.faults.duplicateMessages} / ${summary.faults.redeliveredRecords}`],
-    ['reconcile runs', String(summary.reconcileRuns)],
+    ['reconcile runs / resubmissions', `${summary.reconcileRuns} / ${summary.resubmissions}`],
     ['time: workers / reconcile / total', `${(summary.timingsMs.workers / 1000).toFixed(1)} s / ${(summary.timingsMs.reconcile / 1000).toFixed(1)} s / ${(summary.timingsMs.total / 1000).toFixed(1)} s`],
     ['invariants', summary.violations.length === 0 ? 'all held' : `${summary.violations.length} BROKEN`],
   ];
@@ -72,6 +74,7 @@ async function main(): Promise<void> {
         'duplicate-rate': { type: 'string' },
         'poison-rate': { type: 'string' },
         pollers: { type: 'string' },
+        resubmit: { type: 'boolean', default: false },
         'log-level': { type: 'string' },
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
@@ -93,6 +96,7 @@ async function main(): Promise<void> {
     duplicateRate: numberOption(values['duplicate-rate'], 'duplicate-rate', 0.05, false),
     poisonRate: numberOption(values['poison-rate'], 'poison-rate', 0.01, false),
     pollers: numberOption(values.pollers, 'pollers', 3, true),
+    resubmit: values.resubmit === true,
     ...(values['log-level'] ? { logLevel: values['log-level'] } : {}),
     progress: json ? undefined : (line) => console.error(line),
   });

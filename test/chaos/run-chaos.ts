@@ -30,6 +30,12 @@ export interface ChaosOptions {
   readonly poisonRate?: number;
   /** Concurrent SQS batches (pollers). */
   readonly pollers?: number;
+  /**
+   * RESUBMIT_UNKNOWN_NOT_FOUND on: the reconciler authorizes one resubmission of a payout the
+   * provider positively does not know, and the run enqueues the original request again (as an
+   * operator would). Default off, like the deployed setting.
+   */
+  readonly resubmit?: boolean;
   /** Powertools log level of the handlers (default SILENT: the summary is the output). */
   readonly logLevel?: string;
   /** Progress lines. */
@@ -55,6 +61,8 @@ export interface ChaosSummary {
     redeliveredRecords: number;
   };
   readonly reconcileRuns: number;
+  /** Requests enqueued again after the reconciler authorized a resubmission (`resubmit`). */
+  readonly resubmissions: number;
   readonly timingsMs: { workers: number; reconcile: number; total: number };
   /** Broken invariants; empty when the run held every rule. */
   readonly violations: string[];
@@ -217,7 +225,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
     settings: {
       reviewAfterMs: 24 * 60 * 60_000,
       notFoundGraceMs: 15 * 60_000,
-      resubmitUnknownNotFound: false,
+      resubmitUnknownNotFound: options.resubmit ?? false,
       submitStaleMs: 5 * 60_000,
       concurrency: 8,
       pageSize: 100,
@@ -227,6 +235,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
 
   const violations: string[] = [];
   let reconcileRuns = 0;
+  let resubmissions = 0;
   let duplicateMessages = 0;
   let workersMs = 0;
   let reconcileMs = 0;
@@ -240,51 +249,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
         duplicateMessages += 1;
       }
     }
-    for (let i = 0; i < sends.length; i += 10) {
-      const chunk = sends.slice(i, i + 10);
-      const out = await sqsClient.send(
-        new SendMessageBatchCommand({ QueueUrl: aws.queueUrls.payouts, Entries: chunk.map((body, j) => ({ Id: String(j), MessageBody: body })) }),
-      );
-      if ((out.Failed ?? []).length > 0) throw new Error(`could not enqueue ${out.Failed?.length} chaos messages`);
-    }
+    await enqueue(sends);
     progress(`enqueued ${sends.length} messages (${planned.length} unique, ${duplicateMessages} sent twice, ${crashPlan.size} planned crashes)`);
 
     // Workers, with the reconciler running beside them at the real time.
     const workersStarted = Date.now();
-    const poller = await startSqsPoller({ sqs: sqsClient, queueUrl: aws.queueUrls.payouts, fn: workerFn, region, batchSize: 10, waitSeconds: 1, concurrency: options.pollers ?? 3 });
-    let workersDone = false;
-    const background = (async () => {
-      while (!workersDone) {
-        await reconcile();
-        reconcileRuns += 1;
-        await sleep(1000);
-      }
-    })();
-    let idleChecks = 0;
-    let lastReport = 0;
-    const deadline = Date.now() + Math.max(300_000, options.payouts * 400);
-    while (idleChecks < 3) {
-      await sleep(1000);
-      const attributes = await sqsClient.send(
-        new GetQueueAttributesCommand({ QueueUrl: aws.queueUrls.payouts, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
-      );
-      const waiting = Number(attributes.Attributes?.ApproximateNumberOfMessages ?? '0');
-      const inFlight = Number(attributes.Attributes?.ApproximateNumberOfMessagesNotVisible ?? '0');
-      idleChecks = waiting === 0 && inFlight === 0 ? idleChecks + 1 : 0;
-      if (Date.now() - lastReport > 10_000) {
-        lastReport = Date.now();
-        progress(`workers: ${poller.stats.batches} batches, ${poller.stats.deleted} done, ${poller.stats.failed} left for redelivery; queue ${waiting} waiting, ${inFlight} in flight`);
-      }
-      if (Date.now() > deadline) {
-        violations.push(`the queue did not drain in time (${waiting} waiting, ${inFlight} in flight)`);
-        break;
-      }
-    }
-    workersDone = true;
-    await poller.stop();
-    await background;
+    const redeliveredRecords = await drainQueue(true);
     workersMs = Date.now() - workersStarted;
-    const redeliveredRecords = poller.stats.failed;
 
     // The reconciler alone, an hour later each run, until nothing is open (or a day and a half passed).
     const reconcileStarted = Date.now();
@@ -292,8 +263,20 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
       offsetMs += 61 * 60_000;
       const summary = await reconcile();
       reconcileRuns += 1;
-      const open = await countOpen();
+      let open = await countOpen();
       progress(`reconcile +${Math.round(offsetMs / 3_600_000)} h: read ${summary.read}, moved ${JSON.stringify(summary.transitions)}, ${open} open`);
+      if (options.resubmit) {
+        // The operator enqueues the original request of every payout with an authorized resubmission.
+        const authorized = (await scanPayouts()).filter((i) => i.resubmit_authorized === true).map((i) => String(i.withdrawal_reference));
+        const bodies = authorized.map((reference) => planned.find((p) => p.reference === reference)?.body).filter((b): b is string => b !== undefined);
+        if (bodies.length > 0) {
+          await enqueue(bodies);
+          resubmissions += bodies.length;
+          await drainQueue(false);
+          open = await countOpen();
+          progress(`resubmitted ${bodies.length}; ${open} open`);
+        }
+      }
       if (open === 0 && Object.keys(summary.transitions).length === 0) break;
     }
     reconcileMs = Date.now() - reconcileStarted;
@@ -383,6 +366,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
       },
       faults: { simulator: faultCounts, crashes: { ...injector.counts }, duplicateMessages, redeliveredRecords },
       reconcileRuns,
+      resubmissions,
       timingsMs: { workers: workersMs, reconcile: reconcileMs, total: Date.now() - started },
       violations,
     };
@@ -390,6 +374,56 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
     await sim.stop();
     await aws.stop();
     unmute();
+  }
+
+  async function enqueue(bodies: readonly string[]): Promise<void> {
+    for (let i = 0; i < bodies.length; i += 10) {
+      const chunk = bodies.slice(i, i + 10);
+      const out = await sqsClient.send(
+        new SendMessageBatchCommand({ QueueUrl: aws.queueUrls.payouts, Entries: chunk.map((body, j) => ({ Id: String(j), MessageBody: body })) }),
+      );
+      if ((out.Failed ?? []).length > 0) throw new Error(`could not enqueue ${out.Failed?.length} chaos messages`);
+    }
+  }
+
+  /**
+   * Runs the workers (the poll loop on the payouts queue) until the queue stays empty, with the
+   * reconciler beside them when `withReconciler`; returns how many records were left for redelivery.
+   */
+  async function drainQueue(withReconciler: boolean): Promise<number> {
+    const poller = await startSqsPoller({ sqs: sqsClient, queueUrl: aws.queueUrls.payouts, fn: workerFn, region, batchSize: 10, waitSeconds: 1, concurrency: options.pollers ?? 3 });
+    let done = false;
+    const background = (async () => {
+      while (withReconciler && !done) {
+        await reconcile();
+        reconcileRuns += 1;
+        await sleep(1000);
+      }
+    })();
+    let idleChecks = 0;
+    let lastReport = 0;
+    const deadline = Date.now() + Math.max(300_000, options.payouts * 400);
+    while (idleChecks < 3) {
+      await sleep(1000);
+      const attributes = await sqsClient.send(
+        new GetQueueAttributesCommand({ QueueUrl: aws.queueUrls.payouts, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+      );
+      const waiting = Number(attributes.Attributes?.ApproximateNumberOfMessages ?? '0');
+      const inFlight = Number(attributes.Attributes?.ApproximateNumberOfMessagesNotVisible ?? '0');
+      idleChecks = waiting === 0 && inFlight === 0 ? idleChecks + 1 : 0;
+      if (Date.now() - lastReport > 10_000) {
+        lastReport = Date.now();
+        progress(`workers: ${poller.stats.batches} batches, ${poller.stats.deleted} done, ${poller.stats.failed} left for redelivery; queue ${waiting} waiting, ${inFlight} in flight`);
+      }
+      if (Date.now() > deadline) {
+        violations.push(`the queue did not drain in time (${waiting} waiting, ${inFlight} in flight)`);
+        break;
+      }
+    }
+    done = true;
+    await poller.stop();
+    await background;
+    return poller.stats.failed;
   }
 
   async function scanPayouts(): Promise<Array<Record<string, unknown>>> {

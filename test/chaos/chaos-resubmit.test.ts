@@ -1,0 +1,31 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runChaos, type ChaosSummary } from './run-chaos';
+
+/*
+ * Rule 1's one exception under chaos: with RESUBMIT_UNKNOWN_NOT_FOUND on, a payout the provider
+ * positively does not know (a 5xx before commit, a crash between SUBMITTING and the call) is
+ * resubmitted once with the same withdrawal_reference. Still never two executions, nothing lost.
+ * One chaos run per process (the handler modules read their env once), hence its own file.
+ */
+
+const PAYOUTS = Number(process.env.PAYRELAY_CHAOS_PAYOUTS ?? '120');
+const SEED = Number(process.env.PAYRELAY_CHAOS_SEED ?? '11');
+
+describe(`chaos run with resubmission (${PAYOUTS} payouts, seed ${SEED})`, () => {
+  let summary: ChaosSummary;
+
+  beforeAll(async () => {
+    summary = await runChaos({ payouts: PAYOUTS, seed: SEED, crashRate: 0.1, resubmit: true });
+    console.info(`chaos summary (resubmit): ${JSON.stringify(summary)}`);
+  }, 300_000);
+
+  it('resubmitted payouts the provider did not know', () => {
+    expect(summary.resubmissions).toBeGreaterThan(0);
+  });
+
+  it('holds every money-safety invariant: one execution at most, every payout final, every message accounted for', () => {
+    expect(summary.violations).toEqual([]);
+    expect(summary.ledger.maxPerReference).toBeLessThanOrEqual(1);
+    expect(summary.accountedFor).toBe(summary.accepted);
+  });
+});
