@@ -1,7 +1,3 @@
-import middy from '@middy/core';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { createEventStore } from '@shared/adapters/event-store';
 import { createKycRepository } from '@shared/adapters/kyc-repository';
 import { cachedSecret, kycSecretSchema } from '@shared/adapters/secrets';
@@ -9,8 +5,8 @@ import { systemClock, telemetryFrom } from '@shared/app/ports';
 import { receiveKycCallback } from '@shared/app/receive-kyc-callback';
 import { refreshable } from '@shared/app/webhook-ports';
 import { loadConfig, requiredString } from '@shared/config/env';
-import { parseAllowList, webhookEnvSchema } from '@shared/http/config';
-import { acknowledge, webhookGuard, webhookOf, type WebhookEvent } from '@shared/http/webhook';
+import { webhookEnvSchema } from '@shared/http/config';
+import { webhookHandler } from '@shared/http/webhook';
 import { logger } from '@shared/observability/logger';
 import { metrics } from '@shared/observability/metrics';
 
@@ -33,10 +29,6 @@ const deps = {
 };
 
 /** POST /callbacks/kyc/{token}: a KYC status callback, authenticated by the token in its path. */
-export const handler = middy<WebhookEvent, APIGatewayProxyStructuredResultV2>()
-  .use(injectLambdaContext(logger))
-  .use(logMetrics(metrics))
-  .use(webhookGuard({ maxBodyBytes: config.WEBHOOK_MAX_BODY_BYTES, allowList: parseAllowList(config.WEBHOOK_ALLOWED_IPS) }))
-  .handler(async (event) =>
-    acknowledge(await receiveKycCallback(deps, { token: event.pathParameters?.token ?? '', ...webhookOf(event) })),
-  );
+export const handler = webhookHandler(config, (event, webhook) =>
+  receiveKycCallback(deps, { token: event.pathParameters?.token ?? '', ...webhook }),
+);

@@ -1,7 +1,3 @@
-import middy from '@middy/core';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { createEventStore } from '@shared/adapters/event-store';
 import { createPayoutRepository } from '@shared/adapters/payout-repository';
 import { cachedSecret, providerSecretSchema } from '@shared/adapters/secrets';
@@ -9,8 +5,8 @@ import { credentialsFromCachedSecret, systemClock, telemetryFrom } from '@shared
 import { receivePayoutNotification } from '@shared/app/receive-payout-notification';
 import { refreshable } from '@shared/app/webhook-ports';
 import { loadConfig, requiredString } from '@shared/config/env';
-import { parseAllowList, webhookEnvSchema } from '@shared/http/config';
-import { acknowledge, requestHeader, webhookGuard, webhookOf, type WebhookEvent } from '@shared/http/webhook';
+import { webhookEnvSchema } from '@shared/http/config';
+import { requestHeader, webhookHandler } from '@shared/http/webhook';
 import { logger } from '@shared/observability/logger';
 import { metrics } from '@shared/observability/metrics';
 import { resolveSigningProfile } from '@shared/signing';
@@ -39,12 +35,6 @@ const deps = {
 };
 
 /** POST /callbacks/payout-notifications: a signed order notification from the payout service. */
-export const handler = middy<WebhookEvent, APIGatewayProxyStructuredResultV2>()
-  .use(injectLambdaContext(logger))
-  .use(logMetrics(metrics))
-  .use(webhookGuard({ maxBodyBytes: config.WEBHOOK_MAX_BODY_BYTES, allowList: parseAllowList(config.WEBHOOK_ALLOWED_IPS) }))
-  .handler(async (event) =>
-    acknowledge(
-      await receivePayoutNotification(deps, { authorization: requestHeader(event, 'authorization'), ...webhookOf(event) }),
-    ),
-  );
+export const handler = webhookHandler(config, (event, webhook) =>
+  receivePayoutNotification(deps, { authorization: requestHeader(event, 'authorization'), ...webhook }),
+);

@@ -1,11 +1,13 @@
-import type { MiddlewareObj } from '@middy/core';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { WebhookReceipt } from '@shared/app/webhook-ports';
 import { WebhookUnauthorizedError } from '@shared/domain/webhook-errors';
 import { logger } from '@shared/observability/logger';
 import { metrics, MetricUnit } from '@shared/observability/metrics';
 import { METRIC } from '@shared/observability/metric-names';
-import type { SourceAllowList } from './config';
+import { parseAllowList, type SourceAllowList } from './config';
 import { toHttpRefusal } from './error-map';
 import { MalformedJsonError, PayloadTooLargeError, SourceNotAllowedError, UnsupportedMediaTypeError } from './errors';
 
@@ -146,4 +148,20 @@ export function webhookGuard(options: WebhookGuardOptions): MiddlewareObj<Webhoo
       request.response = jsonResponse(refusal.statusCode, { error: refusal.code, message: refusal.message });
     },
   };
+}
+
+/**
+ * The one shape of a webhook Lambda: logger context and metrics flush, then the guard (allow-list,
+ * size, content type, JSON), then the route's use case, whose receipt becomes the 200 answer.
+ * Anything the guard or the use case refuses is mapped to its status by the guard.
+ */
+export function webhookHandler(
+  settings: { WEBHOOK_MAX_BODY_BYTES: number; WEBHOOK_ALLOWED_IPS?: string },
+  receive: (event: WebhookEvent, webhook: ParsedWebhook) => Promise<WebhookReceipt>,
+) {
+  return middy<WebhookEvent, APIGatewayProxyStructuredResultV2>()
+    .use(injectLambdaContext(logger))
+    .use(logMetrics(metrics))
+    .use(webhookGuard({ maxBodyBytes: settings.WEBHOOK_MAX_BODY_BYTES, allowList: parseAllowList(settings.WEBHOOK_ALLOWED_IPS) }))
+    .handler(async (event) => acknowledge(await receive(event, webhookOf(event))));
 }
