@@ -113,9 +113,11 @@ describe('payout races (property, fast-check scheduler)', () => {
         fc.array(fc.constantFrom<StatusOutcome>('answer', 'answer', 'ambiguous'), { maxLength: 6 }),
         fc.boolean(),
         fc.integer({ min: 1, max: 3 }),
-        fc.integer({ min: 0, max: 2 }),
+        // Seconds the clock moves before each concurrent reconciler run: at most 4.5 minutes in all,
+        // inside the 5-minute window in which a SUBMITTING payout may still have a worker in the call.
+        fc.array(fc.integer({ min: 0, max: 90 }), { maxLength: 3 }),
         fc.boolean(),
-        async (s, payoutScript, statusScript, settlesAsFailure, deliveries, concurrentReconciles, resubmit) => {
+        async (s, payoutScript, statusScript, settlesAsFailure, deliveries, advances, resubmit) => {
           let clock = Date.parse('2026-03-01T00:00:00.000Z');
           const ledger = { executed: false, settled: undefined as undefined | 'COMPLETED' | 'FAILED', checks: 0, reaching: 0, afterCommit: 0 };
           const repository = memoryRepository();
@@ -197,7 +199,15 @@ describe('payout races (property, fast-check scheduler)', () => {
           // Phase 1: concurrent deliveries and reconciler runs, interleaved by the scheduler.
           const tasks: Array<Promise<unknown>> = [];
           for (let i = 0; i < deliveries; i++) tasks.push(deliver());
-          for (let i = 0; i < concurrentReconciles; i++) tasks.push(reconcile());
+          for (const seconds of advances) {
+            tasks.push(
+              (async () => {
+                await s.schedule(Promise.resolve());
+                clock += seconds * 1000;
+                return reconcile();
+              })(),
+            );
+          }
           const results = await s.waitFor(Promise.all(tasks));
           // Phase 2: SQS redelivers what asked for it, up to maxReceiveCount.
           let pending = results.filter((r) => r === 'retry').length;
