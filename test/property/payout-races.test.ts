@@ -9,8 +9,8 @@ import {
   type PayoutStatusAnswer,
   type ProviderCredentials,
 } from '@shared/app/ports';
-import { payoutKey, type PayoutIdentity } from '@shared/domain/identity';
-import { FINAL_STATES, type Payout, type PayoutState } from '@shared/domain/payout';
+import type { PayoutIdentity } from '@shared/domain/identity';
+import { FINAL_STATES, type PayoutState } from '@shared/domain/payout';
 import type { PayoutRequest } from '@shared/messages/payout-request';
 import {
   ProviderAmbiguousError,
@@ -18,6 +18,7 @@ import {
   ProviderUnauthorizedError,
   ProviderUnavailableError,
 } from '@shared/providers/errors';
+import { memoryRepository } from './memory-repository';
 import { fuzzSeed, runs, scaledTimeout } from './runs';
 
 /*
@@ -63,43 +64,6 @@ const request: PayoutRequest = {
   account_code: 'MTN',
   expected_name: 'Kwame Mensah',
 };
-
-/** Conditional single-item writes, as the DynamoDB repository does them. */
-function memoryRepository(): PayoutRepository & { items: Map<string, Payout> } {
-  const items = new Map<string, Payout>();
-  return {
-    items,
-    async get(identity) {
-      return items.get(payoutKey(identity));
-    },
-    async createAccepted(payout) {
-      const existing = items.get(payout.key);
-      if (existing) return { created: false, payout: existing };
-      items.set(payout.key, payout);
-      return { created: true, payout };
-    },
-    async save(previous, next) {
-      const current = items.get(previous.key);
-      if (!current || current.state !== previous.state || current.version !== previous.version) {
-        throw new ConcurrentModificationError(`payout ${previous.key} moved`);
-      }
-      items.set(previous.key, next);
-      return next;
-    },
-    async queryDue(now) {
-      const identities = [...items.values()]
-        .filter((p) => !p.isFinal && p.record.nextCheckAt !== undefined && p.record.nextCheckAt <= now.toISOString())
-        .map((p) => p.record.identity);
-      return { identities, scannedCount: identities.length };
-    },
-    async listByState(state) {
-      return [...items.values()].filter((p) => p.state === state);
-    },
-    async markDueNow() {
-      return 0;
-    },
-  };
-}
 
 describe('payout races (property, fast-check scheduler)', () => {
   it('deliveries and reconciler runs interleaved anyhow, with any provider outcomes: one Payout call at most, nothing lost, nothing backwards', async () => {

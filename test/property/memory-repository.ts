@@ -1,0 +1,45 @@
+import { ConcurrentModificationError, type PayoutRepository } from '@shared/app/ports';
+import { payoutKey } from '@shared/domain/identity';
+import type { Payout } from '@shared/domain/payout';
+
+/**
+ * An in-memory payout repository with the DynamoDB adapter's semantics: a create that only
+ * succeeds once per identity, and single-item conditional writes on the expected state and version.
+ * For property tests that need thousands of runs; the real adapter is covered against dynalite.
+ */
+export function memoryRepository(): PayoutRepository & { items: Map<string, Payout> } {
+  const items = new Map<string, Payout>();
+  return {
+    items,
+    async get(identity) {
+      return items.get(payoutKey(identity));
+    },
+    async createAccepted(payout) {
+      const existing = items.get(payout.key);
+      if (existing) return { created: false, payout: existing };
+      items.set(payout.key, payout);
+      return { created: true, payout };
+    },
+    async save(previous, next) {
+      const current = items.get(previous.key);
+      if (!current || current.state !== previous.state || current.version !== previous.version) {
+        throw new ConcurrentModificationError(`payout ${previous.key} moved`);
+      }
+      items.set(previous.key, next);
+      return next;
+    },
+    async queryDue(now) {
+      const identities = [...items.values()]
+        .filter((p) => !p.isFinal && p.record.nextCheckAt !== undefined && p.record.nextCheckAt <= now.toISOString())
+        .map((p) => p.record.identity);
+      return { identities, scannedCount: identities.length };
+    },
+    async listByState(state) {
+      return [...items.values()].filter((p) => p.state === state);
+    },
+    async markDueNow() {
+      return 0;
+    },
+  };
+}
+
