@@ -91,6 +91,9 @@ const messageArb: fc.Arbitrary<string> = fc.oneof(
     JSON.stringify({ ...SEEDED[0], platform_merchant_id: 'P'.repeat(3_000), amount: 'not-an-amount' }),
     JSON.stringify({ ...SEEDED[0], platform_merchant_id: '\u4e2d'.repeat(128), withdrawal_reference: '\u4e2d'.repeat(128) }),
     JSON.stringify({ ...SEEDED[0], platform_merchant_id: '\u4e2d'.repeat(128), withdrawal_reference: '\u4e2d'.repeat(128), amount: '-5' }),
+    // A lone UTF-16 surrogate: valid JSON ("\ud800"), but no URI encoding of it exists.
+    JSON.stringify({ ...SEEDED[0], withdrawal_reference: 'wr-lone-\ud800-surrogate' }),
+    JSON.stringify({ ...SEEDED[0], withdrawal_reference: 'wr-lone-\udc00-surrogate', amount: 'x' }),
   ) },
 );
 

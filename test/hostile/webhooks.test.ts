@@ -270,9 +270,11 @@ describe('hostile input to the webhook receivers', () => {
       kyc('kyc_note 200k chars', callback({ status: 'completed', meta_data: { kyc_status: 'approved', kyc_note: 'N'.repeat(200_000) } })),
       kyc('__proto__ user', '{"__proto__":{"user_reference":"user-proto"},"status":"pending","user_reference":"__proto__"}'),
       kyc('constructor user', callback({ user_reference: 'constructor' })),
+      kyc('lone surrogate user', callback({ user_reference: 'user-\ud800-lone' })),
       notification('withdrawal_reference 2100 chars', { data: { withdrawal_reference: 'W'.repeat(2_100) } }),
       notification('withdrawal_reference 200k chars', { data: { withdrawal_reference: 'W'.repeat(200_000) } }),
       notification('deep data 1k', { data: JSON.parse('{"a":'.repeat(1_000) + '1' + '}'.repeat(1_000)) as unknown }),
+      notification('lone surrogate reference', { data: { withdrawal_reference: 'wr-\udc00-lone' } }),
       notification('__proto__ reference', JSON.parse('{"data":{"__proto__":{"withdrawal_reference":"wr-hostile-1"}}}') as object),
     ];
     const problems: string[] = [];
