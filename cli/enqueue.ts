@@ -23,6 +23,12 @@ export interface EnqueueOptions {
    * message for an ACCEPTED payout harmless.
    */
   readonly resendAccepted?: boolean;
+  /**
+   * Also send rows whose UNKNOWN payout carries a resubmission token: the reconciler sets one when the
+   * provider has not known the reference for the grace period and RESUBMIT_UNKNOWN_NOT_FOUND is on
+   * (money-safety rule 1's one exception). The worker spends the token once; extra messages do nothing.
+   */
+  readonly resendAuthorized?: boolean;
 }
 
 export interface EnqueueReport {
@@ -60,7 +66,10 @@ export async function enqueuePayouts(
     const toSend: PayoutRequest[] = [];
     batch.forEach((request, i) => {
       const { created: isNew, payout } = created[i] as { created: boolean; payout: Payout };
-      if (isNew || (options.resendAccepted && payout.state === 'ACCEPTED')) toSend.push(request);
+      const resend =
+        (options.resendAccepted === true && payout.state === 'ACCEPTED') ||
+        (options.resendAuthorized === true && payout.state === 'UNKNOWN' && payout.record.resubmitAuthorized === true);
+      if (isNew || resend) toSend.push(request);
       else report.skipped.push({ withdrawal_reference: request.withdrawal_reference, state: payout.state });
     });
     await sendBatch(toSend, deps, report);

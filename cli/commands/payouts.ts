@@ -62,9 +62,14 @@ function registerEnqueue(payouts: Command): void {
       .command('enqueue')
       .requiredOption('--file <file>', 'payouts as .csv (header row) or .jsonl (one JSON object per line)')
       .option('--dry-run', 'validate only; send nothing')
-      .option('--resend-accepted', 'also send rows whose payout exists but is still ACCEPTED (recovery after a crash mid-run)'),
+      .option('--resend-accepted', 'also send rows whose payout exists but is still ACCEPTED (recovery after a crash mid-run)')
+      .option(
+        '--resend-authorized',
+        'also send rows whose UNKNOWN payout the reconciler authorized for one resubmission (RESUBMIT_UNKNOWN_NOT_FOUND)',
+      ),
     'payrelay payouts enqueue --file payouts.csv',
     'payrelay payouts enqueue --file payouts.jsonl --dry-run',
+    'payrelay payouts enqueue --file payouts.csv --resend-authorized',
   )
     .description(
       'validate every row (all errors reported with row numbers, nothing sent if any), then enqueue in batches of 10. ' +
@@ -72,7 +77,7 @@ function registerEnqueue(payouts: Command): void {
         'Columns: platform_merchant_id, currency, withdrawal_reference, amount, account_number, account_code, ' +
         'expected_name, user_reference, metadata (JSON) or metadata.<key>.',
     )
-    .action(async (opts: { file: string; dryRun?: boolean; resendAccepted?: boolean }, cmd: Command) => {
+    .action(async (opts: { file: string; dryRun?: boolean; resendAccepted?: boolean; resendAuthorized?: boolean }, cmd: Command) => {
       const ctx = contextOf(cmd);
       const format = formatOf(opts.file);
       if (!format) throw new CliError(`${basename(opts.file)}: use a .csv or .jsonl file`);
@@ -98,7 +103,7 @@ function registerEnqueue(payouts: Command): void {
         report = await enqueuePayouts(
           parsed.requests,
           { repository, sqs: sqsClient, queueUrl: requireEnv(target, 'PAYOUTS_QUEUE_URL'), onProgress: (done) => showBar && bar.update(done) },
-          { resendAccepted: opts.resendAccepted === true },
+          { resendAccepted: opts.resendAccepted === true, resendAuthorized: opts.resendAuthorized === true },
         );
       } catch (error) {
         throw new CliError(

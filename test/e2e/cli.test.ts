@@ -106,6 +106,36 @@ describe('payrelay payouts enqueue', () => {
   });
 });
 
+describe('payrelay payouts enqueue --resend-authorized', () => {
+  it('sends only the rows whose UNKNOWN payout holds a resubmission token', async () => {
+    const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
+    const { Payout } = await import('@shared/domain/payout');
+    const repository = createPayoutRepository(aws.names.payoutsTable);
+    const start = new Date(Date.now() - 60 * 60_000);
+    // Two payouts the provider answered ambiguously; for R-1 it has not known the reference for the grace period.
+    const unknown = async (ref: string, authorize: boolean) => {
+      const accepted = Payout.accept(
+        { identity: { platform_merchant_id: 'm1', currency: 'GHS', withdrawal_reference: ref }, amount: ref === 'R-1' ? '1.50' : '2.50', accountMasked: '******3456', accountCode: 'MTN' },
+        start,
+      );
+      await repository.createAccepted(accepted);
+      let next = accepted.startVerifying(start).startSubmitting(start, 'Kwame Mensah').unknown('time-out', start);
+      if (authorize) next = next.checked(start, { notFoundSince: start.toISOString() }).authorizeResubmit(new Date(), 15 * 60_000);
+      await repository.save(accepted, next);
+    };
+    await unknown('R-1', true);
+    await unknown('R-2', false);
+    const path = file('resubmit.csv', rows('R', 2));
+    const before = await queueDepth();
+    const plain = JSON.parse((await cli(['--json', 'payouts', 'enqueue', '--file', path])).stdout);
+    expect(plain.enqueued).toEqual([]);
+    const resent = JSON.parse((await cli(['--json', 'payouts', 'enqueue', '--file', path, '--resend-authorized'])).stdout);
+    expect(resent.enqueued).toEqual(['R-1']);
+    expect(resent.skipped).toEqual([{ withdrawal_reference: 'R-2', state: 'UNKNOWN' }]);
+    expect(await queueDepth()).toBe(before + 1);
+  });
+});
+
 describe('payrelay payouts status and list', () => {
   it('shows the state and history of a payout, and fails in one line for an unknown reference', async () => {
     const { code, stdout } = await cli(['--json', 'payouts', 'status', 'G-3']);
