@@ -32,9 +32,15 @@ export interface PayrelayMonitoringProps {
 
 const FIVE_MINUTES = Duration.minutes(5);
 
-/** A payrelay metric emitted by the handlers (Powertools EMF, dimension service=payrelay). */
-export function payrelayMetric(name: string, statistic: 'Sum' | 'Maximum', period: Duration = FIVE_MINUTES): Metric {
-  return new Metric({ namespace: METRICS_NAMESPACE, metricName: name, dimensionsMap: { service: METRICS_SERVICE }, statistic, period });
+/** A payrelay metric emitted by one stage's handlers (Powertools EMF, dimensions service and stage). */
+export function payrelayMetric(stage: string, name: string, statistic: 'Sum' | 'Maximum', period: Duration = FIVE_MINUTES): Metric {
+  return new Metric({
+    namespace: METRICS_NAMESPACE,
+    metricName: name,
+    dimensionsMap: { service: METRICS_SERVICE, stage },
+    statistic,
+    period,
+  });
 }
 
 /**
@@ -50,6 +56,7 @@ export class PayrelayMonitoring extends Construct {
     super(scope, id);
     const { config, functions, api, payoutsQueue, payoutsDlq } = props;
     const prefix = `payrelay-${config.stage}`;
+    const metric = (name: string, statistic: 'Sum' | 'Maximum') => payrelayMetric(config.stage, name, statistic);
 
     if (config.alarms.email) {
       // The AWS-managed SNS key does not let CloudWatch publish; a customer key with a grant does.
@@ -85,16 +92,16 @@ export class PayrelayMonitoring extends Construct {
       0,
       'A payout request is in the dead-letter queue: it was never processed.',
     );
-    alarm('PayoutNeedsReview', payrelayMetric(METRIC.payoutNeedsReview, 'Sum'), 0, 'A payout was handed to a person (NEEDS_REVIEW).');
+    alarm('PayoutNeedsReview', metric(METRIC.payoutNeedsReview, 'Sum'), 0, 'A payout was handed to a person (NEEDS_REVIEW).');
     alarm(
       'UnknownPayoutTooOld',
-      payrelayMetric(METRIC.oldestUnknownAgeSeconds, 'Maximum'),
+      metric(METRIC.oldestUnknownAgeSeconds, 'Maximum'),
       config.alarms.unknownAgeMinutes * 60,
       `A payout has been UNKNOWN for more than ${config.alarms.unknownAgeMinutes} minutes.`,
     );
     alarm(
       'WebhookUnauthorizedSpike',
-      payrelayMetric(METRIC.webhookUnauthorized, 'Sum'),
+      metric(METRIC.webhookUnauthorized, 'Sum'),
       config.alarms.webhookUnauthorizedPer5Minutes,
       `More than ${config.alarms.webhookUnauthorizedPer5Minutes} callbacks were refused as unauthorised (401) within 5 minutes.`,
     );
@@ -112,7 +119,7 @@ export class PayrelayMonitoring extends Construct {
     this.dashboard = new Dashboard(this, 'Dashboard', { dashboardName: `${prefix}-flow`, defaultInterval: Duration.hours(6) });
     const graph = (title: string, left: IMetric[], right: IMetric[] = []) =>
       new GraphWidget({ title, left, right, width: 12, height: 6 });
-    const sums = (...names: string[]) => names.map((n) => payrelayMetric(n, 'Sum'));
+    const sums = (...names: string[]) => names.map((n) => metric(n, 'Sum'));
     this.dashboard.addWidgets(
       new TextWidget({
         markdown: `# payrelay ${config.stage}\nPayout flow: queue → worker → provider → reconciler. Webhook flow: API → receivers → events table. Alarms: docs/alarms.md.`,
@@ -136,7 +143,7 @@ export class PayrelayMonitoring extends Construct {
       ),
     );
     this.dashboard.addWidgets(
-      graph('Reconciliation', [payrelayMetric(METRIC.oldestUnknownAgeSeconds, 'Maximum'), payrelayMetric(METRIC.reconcileLagSeconds, 'Maximum')]),
+      graph('Reconciliation', [metric(METRIC.oldestUnknownAgeSeconds, 'Maximum'), metric(METRIC.reconcileLagSeconds, 'Maximum')]),
       graph(
         'Webhooks',
         sums(METRIC.webhookStored, METRIC.webhookDuplicate, METRIC.webhookUnauthorized, METRIC.webhookUnrecognized, METRIC.kycDecisionChanged),

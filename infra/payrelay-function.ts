@@ -32,6 +32,8 @@ export interface PayrelayFunctionProps {
   readonly logLevel: string;
   /** Physical name prefix, e.g. `payrelay-dev`. */
   readonly namePrefix: string;
+  /** The stage, a dimension of every payrelay metric (PAYRELAY_STAGE), so stages never share alarms. */
+  readonly stage: string;
   /** Settings env vars; resource env vars are added by useTable/useQueue/useSecret with their grants. */
   readonly environment?: Record<string, string>;
   /** Present when static egress is on: the function runs in the VPC's private subnets. */
@@ -70,6 +72,7 @@ export class PayrelayFunction extends NodejsFunction {
         POWERTOOLS_SERVICE_NAME: METRICS_SERVICE,
         POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
         POWERTOOLS_LOG_LEVEL: props.logLevel,
+        PAYRELAY_STAGE: props.stage,
         // Stack traces point at the TypeScript sources through the bundled source maps.
         NODE_OPTIONS: '--enable-source-maps',
         ...props.environment,

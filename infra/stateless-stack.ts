@@ -114,6 +114,7 @@ export class PayrelayStatelessStack extends Stack {
         logRemovalPolicy: removalPolicy,
         logLevel: config.logLevel,
         namePrefix,
+        stage: config.stage,
         environment: Object.fromEntries(
           Object.entries(settings).filter(([key]) => SETTINGS_BY_FUNCTION[definition.id].includes(key)),
         ),

@@ -19,9 +19,16 @@ const utilityLogger = {
   error: (...content: unknown[]) => logger.error(String(content[0]), { utility: 'metrics' }),
 };
 
-/** EMF metrics under one namespace, so alarms and the dashboard find every payrelay figure. */
+const stage = process.env.PAYRELAY_STAGE;
+
+/**
+ * EMF metrics under one namespace, so alarms and the dashboard find every payrelay figure. Deployed
+ * functions add the stage as a dimension (PAYRELAY_STAGE), so two stages in one account and region
+ * never set off each other's alarms.
+ */
 export const metrics = new Metrics({
   namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? METRICS_NAMESPACE,
   serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? METRICS_SERVICE,
+  ...(stage ? { defaultDimensions: { stage } } : {}),
   logger: utilityLogger,
 });

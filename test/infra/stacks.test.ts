@@ -205,6 +205,7 @@ describe('functions', () => {
     expect(env('payout-notification').PROVIDER_SECRET_ID).toBeDefined();
     expect(env('reconciler').PAYOUT_API_BASE_URL).toBe(base.payoutApiBaseUrl);
     expect(env('reconciler').KYC_TABLE_NAME).toBeUndefined();
+    for (const id of ['payout-worker', 'reconciler', 'kyc-callback', 'payout-notification']) expect(env(id).PAYRELAY_STAGE).toBe('prod');
     expect(env('kyc-callback').KYC_API_BASE_URL).toBeUndefined();
   });
 
@@ -292,7 +293,8 @@ describe('alarms and dashboard', () => {
       Threshold: 0,
       ComparisonOperator: 'GreaterThanThreshold',
     });
-    const service = [{ Name: 'service', Value: METRICS_SERVICE }];
+    // The stage is a dimension: two stages in one account and region never set off each other's alarms.
+    const service = [{ Name: 'service', Value: METRICS_SERVICE }, { Name: 'stage', Value: 'prod' }];
     expect(alarmNamed(prod.stateless, 'payrelay-prod-PayoutNeedsReview')).toMatchObject({
       MetricName: METRIC.payoutNeedsReview,
       Namespace: METRICS_NAMESPACE,
