@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { payoutKey } from '@shared/domain/identity';
 import { InvalidPayoutRequestError, parsePayoutRequest, type PayoutRequestInput } from '@shared/messages/payout-request';
-import { payoutRequestEvent, sqsEvent } from '@test/factories/sqs-events';
+import { payoutRequestEvent, sqsEvent, sqsRecord } from '@test/factories/sqs-events';
 import { fuzzSeed } from '@test/property/runs';
 import { HOSTILE_MERCHANT, requestCount, startHostileStack, type HostileStack } from './hostile-stack';
 
@@ -196,4 +196,22 @@ describe('hostile SQS messages to the payout worker', () => {
     expect(recorded.size + deadInvalid).toBe(invalidCount);
     expect(deadInvalid).toBeGreaterThanOrEqual(expectDeadLetters);
   }, 240_000);
+
+  it('odd batches: empty, the same record twice, missing or garbage receive counts; one payout, no failure, no crash', async () => {
+    expect(await stack.worker({ Records: [] })).toEqual({ batchItemFailures: [] });
+    const body = JSON.stringify({ ...SEEDED[0], withdrawal_reference: 'wr-odd-batch-1' });
+    const twice = sqsRecord(body, { messageId: 'odd-1' });
+    const noCount = sqsRecord(JSON.stringify({ ...SEEDED[0], withdrawal_reference: 'wr-odd-batch-2' }));
+    delete (noCount.attributes as Partial<typeof noCount.attributes>).ApproximateReceiveCount;
+    const garbageCount = sqsRecord(JSON.stringify({ ...SEEDED[0], withdrawal_reference: 'wr-odd-batch-3' }));
+    garbageCount.attributes.ApproximateReceiveCount = 'many';
+    const response = await stack.worker({ Records: [twice, { ...twice }, noCount, garbageCount] });
+    expect(response.batchItemFailures).toEqual([]);
+    const ledger = stack.sim.admin.ledger().filter((e) => e.withdrawal_reference.startsWith('wr-odd-batch-'));
+    expect(ledger.map((e) => [e.withdrawal_reference, e.executions]).sort()).toEqual([
+      ['wr-odd-batch-1', 1],
+      ['wr-odd-batch-2', 1],
+      ['wr-odd-batch-3', 1],
+    ]);
+  }, 60_000);
 });
