@@ -29,7 +29,9 @@ export interface KycSubject {
   note?: string;
   /** Provider event name of the event the subject reflects. */
   event: string;
+  /** The order of the highest-positioned event that named one (events may omit it). */
   orderId?: string;
+  orderPosition?: string;
   occurredAt: string;
   /** Ordering key of the reflected event: rank, then event time, then event id. */
   position: string;
@@ -73,7 +75,7 @@ const isFinal = (decision: KycDecision): decision is FinalKycDecision =>
 /**
  * Applies one recognized callback. The subject reflects the event with the highest position (rank
  * first, so a late `pending` never undoes `completed`; then event time, so of two final answers the
- * later one wins); final decisions and the profile merge as sets/maxima. All three are
+ * later one wins); final decisions, the profile and the order id merge as sets/maxima. All are
  * order-independent, so any permutation or duplication of the same events converges.
  * A change of decision drops an earlier confirmation: each approval must be confirmed on its own.
  */
@@ -96,8 +98,10 @@ export function applyKycEvent(
 
   const profileWins =
     event.profile !== undefined && (current?.profilePosition === undefined || position > current.profilePosition);
+  // Like the profile, the order id merges by position, not arrival: a late event that names it still counts.
+  const orderWins = event.orderId !== undefined && (current?.orderPosition === undefined || position > current.orderPosition);
 
-  if (current !== undefined && !wins && !profileWins && finalDecisionsSeen.length === current.finalDecisionsSeen.length) {
+  if (current !== undefined && !wins && !profileWins && !orderWins && finalDecisionsSeen.length === current.finalDecisionsSeen.length) {
     return { subject: current, changed: false, newlyFlagged: false };
   }
 
@@ -121,7 +125,6 @@ export function applyKycEvent(
     next.decision = event.decision;
     next.note = event.note;
     next.event = event.event;
-    next.orderId = event.orderId ?? base.orderId;
     next.occurredAt = event.occurredAt;
     next.position = position;
     next.lastEventId = eventId;
@@ -133,6 +136,10 @@ export function applyKycEvent(
   if (profileWins) {
     next.profile = event.profile;
     next.profilePosition = position;
+  }
+  if (orderWins) {
+    next.orderId = event.orderId;
+    next.orderPosition = position;
   }
   return { subject: next, changed: true, newlyFlagged: next.decisionChanged && !(current?.decisionChanged ?? false) };
 }
