@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { preview } from './errors';
+import { isWellFormedText } from './identity';
 import { normalizeKycDecision, normalizeKycPhase, type KycDecision, type KycPhase } from './kyc-status';
 
 /**
@@ -60,6 +61,13 @@ const nonEmptyString = (value: unknown): string | undefined =>
  */
 export const MAX_REFERENCE_LENGTH = 128;
 
+/** Why a reference cannot become part of a table key, or undefined when it can. */
+function referenceProblem(name: string, value: string): string | undefined {
+  if (value.length > MAX_REFERENCE_LENGTH) return `${name} is longer than ${MAX_REFERENCE_LENGTH} characters`;
+  if (!isWellFormedText(value)) return `${name} is not well-formed Unicode text (lone surrogate)`;
+  return undefined;
+}
+
 /** Free text copied into a projection is clipped, so a subject item stays small whatever is sent. */
 const MAX_TEXT_LENGTH = 1000;
 const MAX_FIELD_LENGTH = 256;
@@ -88,9 +96,8 @@ export function recognizeKycCallback(payload: unknown): Recognition<KycCallbackE
   if (!isObject(payload)) return { recognized: false, reason: 'payload is not a JSON object' };
   const userReference = nonEmptyString(payload.user_reference);
   if (userReference === undefined) return { recognized: false, reason: 'user_reference is missing' };
-  if (userReference.length > MAX_REFERENCE_LENGTH) {
-    return { recognized: false, reason: `user_reference is longer than ${MAX_REFERENCE_LENGTH} characters` };
-  }
+  const badReference = referenceProblem('user_reference', userReference);
+  if (badReference) return { recognized: false, reason: badReference };
   const statusWord = nonEmptyString(payload.status);
   const phase = statusWord === undefined ? undefined : normalizeKycPhase(statusWord);
   if (phase === undefined) return { recognized: false, reason: `unknown status ${quoted(payload.status)}` };
@@ -149,9 +156,8 @@ export function recognizeOrderNotification(payload: unknown): Recognition<OrderN
   if (withdrawalReference === undefined) {
     return { recognized: false, reason: 'no data.withdrawal_reference or data.order_details.partner_order_id' };
   }
-  if (withdrawalReference.length > MAX_REFERENCE_LENGTH) {
-    return { recognized: false, reason: `withdrawal reference is longer than ${MAX_REFERENCE_LENGTH} characters` };
-  }
+  const badReference = referenceProblem('withdrawal reference', withdrawalReference);
+  if (badReference) return { recognized: false, reason: badReference };
   return {
     recognized: true,
     event: {

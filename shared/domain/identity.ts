@@ -11,17 +11,40 @@ export interface PayoutIdentity {
 
 const SEPARATOR = '|';
 
+/** A UTF-16 surrogate without its partner: valid in a JS string (and in JSON text), not in UTF-8. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * Whether a string is well-formed Unicode, so it has one UTF-8 form and can be URI-encoded. A lone
+ * surrogate cannot be stored as it was sent; replacing it would let two different references share
+ * one key, so references carrying one are refused instead.
+ */
+export function isWellFormedText(value: string): boolean {
+  return !LONE_SURROGATE.test(value);
+}
+
+/** DynamoDB's limit on a partition key value, in bytes. */
+const MAX_KEY_BYTES = 2048;
+
 /**
  * A stable, unambiguous string key for a payout identity: each part URI-encoded (so '|' inside a
  * part becomes %7C), joined by '|'. Used as the payouts table partition key.
- * @throws InvalidPayoutIdentityError when a part is empty.
+ * @throws InvalidPayoutIdentityError when a part is empty or not well-formed text, or the key is too long.
  */
 export function payoutKey(id: PayoutIdentity): string {
   const parts = [id.platform_merchant_id, id.currency, id.withdrawal_reference];
   if (parts.some((part) => typeof part !== 'string' || part.length === 0)) {
     throw new InvalidPayoutIdentityError('platform_merchant_id, currency and withdrawal_reference must be non-empty strings');
   }
-  return parts.map(encodeURIComponent).join(SEPARATOR);
+  if (!parts.every(isWellFormedText)) {
+    throw new InvalidPayoutIdentityError('platform_merchant_id, currency and withdrawal_reference must be well-formed Unicode text');
+  }
+  const key = parts.map(encodeURIComponent).join(SEPARATOR);
+  if (key.length > MAX_KEY_BYTES) {
+    // Encoded keys are ASCII, so characters are bytes.
+    throw new InvalidPayoutIdentityError(`the payout identity is too long for a key (${key.length} bytes encoded; at most ${MAX_KEY_BYTES})`);
+  }
+  return key;
 }
 
 /**

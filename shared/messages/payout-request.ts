@@ -1,8 +1,16 @@
 import { z } from 'zod';
 import { maskAccount, parseAccountCode } from '@shared/domain/account';
-import type { PayoutIdentity } from '@shared/domain/identity';
+import { isWellFormedText, payoutKey, type PayoutIdentity } from '@shared/domain/identity';
 import { parseAmount } from '@shared/domain/money';
 import { Payout } from '@shared/domain/payout';
+
+/** A reference that becomes part of a table key: trimmed, 1 to 128 characters, well-formed Unicode. */
+const reference = z
+  .string()
+  .trim()
+  .min(1)
+  .max(128)
+  .refine(isWellFormedText, 'must be well-formed Unicode text (no lone surrogates)');
 
 /**
  * The payout request message on the payouts queue (version 1). The CLI's `payouts enqueue` validates
@@ -12,12 +20,12 @@ import { Payout } from '@shared/domain/payout';
 export const payoutRequestSchema = z
   .object({
     version: z.literal(1),
-    platform_merchant_id: z.string().trim().min(1),
+    platform_merchant_id: reference,
     currency: z
       .string()
       .trim()
       .regex(/^[A-Z]{3}$/, 'must be a 3-letter upper-case currency code'),
-    withdrawal_reference: z.string().trim().min(1).max(128),
+    withdrawal_reference: reference,
     amount: z.string().trim().min(1),
     account_number: z
       .string()
@@ -25,19 +33,21 @@ export const payoutRequestSchema = z
       .regex(/^\+?[0-9]{4,34}$/, 'must be 4 to 34 digits'),
     account_code: z.string().trim().min(1),
     expected_name: z.string().trim().min(1).max(200).optional(),
-    user_reference: z.string().trim().min(1).max(128).optional(),
+    user_reference: reference.optional(),
     metadata: z.record(z.string(), z.string()).optional(),
   })
   .strict()
   .transform((message, ctx) => {
     try {
+      // The identity must make a table key (DynamoDB caps keys at 2048 bytes, encoded).
+      payoutKey(message);
       return {
         ...message,
         amount: parseAmount(message.amount, message.currency) as string,
         account_code: parseAccountCode(message.account_code) as string,
       };
     } catch (error) {
-      ctx.addIssue({ code: 'custom', message: error instanceof Error ? error.message : 'invalid amount or account code' });
+      ctx.addIssue({ code: 'custom', message: error instanceof Error ? error.message : 'invalid identity, amount or account code' });
       return z.NEVER;
     }
   });
@@ -59,11 +69,23 @@ export class InvalidPayoutRequestError extends Error {
   }
 }
 
-const identityShape = z.object({
-  platform_merchant_id: z.string().trim().min(1),
-  currency: z.string().trim().regex(/^[A-Z]{3}$/),
-  withdrawal_reference: z.string().trim().min(1).max(128),
-});
+const identityShape = z
+  .object({
+    platform_merchant_id: reference,
+    currency: z.string().trim().regex(/^[A-Z]{3}$/),
+    withdrawal_reference: reference,
+  })
+  .refine(
+    (identity) => {
+      try {
+        payoutKey(identity);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    { message: 'the identity does not make a payout key' },
+  );
 
 /**
  * Parses a raw message body. Throws InvalidPayoutRequestError naming the bad fields (never their

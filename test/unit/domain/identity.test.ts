@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidPayoutIdentityError, parsePayoutKey, payoutKey } from '@shared/domain/identity';
+import { InvalidPayoutIdentityError, isWellFormedText, parsePayoutKey, payoutKey } from '@shared/domain/identity';
 
 describe('payoutKey', () => {
   it('is stable and round-trips', () => {
@@ -26,5 +26,26 @@ describe('payoutKey', () => {
 
   it.each(['a|b', 'a|b|c|d', 'a|GHS|%E0%A4%A', 'a|GHS|%41', '|GHS|x'])('rejects the non-canonical key %j', (key) => {
     expect(() => parsePayoutKey(key)).toThrow(InvalidPayoutIdentityError);
+  });
+});
+
+describe('references that cannot make a key', () => {
+  it('tells well-formed text from text with a lone surrogate', () => {
+    expect(isWellFormedText('ref-1 中 😀')).toBe(true);
+    expect(isWellFormedText('ref-\uD800')).toBe(false);
+    expect(isWellFormedText('\uDC00ref')).toBe(false);
+    expect(isWellFormedText('\uDE00\uD83D')).toBe(false);
+  });
+
+  it('refuses a lone surrogate with a named error, never a URIError', () => {
+    expect(() => payoutKey({ platform_merchant_id: 'm', currency: 'GHS', withdrawal_reference: 'r\uD800' })).toThrow(
+      InvalidPayoutIdentityError,
+    );
+  });
+
+  it('refuses an identity whose encoded key would pass DynamoDB\'s 2048-byte limit', () => {
+    const long = '中'.repeat(128);
+    expect(() => payoutKey({ platform_merchant_id: long, currency: 'GHS', withdrawal_reference: long })).toThrow(/too long for a key/);
+    expect(payoutKey({ platform_merchant_id: long, currency: 'GHS', withdrawal_reference: 'r' }).length).toBeLessThanOrEqual(2048);
   });
 });
