@@ -36,6 +36,7 @@ export async function startHandlerEnv(options: {
     POWERTOOLS_SERVICE_NAME: METRICS_SERVICE,
     POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
     POWERTOOLS_LOG_LEVEL: options.logLevel,
+    PAYRELAY_STAGE: options.stage,
     ...options.env,
   });
   return { ...emulators, provider: emulators.provider ?? BENCH_PROVIDER_SECRET };

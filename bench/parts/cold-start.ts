@@ -45,6 +45,7 @@ const HANDLER_ENV: Record<string, string> = {
   POWERTOOLS_SERVICE_NAME: METRICS_SERVICE,
   POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
   POWERTOOLS_LOG_LEVEL: 'INFO',
+  PAYRELAY_STAGE: 'bench',
   NODE_OPTIONS: '--enable-source-maps',
 };
 
@@ -74,6 +75,7 @@ export function synthesizeBundles(outdir: string): Bundle[] {
       logRemovalPolicy: RemovalPolicy.DESTROY,
       logLevel: 'INFO',
       namePrefix: 'payrelay-bench',
+      stage: 'bench',
     });
     logicalIds.set(definition.id, stack.getLogicalId(fn.node.defaultChild as CfnFunction));
   }
