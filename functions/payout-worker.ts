@@ -3,7 +3,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import { createDeadLetterSink } from '@shared/adapters/dead-letter';
 import { createPayoutRepository } from '@shared/adapters/payout-repository';
 import { cachedSecret, kycSecretSchema, providerSecretSchema } from '@shared/adapters/secrets';

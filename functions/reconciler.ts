@@ -2,7 +2,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { Context, ScheduledEvent } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import { createPayoutRepository } from '@shared/adapters/payout-repository';
 import { cachedSecret, providerSecretSchema } from '@shared/adapters/secrets';
 import { credentialsFromCachedSecret, systemClock, telemetryFrom } from '@shared/app/ports';

@@ -1,5 +1,5 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { z } from 'zod';
+import * as z from 'zod';
 import { DEFAULT_RECONCILE_EVERY_MINUTES } from '@shared/config/functions';
 import { PAYOUTS_QUEUE } from '@shared/config/resources';
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { REPO_ROOT } from './lambda';
 
 /** Path of the documented DEV-ONLY local configuration. */

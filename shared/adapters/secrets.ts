@@ -1,5 +1,5 @@
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
-import { z } from 'zod';
+import * as z from 'zod';
 import { secretsClient } from './aws-clients';
 
 /** Thrown when a secret exists but its JSON does not have the fields payrelay needs. */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Thrown at module load when the environment does not satisfy a handler's schema. */
 export class ConfigError extends Error {

@@ -1,5 +1,5 @@
 import { BlockList, isIP } from 'node:net';
-import { z } from 'zod';
+import * as z from 'zod';
 import { envInt } from '@shared/config/env';
 
 /** Settings both receivers share (docs/architecture.md, "Environment variables"). */

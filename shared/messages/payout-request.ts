@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { maskAccount, parseAccountCode } from '@shared/domain/account';
 import { isWellFormedText, payoutKey, type PayoutIdentity } from '@shared/domain/identity';
 import { parseAmount } from '@shared/domain/money';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { normalizeKycDecision, normalizeKycPhase, type KycDecision, type KycPhase } from '@shared/domain/kyc-status';
 import { ProviderRejectedError, redact, type ProviderOperation } from './errors';
 import { HttpTransport, interpretResponse, messageOf, type TransportRequest } from './http';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseAccountCode } from '@shared/domain/account';
 import type { PayoutIdentity } from '@shared/domain/identity';
 import { currencyDecimals, parseAmount } from '@shared/domain/money';
