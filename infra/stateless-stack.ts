@@ -42,7 +42,9 @@ function settingsEnvironment(config: PayrelayConfig): Record<string, string> {
     ['WEBHOOK_MAX_BODY_BYTES', s.webhookMaxBodyBytes],
     ['WEBHOOK_ALLOWED_IPS', s.webhookAllowedIps?.join(',')],
     ['EVENT_RETENTION_DAYS', s.eventRetentionDays],
-    ['WORKER_CONCURRENCY', s.workerConcurrency],
+    // By default a batch runs all at once: with fewer records in flight than the batch holds, each
+    // batch would take several provider round trips (measured by the throughput benchmark).
+    ['WORKER_CONCURRENCY', s.workerConcurrency ?? config.worker.batchSize],
     ['RECONCILE_CONCURRENCY', s.reconcileConcurrency],
   ];
   return Object.fromEntries(pairs.filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]));

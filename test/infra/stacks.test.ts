@@ -199,6 +199,8 @@ describe('functions', () => {
     );
     expect(env('payout-worker').KYC_GATING).toBe('on');
     expect(env('payout-worker').PAYOUTS_MAX_RECEIVE_COUNT).toBe('7');
+    // Unless a stage sets it, a whole SQS batch is processed at once.
+    expect(env('payout-worker').WORKER_CONCURRENCY).toBe('3');
     expect(env('kyc-callback').KYC_GATING).toBeUndefined();
     expect(env('kyc-callback').WEBHOOK_ALLOWED_IPS).toBe('203.0.113.0/24,198.51.100.7');
     expect(env('kyc-callback').PAYOUTS_TABLE_NAME).toBeUndefined();
