@@ -9,6 +9,7 @@ import { FINAL_STATES, type PayoutHistoryEntry, type PayoutState } from '@shared
 import { startSimulator, type SimulatorOptions } from '@simulator/index';
 import { mulberry32, type Random } from '@simulator/prng';
 import { CRASH_BOUNDARIES, installCrashInjector, type CrashBoundary } from './crash-injector';
+import { PAYOUT_STATE_RANK } from '@test/support/payout-rank';
 
 /*
  * The chaos run: payouts through the real worker handler (its SQS batches come from a real poll
@@ -68,18 +69,6 @@ export interface ChaosSummary {
   readonly violations: string[];
 }
 
-/** Forward order of the payout states (every legal move goes strictly up). */
-const RANK: Record<PayoutState, number> = {
-  ACCEPTED: 0,
-  VERIFYING: 1,
-  SUBMITTING: 2,
-  UNKNOWN: 3,
-  SUBMITTED: 4,
-  REJECTED: 5,
-  FAILED: 5,
-  SUCCEEDED: 5,
-  NEEDS_REVIEW: 5,
-};
 
 /** Seeded simulator accounts (docs/simulator.md) with their holders; the last always fails at settlement. */
 const ACCOUNTS = [
@@ -303,7 +292,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
       if (history[0]?.from !== null || history[0]?.to !== 'ACCEPTED') violations.push(`${String(item.withdrawal_reference)}: history does not start at ACCEPTED`);
       for (let i = 1; i < history.length; i++) {
         const move = history[i] as PayoutHistoryEntry;
-        if (move.from !== history[i - 1]?.to || RANK[move.to] <= RANK[move.from]) {
+        if (move.from !== history[i - 1]?.to || PAYOUT_STATE_RANK[move.to] <= PAYOUT_STATE_RANK[move.from]) {
           violations.push(`${String(item.withdrawal_reference)}: history moves ${move.from} -> ${move.to}`);
         }
       }

@@ -10,7 +10,7 @@ import {
   type ProviderCredentials,
 } from '@shared/app/ports';
 import type { PayoutIdentity } from '@shared/domain/identity';
-import { FINAL_STATES, type PayoutState } from '@shared/domain/payout';
+import { FINAL_STATES } from '@shared/domain/payout';
 import type { PayoutRequest } from '@shared/messages/payout-request';
 import {
   ProviderAmbiguousError,
@@ -20,6 +20,7 @@ import {
 } from '@shared/providers/errors';
 import { memoryRepository } from './memory-repository';
 import { fuzzSeed, runs, scaledTimeout } from './runs';
+import { PAYOUT_STATE_RANK } from '@test/support/payout-rank';
 
 /*
  * Rule 1 under races, explored by fast-check's scheduler: several deliveries of one payout request
@@ -34,17 +35,6 @@ import { fuzzSeed, runs, scaledTimeout } from './runs';
 type PayoutOutcome = 'accept' | 'commit-then-timeout' | 'error-before-commit' | 'not-sent' | 'refused' | 'unauthorized';
 type StatusOutcome = 'answer' | 'ambiguous';
 
-const RANK: Record<PayoutState, number> = {
-  ACCEPTED: 0,
-  VERIFYING: 1,
-  SUBMITTING: 2,
-  UNKNOWN: 3,
-  SUBMITTED: 4,
-  REJECTED: 5,
-  FAILED: 5,
-  SUCCEEDED: 5,
-  NEEDS_REVIEW: 5,
-};
 
 const credentials: ProviderCredentials = {
   partnerPublicKey: 'pk',
@@ -208,7 +198,7 @@ describe('payout races (property, fast-check scheduler)', () => {
           const history = payout!.record.history;
           for (let i = 1; i < history.length; i++) {
             expect(history[i]!.from).toBe(history[i - 1]!.to);
-            expect(RANK[history[i]!.to]).toBeGreaterThan(RANK[history[i]!.from!]);
+            expect(PAYOUT_STATE_RANK[history[i]!.to]).toBeGreaterThan(PAYOUT_STATE_RANK[history[i]!.from!]);
           }
         },
       ),

@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '@shared/domain/errors';
-import { FINAL_STATES, Payout, canTransition, type PayoutState } from '@shared/domain/payout';
+import { FINAL_STATES, Payout, canTransition } from '@shared/domain/payout';
 import { fuzzSeed, runs, scaledTimeout } from './runs';
+import { PAYOUT_STATE_RANK } from '@test/support/payout-rank';
 
 /*
  * Money-safety rules 1 and 4 on the entity itself: whatever events and outcomes arrive, in whatever
@@ -10,18 +11,6 @@ import { fuzzSeed, runs, scaledTimeout } from './runs';
  * history, and never allows a second Payout call unless something proved the first never counted.
  */
 
-/** Forward order of the states: every legal move goes strictly up. */
-const RANK: Record<PayoutState, number> = {
-  ACCEPTED: 0,
-  VERIFYING: 1,
-  SUBMITTING: 2,
-  UNKNOWN: 3,
-  SUBMITTED: 4,
-  REJECTED: 5,
-  FAILED: 5,
-  SUCCEEDED: 5,
-  NEEDS_REVIEW: 5,
-};
 
 type Op =
   | { kind: 'startVerifying' | 'reject' | 'startSubmitting' | 'submitNotSent' | 'submitted' | 'unknown' | 'failed' | 'succeeded' | 'needsReview' | 'authorizeResubmit' }
@@ -111,7 +100,7 @@ describe('payout state machine (property)', () => {
             expect(move.from).toBe(before.state);
             expect(move.to).toBe(after.state);
             expect(canTransition(before.state, after.state)).toBe(true);
-            expect(RANK[after.state]).toBeGreaterThan(RANK[before.state]);
+            expect(PAYOUT_STATE_RANK[after.state]).toBeGreaterThan(PAYOUT_STATE_RANK[before.state]);
           } else {
             expect(after.state).toBe(before.state);
           }

@@ -9,6 +9,7 @@ import {
   isFinal,
   type PayoutState,
 } from '@shared/domain/payout';
+import { PAYOUT_STATE_RANK } from '@test/support/payout-rank';
 
 const t0 = new Date('2026-01-01T00:00:00.000Z');
 const at = (minutes: number): Date => new Date(t0.getTime() + minutes * 60_000);
@@ -62,6 +63,14 @@ describe('Payout state machine', () => {
       for (let j = 0; j <= i; j++) expect(canTransition(order[i] as PayoutState, order[j] as PayoutState)).toBe(false);
     }
     expect(() => submitting().submitted('PENDING', at(1)).unknown('late time-out', at(2))).toThrow(IllegalTransitionError);
+  });
+
+  it('every legal move goes strictly up the rank the history proofs use', () => {
+    for (const from of PAYOUT_STATES) {
+      for (const to of PAYOUT_STATES) {
+        if (canTransition(from, to)) expect(PAYOUT_STATE_RANK[to], `${from} -> ${to}`).toBeGreaterThan(PAYOUT_STATE_RANK[from]);
+      }
+    }
   });
 
   it('refuses to write a second payout intent (rule 1)', () => {
