@@ -1,11 +1,10 @@
-import { dedupeKey, recognizeKycCallback, secretsEqual, type KycCallbackEvent } from '@shared/domain/callbacks';
+import { recognizeKycCallback, secretsEqual, type KycCallbackEvent } from '@shared/domain/callbacks';
 import { applyKycEvent, needsConfirmation } from '@shared/domain/kyc-subject';
 import { WebhookUnauthorizedError } from '@shared/domain/webhook-errors';
 import { METRIC } from '@shared/observability/metric-names';
 import { ConcurrentModificationError, type Clock, type Log, type Telemetry } from './ports';
+import { storeCallback } from './store-callback';
 import {
-  expiresAtFor,
-  receivedDayOf,
   type EventStorePort,
   type KycSubjectStorePort,
   type RefreshableSecret,
@@ -104,37 +103,16 @@ export async function receiveKycCallback(deps: ReceiveKycCallbackDeps, request: 
   }
 
   const recognition = recognizeKycCallback(request.payload);
-  const eventId = dedupeKey('kyc', request.payload);
-  const receivedAt = deps.clock.now();
-  const outcome = await deps.events.putOnce({
-    eventId,
+  const { eventId, outcome, logKeys } = await storeCallback(deps, {
     source: 'kyc',
+    label: 'KYC callback',
     body: request.body,
-    receivedAt: receivedAt.toISOString(),
-    receivedDay: receivedDayOf(receivedAt),
-    recognized: recognition.recognized,
-    unrecognizedReason: recognition.recognized ? undefined : recognition.reason,
-    expiresAt: expiresAtFor(receivedAt, deps.retentionDays),
-    appId: secret.app_id,
-    userReference: recognition.recognized ? recognition.event.userReference : undefined,
+    payload: request.payload,
+    recognition,
     sourceIp: request.sourceIp,
+    keys: { appId: secret.app_id, userReference: recognition.recognized ? recognition.event.userReference : undefined },
   });
-  deps.telemetry.count(outcome === 'stored' ? METRIC.webhookStored : METRIC.webhookDuplicate);
-  const logKeys = {
-    eventId,
-    source: 'kyc',
-    outcome,
-    userReference: recognition.recognized ? recognition.event.userReference : undefined,
-  };
-
-  if (!recognition.recognized) {
-    if (outcome === 'stored') deps.telemetry.count(METRIC.webhookUnrecognized);
-    deps.log.warn('KYC callback authentic but unrecognized; stored verbatim, not applied', {
-      ...logKeys,
-      reason: recognition.reason,
-    });
-    return { eventId, outcome, recognized: false };
-  }
+  if (!recognition.recognized) return { eventId, outcome, recognized: false };
   deps.log.info(outcome === 'stored' ? 'KYC callback stored' : 'KYC callback duplicate acknowledged', logKeys);
   await applyKycCallback(deps, secret.app_id, recognition.event, eventId);
   return { eventId, outcome, recognized: true };

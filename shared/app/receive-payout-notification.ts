@@ -1,11 +1,9 @@
-import { dedupeKey, recognizeOrderNotification, secretsEqual } from '@shared/domain/callbacks';
+import { recognizeOrderNotification, secretsEqual } from '@shared/domain/callbacks';
 import { MalformedWebhookError, WebhookUnauthorizedError, type UnauthorizedReason } from '@shared/domain/webhook-errors';
-import { METRIC } from '@shared/observability/metric-names';
 import { verifyPayload, type SigningProfile } from '@shared/signing';
 import type { Clock, Log, ProviderCredentials, Telemetry } from './ports';
+import { storeCallback } from './store-callback';
 import {
-  expiresAtFor,
-  receivedDayOf,
   type EventStorePort,
   type PayoutNudgePort,
   type RefreshableSecret,
@@ -78,32 +76,16 @@ export async function receivePayoutNotification(
   }
 
   const recognition = recognizeOrderNotification(payload);
-  const eventId = dedupeKey('payout-notification', payload);
-  const receivedAt = deps.clock.now();
-  const withdrawalReference = recognition.recognized ? recognition.event.withdrawalReference : undefined;
-  const outcome = await deps.events.putOnce({
-    eventId,
+  const { eventId, outcome, receivedAt, logKeys } = await storeCallback(deps, {
     source: 'payout-notification',
+    label: 'order notification',
     body: request.body,
-    receivedAt: receivedAt.toISOString(),
-    receivedDay: receivedDayOf(receivedAt),
-    recognized: recognition.recognized,
-    unrecognizedReason: recognition.recognized ? undefined : recognition.reason,
-    expiresAt: expiresAtFor(receivedAt, deps.retentionDays),
-    withdrawalReference,
+    payload,
+    recognition,
     sourceIp: request.sourceIp,
+    keys: { withdrawalReference: recognition.recognized ? recognition.event.withdrawalReference : undefined },
   });
-  deps.telemetry.count(outcome === 'stored' ? METRIC.webhookStored : METRIC.webhookDuplicate);
-  const logKeys = { eventId, source: 'payout-notification', outcome, withdrawalReference };
-
-  if (!recognition.recognized) {
-    if (outcome === 'stored') deps.telemetry.count(METRIC.webhookUnrecognized);
-    deps.log.warn('order notification authentic but unrecognized; stored verbatim, not applied', {
-      ...logKeys,
-      reason: recognition.reason,
-    });
-    return { eventId, outcome, recognized: false };
-  }
+  if (!recognition.recognized) return { eventId, outcome, recognized: false };
   if (outcome === 'duplicate') {
     // The first delivery already asked for a check; the scheduled reconciler covers a lost one.
     deps.log.info('order notification duplicate acknowledged', logKeys);
