@@ -14,6 +14,7 @@ export default defineConfig({
       '@local': dir('./local'),
       '@cli': dir('./cli'),
       '@test': dir('./test'),
+      '@bench': dir('./bench'),
     },
   },
   test: {

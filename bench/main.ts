@@ -5,6 +5,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { currentLoad, machineInfo } from './lib/machine';
 import type { BenchOptions, Part, PartResult } from './lib/part';
 import { renderNotes, renderTable } from './lib/report';
+import { buildSummary } from './lib/summary';
 
 /*
  * `npm run bench`: payrelay's benchmarks. Each part runs in its own Node process (fresh module
@@ -153,7 +154,7 @@ async function main(): Promise<void> {
     }
   }
   machine.loadAtEnd = currentLoad();
-  const report = { machine, options, totalSeconds: (Date.now() - started) / 1000, results, failures };
+  const report = { summary: buildSummary(results), machine, options, totalSeconds: (Date.now() - started) / 1000, results, failures };
 
   if (o.json === true) {
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);

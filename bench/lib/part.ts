@@ -1,3 +1,5 @@
+import type { SummaryFigures } from './summary';
+
 /** How one figure compares with its target. */
 export type Verdict = 'met' | 'missed' | 'info';
 
@@ -19,6 +21,8 @@ export interface PartResult {
   readonly rows: Row[];
   readonly data: Record<string, unknown>;
   readonly notes: string[];
+  /** The part's figures under the stable `summary` keys of `--json` (bench/lib/summary.ts). */
+  readonly summary?: SummaryFigures;
   readonly seconds?: number;
 }
 

@@ -165,6 +165,7 @@ export const coldStart: Part = async ({ options, progress }): Promise<PartResult
       title: '2. Cold start (the CDK bundles, import in a fresh Node process)',
       rows,
       data: { runs: options.coldRuns, synthSeconds, bundles: figures },
+      summary: { coldStartRatio: Math.max(...figures.filter((f) => f.id !== FLOOR_ID).map((f) => f.ratio)) },
       notes: [
         `Bundles built by PayrelayFunction (infra/payrelay-function.ts) at synth (${synthSeconds.toFixed(0)} s for ${bundles.length} bundles): ESM, minified, node22 target, source maps, AWS SDK bundled. Size is index.mjs without its .map.`,
         `Import time: \`await import(bundle)\` timed inside a fresh \`node\` process with NODE_OPTIONS=--enable-source-maps (as on Lambda) and dummy handler env; median of ${options.coldRuns} processes per bundle, round-robin.`,

@@ -273,6 +273,12 @@ export const cost: Part = async ({ options, progress }): Promise<PartResult> => 
         usage: { notification: notificationUsage, kycCallback: kycUsage, floor: floorUsage, payout: payoutUsage },
         costs,
       },
+      summary: {
+        writesPerPayout: writes.payout,
+        indexWriteUnitsPerPayout: per(workerRun, workerRun.indexWriteUnits) + per(reconcileRun, reconcileRun.indexWriteUnits),
+        costPer1MWebhooks: Math.max(costs.notification.total as number, costs.kycCallback.total as number),
+        costPer1MPayouts: costs.payout.total as number,
+      },
       notes: [
         `Prices: ${PRICES.recorded}. Lambda arm64 $${PRICES.lambdaArmGbSecond} per GB-s + $0.20 per 1M requests; HTTP API $1.00 per 1M; DynamoDB on-demand $0.625 per 1M write units, $0.125 per 1M read units; SQS $0.40 per 1M requests; Secrets Manager $0.05 per 10,000 calls.`,
         `Counted at the clients with an SDK middleware on the handlers' own client singletons (DynamoDB with ReturnConsumedCapacity=TOTAL), over ${n} new webhooks of each kind and ${payoutCount} payouts, after a warm-up (so the cached secrets cost no calls). Provider calls counted on Node's http client channel.`,

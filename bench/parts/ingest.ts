@@ -287,6 +287,7 @@ export const ingest: Part = async ({ options, progress }): Promise<PartResult> =
         },
       ],
       data: { iterations: options.ingestIterations, warmup: WARMUP, ...f },
+      summary: { ingestRatio: Math.max(f.notificationRatio, f.kycCallbackRatio) },
       notes: [
         `${options.ingestIterations} measured iterations per variant after ${WARMUP} warm-up ones, interleaved; ratio = median / floor median.`,
         'payout-notification: guard, Authorization key + HMAC verify, conditional PutItem of the event, Query on by-withdrawal-reference, UpdateItem (nudge).',

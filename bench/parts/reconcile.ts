@@ -168,6 +168,7 @@ export const reconcile: Part = async ({ options, progress }): Promise<PartResult
       title: `4. Reconcile scaling (reconciler handler, ${open} open payouts due, final ones around them)`,
       rows,
       data: { sizes, open, runs: options.reconcileRuns, results, seedItemsPerSecond: seedRate },
+      summary: { reconcileReadsRatio: Math.max(...results.map((r) => Number(r.itemsRead) / open)) },
       notes: [
         `The reconciler's own handler (functions/reconciler.ts) against dynalite and the simulator; ${options.reconcileRuns} runs per size, the ${open} open payouts re-seeded as due before each run.`,
         'Items are seeded with BatchWriteItem as copies of a payout the repository itself wrote (SUCCEEDED: no openShard; SUBMITTED: openShard + nextCheckAt in the past).',

@@ -180,6 +180,10 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
       title: `3. Payout throughput (worker handler, SQS batches of ${B}, WORKER_CONCURRENCY ${C}, fixed simulator latency per provider call)`,
       rows,
       data: { n, concurrency: C, batchSize: B, runs },
+      summary: {
+        throughputRatio100ms: runs.find((r) => r.latencyMs === 100)?.ratio,
+        throughputRatio500ms: runs.find((r) => r.latencyMs === 500)?.ratio,
+      },
       notes: [
         `The worker's own handler (functions/payout-worker.ts) invoked directly with SQS batch events of ${B} records (test/factories/sqs-events), one invocation after another as one Lambda instance would; no SQS polling. WORKER_CONCURRENCY = ${C}${B <= C ? ', so a batch runs all its records at once' : `, so a batch of ${B} takes ${Math.ceil(B / C)} rounds`}.`,
         `The simulator adds L ms to every AccountVerification and Payout call (fault latencyMs), for L = ${latencies.join(' and ')} ms. Each payout: 2 provider calls and 4 conditional writes. Every payout was checked executed exactly once in the simulator ledger.`,
