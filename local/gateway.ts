@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { RouteDefinition } from '@shared/config/functions';
+import { contentCodings } from '@shared/http/body-decoding';
 import { LOCAL_ACCOUNT_ID, type LocalFunction } from './lambda';
 
 /** HTTP API's own payload limit; the handlers enforce their smaller limits themselves. */
@@ -71,7 +72,8 @@ export interface RawHttpRequest {
 /**
  * Builds an API Gateway HTTP API (payload v2.0) event: lower-cased headers with repeated values
  * joined by commas, cookies split out, query parameters, path parameters, and a body that is text
- * for text content types and base64 otherwise, as API Gateway delivers it.
+ * for uncompressed text content types and base64 otherwise (any Content-Encoding but identity), as
+ * API Gateway delivers it.
  */
 export function buildHttpApiEvent(
   request: RawHttpRequest,
@@ -95,7 +97,8 @@ export function buildHttpApiEvent(
   for (const [name, value] of url.searchParams) {
     query[name] = query[name] === undefined ? value : `${query[name]},${value}`;
   }
-  const text = isTextContentType(headers['content-type']);
+  // A compressed body is binary whatever its Content-Type: HTTP API hands it over base64-encoded.
+  const text = isTextContentType(headers['content-type']) && contentCodings(headers['content-encoding']).length === 0;
   const hasBody = request.body.length > 0;
   const requestId = randomUUID();
   return {

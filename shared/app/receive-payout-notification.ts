@@ -1,6 +1,6 @@
 import { recognizeOrderNotification, secretsEqual } from '@shared/domain/callbacks';
 import { MalformedWebhookError, WebhookUnauthorizedError, type UnauthorizedReason } from '@shared/domain/webhook-errors';
-import { verifyPayload, type SigningProfile } from '@shared/signing';
+import { cutTopLevelMember, verifyPayload, verifySignedText, type SigningProfile } from '@shared/signing';
 import type { Clock, Log, ProviderCredentials, Telemetry } from './ports';
 import { storeCallback } from './store-callback';
 import {
@@ -32,19 +32,53 @@ export interface PayoutNotificationRequest {
 
 const BEARER = /^bearer\s+/i;
 
-/** Why these credentials do not authenticate the notification, or undefined when they do. */
+type NotificationKeys = Pick<ProviderCredentials, 'partnerPublicKey' | 'partnerSecretKey' | 'merchantSecretKey'>;
+
+/** The signature a notification carries and the text it signs: the received body without it. */
+interface SignedNotification {
+  signature: string;
+  signedText: string;
+}
+
+/**
+ * Finds the one top-level `signature` of the body as received and the text it signs (the body
+ * with that member cut out as text). Hostile shapes are refused before any key is used.
+ * @throws MalformedWebhookError when the signature is missing at the top level, repeated, or not a non-empty string
+ */
+function signedNotification(body: string): SignedNotification {
+  const cut = cutTopLevelMember(body, 'signature');
+  if (cut.kind === 'absent' || cut.kind === 'not-object') {
+    throw new MalformedWebhookError('an order notification must carry a top-level signature (one inside a nested object does not count)');
+  }
+  if (cut.kind === 'repeated') {
+    throw new MalformedWebhookError(`signature appears ${cut.count} times at the top level; exactly one is expected`);
+  }
+  const signature: unknown = JSON.parse(cut.valueText);
+  if (typeof signature !== 'string' || signature.trim() === '') {
+    throw new MalformedWebhookError('signature must be a non-empty string');
+  }
+  return { signature, signedText: cut.text };
+}
+
+/**
+ * Why these keys do not authenticate the notification, or undefined when they do. The signature is
+ * checked over the text as received first (a provider that signs the bytes it sends, whatever its
+ * escapes, number spellings or spacing), then over the profile's re-serialization of the body.
+ */
 function mismatch(
   request: PayoutNotificationRequest,
   payload: object,
-  credentials: Pick<ProviderCredentials, 'partnerPublicKey' | 'partnerSecretKey' | 'merchantSecretKey'>,
+  signed: SignedNotification,
+  keys: NotificationKeys,
   profile: SigningProfile,
 ): UnauthorizedReason | undefined {
   // The provider's docs show the key both with and without the Bearer prefix: accept either.
   const presentedKey = (request.authorization ?? '').trim().replace(BEARER, '');
-  if (!secretsEqual(presentedKey, credentials.partnerPublicKey)) return 'authorization-header';
-  const secrets = { partnerSecret: credentials.partnerSecretKey, merchantSecret: credentials.merchantSecretKey };
-  if (!verifyPayload(payload, 'orderNotification', secrets, profile)) return 'signature';
-  return undefined;
+  if (!secretsEqual(presentedKey, keys.partnerPublicKey)) return 'authorization-header';
+  const secrets = { partnerSecret: keys.partnerSecretKey, merchantSecret: keys.merchantSecretKey };
+  if (verifySignedText(signed.signedText, signed.signature, 'orderNotification', secrets, profile)) return undefined;
+  if (verifyPayload(payload, 'orderNotification', secrets, profile)) return undefined;
+  return 'signature';
 }
 
 /**
@@ -52,7 +86,7 @@ function mismatch(
  * signature (re-reading the provider secret once, throttled, when they do not match, since keys may
  * just have been reset), stores the body verbatim once, and makes the payout it names due for
  * reconciliation now. It never changes a payout's state: GetPayout decides.
- * @throws MalformedWebhookError when the body is not a JSON object (a signature cannot be checked)
+ * @throws MalformedWebhookError when the body is not a JSON object with exactly one top-level string signature
  * @throws WebhookUnauthorizedError on a wrong key or signature (nothing is stored)
  */
 export async function receivePayoutNotification(
@@ -63,10 +97,11 @@ export async function receivePayoutNotification(
   if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
     throw new MalformedWebhookError('an order notification must be a JSON object carrying a signature');
   }
-  let reason = mismatch(request, payload, await deps.credentials.get(), deps.signingProfile);
+  const signed = signedNotification(request.body);
+  let reason = mismatch(request, payload, signed, await deps.credentials.get(), deps.signingProfile);
   if (reason !== undefined) {
     const fresh = await deps.credentials.refresh();
-    if (fresh !== undefined) reason = mismatch(request, payload, fresh, deps.signingProfile);
+    if (fresh !== undefined) reason = mismatch(request, payload, signed, fresh, deps.signingProfile);
   }
   if (reason !== undefined) {
     throw new WebhookUnauthorizedError(

@@ -1,5 +1,12 @@
 import { MalformedWebhookError, WebhookUnauthorizedError } from '@shared/domain/webhook-errors';
-import { MalformedJsonError, PayloadTooLargeError, SourceNotAllowedError, UnsupportedMediaTypeError } from './errors';
+import {
+  MalformedJsonError,
+  PayloadTooLargeError,
+  SourceNotAllowedError,
+  UndecodableBodyError,
+  UnsupportedContentEncodingError,
+  UnsupportedMediaTypeError,
+} from './errors';
 
 /** What the caller is told about a refused request: a status and a message that leaks nothing. */
 export interface HttpRefusal {
@@ -17,6 +24,8 @@ export interface HttpRefusal {
 export function toHttpRefusal(error: unknown): HttpRefusal {
   if (error instanceof PayloadTooLargeError) return { statusCode: 413, code: 'payload_too_large', message: error.message };
   if (error instanceof UnsupportedMediaTypeError) return { statusCode: 415, code: 'unsupported_media_type', message: error.message };
+  if (error instanceof UnsupportedContentEncodingError) return { statusCode: 415, code: 'unsupported_content_encoding', message: error.message };
+  if (error instanceof UndecodableBodyError) return { statusCode: 400, code: 'undecodable_body', message: error.message };
   if (error instanceof MalformedJsonError) return { statusCode: 400, code: 'malformed_json', message: error.message };
   if (error instanceof MalformedWebhookError) return { statusCode: 400, code: 'malformed_payload', message: error.message };
   // Which check failed (token, key, signature) is logged, never told to a possibly hostile caller.

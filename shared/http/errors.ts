@@ -19,3 +19,13 @@ export class MalformedJsonError extends Error {
 export class SourceNotAllowedError extends Error {
   override name = 'SourceNotAllowedError';
 }
+
+/** The Content-Encoding is not one the receiver can decode (gzip, deflate, br, identity): 415. */
+export class UnsupportedContentEncodingError extends Error {
+  override name = 'UnsupportedContentEncodingError';
+}
+
+/** The body is not valid data of its stated Content-Encoding: 400. */
+export class UndecodableBodyError extends Error {
+  override name = 'UndecodableBodyError';
+}

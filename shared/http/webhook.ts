@@ -8,6 +8,7 @@ import { logger } from '@shared/observability/logger';
 import { metrics, MetricUnit } from '@shared/observability/metrics';
 import { METRIC } from '@shared/observability/metric-names';
 import { parseAllowList, type SourceAllowList } from './config';
+import { decodeContent, withoutByteOrderMark } from './body-decoding';
 import { toHttpRefusal } from './error-map';
 import { MalformedJsonError, PayloadTooLargeError, SourceNotAllowedError, UnsupportedMediaTypeError } from './errors';
 
@@ -89,7 +90,9 @@ function jsonReason(error: unknown): string {
 
 /**
  * The receivers' middy middleware. Before the handler: source allow-list (403), body size (413),
- * Content-Type (415; a missing one is tolerated and the body must then parse), JSON (400 with
+ * Content-Type (415; a missing one is tolerated and the body must then parse), Content-Encoding
+ * (gzip, deflate, br decoded up to the size limit: 413 beyond it, 415 for another coding, 400 for
+ * corrupt data), a leading UTF-8 byte order mark dropped, JSON (400 with
  * the reason; also for nesting deeper than {@link MAX_JSON_DEPTH}). On error: maps the named error
  * to its status in one place (error-map), writes one log line per refusal saying what happened,
  * counts 401s, and never sends a stack or a raw error.
@@ -112,7 +115,9 @@ export function webhookGuard(options: WebhookGuardOptions): MiddlewareObj<Webhoo
         const type = (contentType.split(';')[0] ?? '').trim().slice(0, 80);
         throw new UnsupportedMediaTypeError(`content-type ${type} is not JSON; send application/json`);
       }
-      const body = bytes.toString('utf8');
+      const body = withoutByteOrderMark(
+        decodeContent(bytes, requestHeader(event, 'content-encoding'), options.maxBodyBytes).toString('utf8'),
+      );
       if (body.trim() === '') throw new MalformedJsonError('body is empty; a JSON object is expected');
       if (jsonDepth(body) > MAX_JSON_DEPTH) {
         throw new MalformedJsonError(`body is nested deeper than ${MAX_JSON_DEPTH} levels`);

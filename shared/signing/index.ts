@@ -12,5 +12,6 @@ export {
   type SigningProfile,
   type SigningSecrets,
 } from './profile';
-export { serializeForSigning, signPayload, verifyPayload, withSignature } from './sign';
+export { serializeForSigning, signPayload, verifyPayload, verifySignedText, withSignature } from './sign';
+export { cutTopLevelMember, type MemberCut } from './json-member';
 export { calibrate, inferSigningOperation } from './calibrate';

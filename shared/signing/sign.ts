@@ -80,6 +80,13 @@ export function withSignature<T extends object>(
   return { ...rest, signature: signPayload(body, operation, secrets, profile) } as T & { signature: string };
 }
 
+/** Constant-time comparison of a presented signature with the expected one; hex ignores case. */
+function sameSignature(given: string, expected: string, encoding: SigningProfile['encoding']): boolean {
+  const a = Buffer.from(encoding === 'hex' ? given.toLowerCase() : given, 'utf8');
+  const b = Buffer.from(expected, 'utf8');
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
 /**
  * True only when `body.signature` is a string equal to the signature the profile gives the rest
  * of the body. Compares in constant time; hex is compared case-insensitively. Never throws for a
@@ -101,7 +108,27 @@ export function verifyPayload(
   } catch {
     return false;
   }
-  const a = Buffer.from(profile.encoding === 'hex' ? given.toLowerCase() : given, 'utf8');
-  const b = Buffer.from(expected, 'utf8');
-  return a.length === b.length && timingSafeEqual(a, b);
+  return sameSignature(given, expected, profile.encoding);
+}
+
+/**
+ * True when `signature` is the profile's signature (algorithm, encoding, key recipe) of `signedText`
+ * taken as is: for a sender that signs the exact text it sends, whatever its escapes, number
+ * spellings or spacing. The profile's serialization is not used. Never throws.
+ */
+export function verifySignedText(
+  signedText: string,
+  signature: string,
+  operation: SigningOperation,
+  secrets: SigningSecrets,
+  profile: SigningProfile = DEFAULT_SIGNING_PROFILE,
+): boolean {
+  if (signature.length === 0) return false;
+  let expected: string;
+  try {
+    expected = digest(profile, signingKey(profile.keys[operation], secrets), signedText);
+  } catch {
+    return false;
+  }
+  return sameSignature(signature, expected, profile.encoding);
 }

@@ -164,9 +164,9 @@ describe('order notification refusals (401, nothing stored)', () => {
     count.mockRestore();
   });
 
-  it('refuses a notification without a signature', async () => {
+  it('refuses a notification without a signature (400: nothing to check)', async () => {
     const { signature: _signature, ...unsigned } = lastNotificationBody();
-    await expectRefused(payoutNotificationEvent(unsigned, stack.partner.partner_public_key));
+    await expectRefused(payoutNotificationEvent(unsigned, stack.partner.partner_public_key), 400);
   });
 
   it('answers 400 to JSON that is not an object, 413/415/400 to transport problems, never 5xx', async () => {
