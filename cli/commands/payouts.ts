@@ -1,12 +1,19 @@
 import { basename } from 'node:path';
 import type { Command} from 'commander';
-import { Option } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
 import { PAYOUT_STATES, type Payout, type PayoutState } from '@shared/domain/payout';
 import { contextOf, positiveInt, withExample, type CommandContext } from '../context';
 import { readText } from '../io';
 import { formatOf, formatRowError, parsePayoutFile } from '../payout-file';
 import { CliError, describeError, printRecord, printTable } from '../output';
 import { requireEnv } from '../target';
+
+/** `--limit` of `payouts list`: 1 to 1000 (one page). */
+function listLimit(value: string): number {
+  const n = positiveInt(value);
+  if (n > 1000) throw new InvalidArgumentError('at most 1000 per page; use --cursor for the next page');
+  return n;
+}
 
 /** The shared adapters, imported only after the target env is applied (they read it at load). */
 async function adapters(ctx: CommandContext) {
@@ -38,22 +45,8 @@ export function payoutSummary(payout: Payout): Record<string, unknown> {
 
 /** Every stored payout with this withdrawal_reference (one per merchant and currency). */
 async function findByReference(ctx: CommandContext, reference: string): Promise<Payout[]> {
-  const { target, repository, documentClient } = await adapters(ctx);
-  const { QueryCommand } = await import('@aws-sdk/lib-dynamodb');
-  const { PAYOUTS_TABLE } = await import('@shared/config/resources');
-  const { parsePayoutKey } = await import('@shared/domain/identity');
-  const index = PAYOUTS_TABLE.indexes.find((i) => i.indexName === 'by-withdrawal-reference');
-  const out = await documentClient.send(
-    new QueryCommand({
-      TableName: requireEnv(target, 'PAYOUTS_TABLE_NAME'),
-      IndexName: index?.indexName,
-      KeyConditionExpression: '#ref = :ref',
-      ExpressionAttributeNames: { '#ref': 'withdrawal_reference' },
-      ExpressionAttributeValues: { ':ref': reference },
-    }),
-  );
-  const found = await Promise.all((out.Items ?? []).map((item) => repository.get(parsePayoutKey(String(item.pk)))));
-  return found.filter((p): p is Payout => p !== undefined);
+  const { repository } = await adapters(ctx);
+  return repository.findByReference(reference);
 }
 
 function registerEnqueue(payouts: Command): void {
@@ -161,24 +154,46 @@ function registerStatusAndList(payouts: Command): void {
     payouts
       .command('list')
       .addOption(new Option('--state <state>', 'payouts in this state').choices([...PAYOUT_STATES]).makeOptionMandatory())
-      .option('--limit <n>', 'show at most n (newest first)', positiveInt, 100),
+      .option('--limit <n>', 'show at most n, newest change first (at most 1000)', listLimit, 100)
+      .option('--merchant <platform_merchant_id>', 'only payouts of this merchant')
+      .option('--since <time>', 'only payouts last changed at or after this time: ISO 8601 or a duration back from now (30m, 6h, 2d)')
+      .option('--until <time>', 'only payouts last changed at or before this time (same forms as --since)')
+      .option('--cursor <cursor>', 'the next page: the cursor printed under the previous page'),
     'payrelay payouts list --state NEEDS_REVIEW',
   )
-    .description('list payouts in one state (scans the table: meant for operators, not hot paths)')
-    .action(async (opts: { state: PayoutState; limit: number }, cmd: Command) => {
+    .description('list payouts in one state, newest change first, a page at a time (reads an index, never the whole table)')
+    .action(async (opts: { state: PayoutState; limit: number; merchant?: string; since?: string; until?: string; cursor?: string }, cmd: Command) => {
       const ctx = contextOf(cmd);
       const { repository } = await adapters(ctx);
-      const all = await repository.listByState(opts.state);
-      all.sort((a, b) => b.record.updatedAt.localeCompare(a.record.updatedAt));
-      const shown = all.slice(0, opts.limit);
+      const { InvalidListCursorError } = await import('@shared/app/ports');
+      const { parseSince } = await import('./events');
+      let page;
+      try {
+        page = await repository.listByState({
+          state: opts.state,
+          limit: opts.limit,
+          merchant: opts.merchant,
+          updatedFrom: opts.since === undefined ? undefined : parseSince(opts.since),
+          updatedTo: opts.until === undefined ? undefined : parseSince(opts.until),
+          cursor: opts.cursor,
+        });
+      } catch (error) {
+        if (error instanceof InvalidListCursorError) throw new CliError(`--cursor: ${error.message}`);
+        throw error;
+      }
+      const shown = page.payouts;
       ctx.out.result(
-        shown.map((p) => payoutSummary(p)),
+        { payouts: shown.map((p) => payoutSummary(p)), cursor: page.cursor ?? null },
         () => {
           printTable(
             ['withdrawal_reference', 'currency', 'amount', 'state', 'updated', 'reason'],
             shown.map((p) => [p.record.identity.withdrawal_reference, p.record.identity.currency, p.record.amount, p.state, p.record.updatedAt, p.record.reason]),
           );
-          console.log(`${all.length} payout(s) in ${opts.state}${all.length > shown.length ? `, ${shown.length} shown` : ''}`);
+          console.log(
+            page.cursor === undefined
+              ? `${shown.length} payout(s) in ${opts.state}`
+              : `${shown.length} payout(s) in ${opts.state} on this page; next page: --cursor ${page.cursor}`,
+          );
         },
       );
     });

@@ -1,6 +1,6 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { KYC_TABLE, OPEN_SHARD } from '@shared/config/resources';
+import { KYC_TABLE, SHARDS, openShardKeys, openShardOf } from '@shared/config/resources';
 import { isApprovalConfirmed, needsConfirmation, type KycSubject } from '@shared/domain/kyc-subject';
 import { confirmKycApproval, type ConfirmKycDeps } from '@shared/app/confirm-kyc-approval';
 import type { KycApprovalPort } from '@shared/app/ports';
@@ -50,7 +50,7 @@ export function createKycRepository(options: { tableName: string; client?: Dynam
         pk: subjectKey(next),
         itemType: 'subject',
         version: next.version + 1,
-        unconfirmedShard: needsConfirmation(next) ? OPEN_SHARD : undefined,
+        unconfirmedShard: needsConfirmation(next) ? openShardOf(subjectKey(next), SHARDS.unconfirmed) : undefined,
       };
       try {
         await client.send(
@@ -75,26 +75,30 @@ export function createKycRepository(options: { tableName: string; client?: Dynam
 
     async unconfirmedApprovals(limit) {
       const refs: KycSubjectRef[] = [];
-      let cursor: Record<string, unknown> | undefined;
-      do {
-        const page = await client.send(
-          new QueryCommand({
-            TableName: tableName,
-            IndexName: UNCONFIRMED_INDEX.indexName,
-            KeyConditionExpression: 'unconfirmedShard = :shard',
-            ExpressionAttributeValues: { ':shard': OPEN_SHARD },
-            Limit: limit - refs.length,
-            ExclusiveStartKey: cursor,
-          }),
-        );
-        for (const item of page.Items ?? []) {
-          const [, appId, userReference] = String(item.pk).split('#');
-          if (appId !== undefined && userReference !== undefined) {
-            refs.push({ appId: decodeURIComponent(appId), userReference: decodeURIComponent(userReference) });
+      // The shards one after another, oldest update first within each, until `limit` are found.
+      for (const shard of openShardKeys(SHARDS.unconfirmed)) {
+        let cursor: Record<string, unknown> | undefined;
+        do {
+          const page = await client.send(
+            new QueryCommand({
+              TableName: tableName,
+              IndexName: UNCONFIRMED_INDEX.indexName,
+              KeyConditionExpression: 'unconfirmedShard = :shard',
+              ExpressionAttributeValues: { ':shard': shard },
+              Limit: limit - refs.length,
+              ExclusiveStartKey: cursor,
+            }),
+          );
+          for (const item of page.Items ?? []) {
+            const [, appId, userReference] = String(item.pk).split('#');
+            if (appId !== undefined && userReference !== undefined) {
+              refs.push({ appId: decodeURIComponent(appId), userReference: decodeURIComponent(userReference) });
+            }
           }
-        }
-        cursor = page.LastEvaluatedKey;
-      } while (cursor !== undefined && refs.length < limit);
+          cursor = page.LastEvaluatedKey;
+        } while (cursor !== undefined && refs.length < limit);
+        if (refs.length >= limit) break;
+      }
       return refs;
     },
 

@@ -1,19 +1,37 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
+  BatchGetCommand,
   GetCommand,
   PutCommand,
   QueryCommand,
-  ScanCommand,
   UpdateCommand,
   type DynamoDBDocumentClient,
+  type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { OPEN_SHARD, PAYOUTS_TABLE } from '@shared/config/resources';
+import { PAYOUTS_TABLE, SHARDS, openShardKeys, openShardOf, shardOf } from '@shared/config/resources';
 import { parsePayoutKey, payoutKey, type PayoutIdentity } from '@shared/domain/identity';
-import { Payout, type PayoutHistoryEntry, type PayoutRecord, type PayoutState } from '@shared/domain/payout';
-import { ConcurrentModificationError, type DuePage, type PayoutRepository } from '@shared/app/ports';
+import { FINAL_STATES, Payout, type PayoutHistoryEntry, type PayoutRecord, type PayoutState } from '@shared/domain/payout';
+import {
+  ConcurrentModificationError,
+  InvalidListCursorError,
+  type DuePage,
+  type PayoutListPage,
+  type PayoutListQuery,
+  type PayoutRepository,
+} from '@shared/app/ports';
 import { documentClient } from './aws-clients';
 
-const [OPEN_INDEX, REFERENCE_INDEX] = PAYOUTS_TABLE.indexes;
+const [OPEN_INDEX, REFERENCE_INDEX, STATE_INDEX] = PAYOUTS_TABLE.indexes;
+
+/** States kept in the `by-state` index; the others are open and listed from `open-by-next-check`. */
+const LISTED_STATES: ReadonlySet<PayoutState> = new Set<PayoutState>(['UNKNOWN', ...FINAL_STATES]);
+
+const OPEN_KEYS = openShardKeys(SHARDS.open);
+
+/** `listShard` of a payout in a listed state, else undefined (which keeps it out of `by-state`). */
+function listShardOf(pk: string, state: PayoutState): string | undefined {
+  return LISTED_STATES.has(state) ? `${state}#${shardOf(pk, SHARDS.byState)}` : undefined;
+}
 
 /** The stored item: snake_case identity fields (they key the indexes), the rest as the entity has them. */
 interface PayoutItem {
@@ -44,13 +62,16 @@ interface PayoutItem {
   /** Present only while open: this is what makes the `open-by-next-check` index sparse. */
   openShard?: string;
   nextCheckAt?: string;
+  /** Present only in UNKNOWN and final states: this is what makes the `by-state` index sparse. */
+  listShard?: string;
 }
 
 function toItem(payout: Payout): PayoutItem {
   const r = payout.record;
   const open = !payout.isFinal;
+  const pk = payoutKey(r.identity);
   return {
-    pk: payoutKey(r.identity),
+    pk,
     platform_merchant_id: r.identity.platform_merchant_id,
     currency: r.identity.currency,
     withdrawal_reference: r.identity.withdrawal_reference,
@@ -74,8 +95,9 @@ function toItem(payout: Payout): PayoutItem {
     history: [...r.history],
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
-    openShard: open ? OPEN_SHARD : undefined,
+    openShard: open ? openShardOf(pk, SHARDS.open) : undefined,
     nextCheckAt: open ? r.nextCheckAt : undefined,
+    listShard: listShardOf(pk, r.state),
   };
 }
 
@@ -111,10 +133,55 @@ function fromItem(item: PayoutItem): Payout {
   return Payout.fromRecord(record);
 }
 
-const encodeCursor = (key: Record<string, unknown> | undefined): string | undefined =>
-  key ? Buffer.from(JSON.stringify(key)).toString('base64url') : undefined;
-const decodeCursor = (cursor: string | undefined): Record<string, unknown> | undefined =>
-  cursor ? (JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Record<string, unknown>) : undefined;
+type Key = Record<string, unknown>;
+
+const encodeCursor = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+/** Reads a cursor this module wrote; anything else is the caller's mistake, named as such. */
+function decodeCursor<T>(cursor: string, valid: (value: unknown) => value is T): T {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw new InvalidListCursorError();
+  }
+  if (!valid(value)) throw new InvalidListCursorError();
+  return value;
+}
+
+/** The due-payout cursor: which open shard, and where in it. */
+interface DueCursor {
+  s: number;
+  k?: Key;
+}
+const isDueCursor = (v: unknown): v is DueCursor =>
+  typeof v === 'object' && v !== null && Number.isInteger((v as DueCursor).s) && (v as DueCursor).s >= 0 && (v as DueCursor).s < OPEN_KEYS.length;
+
+/** The by-state cursor: per shard, where to resume (a key), or null once the shard is exhausted. */
+interface StateCursor {
+  shards: Array<Key | null | 0>;
+}
+const isStateCursor = (v: unknown): v is StateCursor =>
+  typeof v === 'object' && v !== null && Array.isArray((v as StateCursor).shards) && (v as StateCursor).shards.length === SHARDS.byState;
+
+/** The open-state cursor: the last (updatedAt, pk) shown; the next page starts after it. */
+interface OpenStateCursor {
+  after: [string, string];
+}
+const isOpenStateCursor = (v: unknown): v is OpenStateCursor =>
+  typeof v === 'object' && v !== null && Array.isArray((v as OpenStateCursor).after) && (v as OpenStateCursor).after.length === 2;
+
+/** The key condition on `updatedAt` for an optional date range (inclusive at both ends). */
+function updatedRange(query: PayoutListQuery): { condition: string; values: Record<string, string> } {
+  // Every ISO timestamp sorts after '0' and before '~' (a key condition may not hold an empty string).
+  const from = query.updatedFrom?.toISOString() ?? '0';
+  const to = query.updatedTo?.toISOString() ?? '~';
+  return { condition: '#updated BETWEEN :from AND :to', values: { ':from': from, ':to': to } };
+}
+
+/** Newest change first; the key breaks ties so pages never overlap. */
+const newestFirst = (a: { updatedAt: string; pk: string }, b: { updatedAt: string; pk: string }): number =>
+  b.updatedAt.localeCompare(a.updatedAt) || a.pk.localeCompare(b.pk);
 
 /**
  * The payouts table through the DynamoDB document client. Every write is one conditional single-item
@@ -128,6 +195,118 @@ export function createPayoutRepository(tableName: string, client: DynamoDBDocume
     );
     return out.Item ? fromItem(out.Item as PayoutItem) : undefined;
   };
+
+  /** Every page of a query, following LastEvaluatedKey. */
+  async function queryAll(input: QueryCommandInput): Promise<Key[]> {
+    const items: Key[] = [];
+    let start: Key | undefined;
+    do {
+      const out = await client.send(new QueryCommand({ ...input, ExclusiveStartKey: start }));
+      items.push(...(out.Items ?? []));
+      start = out.LastEvaluatedKey;
+    } while (start);
+    return items;
+  }
+
+  /** Full items for keys, in chunks of 100 (BatchGetItem's limit), retrying what comes back unprocessed. */
+  async function getMany(pks: readonly string[]): Promise<PayoutItem[]> {
+    const found: PayoutItem[] = [];
+    for (let i = 0; i < pks.length; i += 100) {
+      let keys: Key[] | undefined = pks.slice(i, i + 100).map((pk) => ({ pk }));
+      while (keys && keys.length > 0) {
+        const out = await client.send(new BatchGetCommand({ RequestItems: { [tableName]: { Keys: keys } } }));
+        found.push(...((out.Responses?.[tableName] ?? []) as PayoutItem[]));
+        keys = out.UnprocessedKeys?.[tableName]?.Keys as Key[] | undefined;
+      }
+    }
+    return found;
+  }
+
+  /** Final and UNKNOWN payouts: each shard of `by-state` read backwards, merged newest first. */
+  async function listFromStateIndex(query: PayoutListQuery): Promise<PayoutListPage> {
+    const cursor = query.cursor ? decodeCursor(query.cursor, isStateCursor) : { shards: Array(SHARDS.byState).fill(0) as Array<0> };
+    const range = updatedRange(query);
+    const pages = await Promise.all(
+      cursor.shards.map(async (start, n) => {
+        if (start === null) return { n, items: [] as Key[], last: undefined };
+        const out = await client.send(
+          new QueryCommand({
+            TableName: tableName,
+            IndexName: STATE_INDEX.indexName,
+            KeyConditionExpression: `#shard = :shard AND ${range.condition}`,
+            ...(query.merchant !== undefined ? { FilterExpression: '#merchant = :merchant' } : {}),
+            ExpressionAttributeNames: { '#shard': 'listShard', '#updated': 'updatedAt', ...(query.merchant !== undefined ? { '#merchant': 'platform_merchant_id' } : {}) },
+            ExpressionAttributeValues: { ':shard': `${query.state}#${n}`, ...range.values, ...(query.merchant !== undefined ? { ':merchant': query.merchant } : {}) },
+            ScanIndexForward: false,
+            Limit: query.limit,
+            ExclusiveStartKey: start === 0 ? undefined : start,
+          }),
+        );
+        return { n, items: out.Items ?? [], last: out.LastEvaluatedKey };
+      }),
+    );
+    const candidates = pages
+      .flatMap(({ n, items }) => items.map((item) => ({ n, item, pk: String(item.pk), updatedAt: String(item.updatedAt) })))
+      .sort(newestFirst);
+    const shown = candidates.slice(0, query.limit);
+    // Each shard resumes after the last of its entries shown; a shard none of whose entries was shown
+    // resumes where it was; a shard whose query ended and whose entries were all shown is done.
+    const next = cursor.shards.map((start, n): Key | null | 0 => {
+      const page = pages[n] as (typeof pages)[number];
+      const mine = shown.filter((c) => c.n === n);
+      const allShown = mine.length === page.items.length;
+      if (start === null || (allShown && page.last === undefined)) return null;
+      if (allShown && page.last !== undefined) return page.last;
+      const lastShown = mine[mine.length - 1];
+      if (!lastShown) return start;
+      return { pk: lastShown.pk, listShard: `${query.state}#${n}`, updatedAt: lastShown.updatedAt };
+    });
+    const byPk = new Map((await getMany(shown.map((c) => c.pk))).map((item) => [item.pk, item]));
+    const payouts = shown.flatMap((c) => {
+      const item = byPk.get(c.pk);
+      // An entry whose payout moved on since the index answered is left out; it shows under its new state.
+      return item && item.state === query.state ? [fromItem(item)] : [];
+    });
+    const more = next.some((s) => s !== null);
+    return more ? { payouts, cursor: encodeCursor({ shards: next }) } : { payouts };
+  }
+
+  /**
+   * The worker's in-flight states (ACCEPTED, VERIFYING, SUBMITTING, SUBMITTED) are all open, and the
+   * open payouts are few (each is final within minutes), so they are read whole from the open index.
+   */
+  async function listFromOpenIndex(query: PayoutListQuery): Promise<PayoutListPage> {
+    const after = query.cursor ? decodeCursor(query.cursor, isOpenStateCursor).after : undefined;
+    const entries = (
+      await Promise.all(
+        OPEN_KEYS.map((shard) =>
+          queryAll({
+            TableName: tableName,
+            IndexName: OPEN_INDEX.indexName,
+            KeyConditionExpression: '#shard = :shard',
+            ExpressionAttributeNames: { '#shard': 'openShard' },
+            ExpressionAttributeValues: { ':shard': shard },
+          }),
+        ),
+      )
+    ).flat();
+    const from = query.updatedFrom?.toISOString();
+    const to = query.updatedTo?.toISOString();
+    const matching = (await getMany(entries.map((e) => String(e.pk))))
+      .filter(
+        (item) =>
+          item.state === query.state &&
+          (query.merchant === undefined || item.platform_merchant_id === query.merchant) &&
+          (from === undefined || item.updatedAt >= from) &&
+          (to === undefined || item.updatedAt <= to) &&
+          (after === undefined || newestFirst({ updatedAt: after[0], pk: after[1] }, item) < 0),
+      )
+      .sort(newestFirst);
+    const shown = matching.slice(0, query.limit);
+    const last = shown[shown.length - 1];
+    const payouts = shown.map(fromItem);
+    return matching.length > shown.length && last ? { payouts, cursor: encodeCursor({ after: [last.updatedAt, last.pk] }) } : { payouts };
+  }
 
   return {
     get,
@@ -173,54 +352,59 @@ export function createPayoutRepository(tableName: string, client: DynamoDBDocume
     },
 
     async queryDue(now, limit, cursor) {
-      const out = await client.send(
-        new QueryCommand({
-          TableName: tableName,
-          IndexName: OPEN_INDEX.indexName,
-          KeyConditionExpression: '#shard = :open AND #next <= :now',
-          ExpressionAttributeNames: { '#shard': 'openShard', '#next': 'nextCheckAt' },
-          ExpressionAttributeValues: { ':open': OPEN_SHARD, ':now': now.toISOString() },
-          Limit: limit,
-          ExclusiveStartKey: decodeCursor(cursor),
-        }),
-      );
-      const identities = (out.Items ?? []).map((item) => parsePayoutKey(String(item.pk)));
-      const page: DuePage = { identities, scannedCount: out.ScannedCount ?? identities.length };
-      const next = encodeCursor(out.LastEvaluatedKey);
-      return next ? { ...page, cursor: next } : page;
-    },
-
-    async listByState(state) {
-      const payouts: Payout[] = [];
-      let start: Record<string, unknown> | undefined;
-      do {
+      // One shard after another; within a shard, oldest due first.
+      let at: DueCursor = cursor ? decodeCursor(cursor, isDueCursor) : { s: 0 };
+      for (;;) {
         const out = await client.send(
-          new ScanCommand({
+          new QueryCommand({
             TableName: tableName,
-            FilterExpression: '#state = :state',
-            ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: { ':state': state },
-            ExclusiveStartKey: start,
+            IndexName: OPEN_INDEX.indexName,
+            KeyConditionExpression: '#shard = :open AND #next <= :now',
+            ExpressionAttributeNames: { '#shard': 'openShard', '#next': 'nextCheckAt' },
+            ExpressionAttributeValues: { ':open': OPEN_KEYS[at.s], ':now': now.toISOString() },
+            Limit: limit,
+            ExclusiveStartKey: at.k,
           }),
         );
-        payouts.push(...(out.Items ?? []).map((item) => fromItem(item as PayoutItem)));
-        start = out.LastEvaluatedKey;
-      } while (start);
-      return payouts;
+        const identities = (out.Items ?? []).map((item) => parsePayoutKey(String(item.pk)));
+        const page: DuePage = { identities, scannedCount: out.ScannedCount ?? identities.length };
+        const nextShard = at.s + 1 < OPEN_KEYS.length ? { s: at.s + 1 } : undefined;
+        const next: DueCursor | undefined = out.LastEvaluatedKey ? { s: at.s, k: out.LastEvaluatedKey } : nextShard;
+        // An empty shard is skipped here rather than handed back as an empty page.
+        if (identities.length === 0 && next && !out.LastEvaluatedKey) {
+          at = next;
+          continue;
+        }
+        return next ? { ...page, cursor: encodeCursor(next) } : page;
+      }
+    },
+
+    async listByState(query) {
+      return LISTED_STATES.has(query.state) ? listFromStateIndex(query) : listFromOpenIndex(query);
+    },
+
+    async findByReference(withdrawalReference) {
+      const entries = await queryAll({
+        TableName: tableName,
+        IndexName: REFERENCE_INDEX.indexName,
+        KeyConditionExpression: '#ref = :ref',
+        ExpressionAttributeNames: { '#ref': 'withdrawal_reference' },
+        ExpressionAttributeValues: { ':ref': withdrawalReference },
+      });
+      const found = await Promise.all(entries.map((item) => get(parsePayoutKey(String(item.pk)))));
+      return found.filter((p): p is Payout => p !== undefined);
     },
 
     async markDueNow(withdrawalReference, now) {
-      const out = await client.send(
-        new QueryCommand({
-          TableName: tableName,
-          IndexName: REFERENCE_INDEX.indexName,
-          KeyConditionExpression: '#ref = :ref',
-          ExpressionAttributeNames: { '#ref': 'withdrawal_reference' },
-          ExpressionAttributeValues: { ':ref': withdrawalReference },
-        }),
-      );
+      const entries = await queryAll({
+        TableName: tableName,
+        IndexName: REFERENCE_INDEX.indexName,
+        KeyConditionExpression: '#ref = :ref',
+        ExpressionAttributeNames: { '#ref': 'withdrawal_reference' },
+        ExpressionAttributeValues: { ':ref': withdrawalReference },
+      });
       let marked = 0;
-      for (const item of out.Items ?? []) {
+      for (const item of entries) {
         try {
           // No version bump: this only moves the next check earlier, so it must not make a
           // concurrent worker's conditional write fail.

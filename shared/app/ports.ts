@@ -28,6 +28,35 @@ export interface DuePage {
   readonly scannedCount: number;
 }
 
+/** A listing cursor that this repository did not hand out (or that was altered). */
+export class InvalidListCursorError extends Error {
+  override name = 'InvalidListCursorError';
+  constructor() {
+    super('the cursor is not one this listing handed out; start again without it');
+  }
+}
+
+/** One page of payouts in one state, newest change first. */
+export interface PayoutListQuery {
+  readonly state: PayoutState;
+  /** Only this platform_merchant_id. */
+  readonly merchant?: string;
+  /** Only payouts whose last change is at or after this time. */
+  readonly updatedFrom?: Date;
+  /** Only payouts whose last change is at or before this time. */
+  readonly updatedTo?: Date;
+  /** At most this many payouts on the page (1 to 1000). */
+  readonly limit: number;
+  /** The `cursor` of the previous page. */
+  readonly cursor?: string;
+}
+
+export interface PayoutListPage {
+  readonly payouts: readonly Payout[];
+  /** Present while more pages follow. */
+  readonly cursor?: string;
+}
+
 export interface PayoutRepository {
   get(identity: PayoutIdentity): Promise<Payout | undefined>;
   /** Stores a new payout if none exists for its identity. */
@@ -39,7 +68,13 @@ export interface PayoutRepository {
   save(previous: Payout, next: Payout): Promise<Payout>;
   /** Open payouts with nextCheckAt <= now, oldest first. */
   queryDue(now: Date, limit: number, cursor?: string): Promise<DuePage>;
-  listByState(state: PayoutState): Promise<Payout[]>;
+  /**
+   * Payouts in one state, newest change first, one page at a time, from an index (never a Scan).
+   * @throws InvalidListCursorError for a cursor this listing did not hand out
+   */
+  listByState(query: PayoutListQuery): Promise<PayoutListPage>;
+  /** Every payout with this withdrawal_reference (one per merchant and currency). */
+  findByReference(withdrawalReference: string): Promise<Payout[]>;
   /** Makes open payouts with this reference due now (an order notification hints at news). */
   markDueNow(withdrawalReference: string, now: Date): Promise<number>;
 }

@@ -34,7 +34,8 @@ export const PAYOUTS_TABLE = {
   partitionKey: { name: 'pk', type: 'S' },
   indexes: [
     {
-      // Sparse: only open payouts carry `openShard`, so the reconciler never reads final ones.
+      // Sparse: only open payouts carry `openShard` (`OPEN#<n>`, see openShardOf), so the reconciler
+      // never reads final ones; the write shards keep each partition far below its write limit.
       indexName: 'open-by-next-check',
       partitionKey: { name: 'openShard', type: 'S' },
       sortKey: { name: 'nextCheckAt', type: 'S' },
@@ -44,6 +45,15 @@ export const PAYOUTS_TABLE = {
       indexName: 'by-withdrawal-reference',
       partitionKey: { name: 'withdrawal_reference', type: 'S' },
       projection: 'KEYS_ONLY',
+    },
+    {
+      // Sparse: only payouts at rest in UNKNOWN or a final state carry `listShard` (`<state>#<n>`), so
+      // the happy path writes one entry here, once. The worker's in-flight states are listed from
+      // `open-by-next-check`. Newest change first: query each shard backwards and merge.
+      indexName: 'by-state',
+      partitionKey: { name: 'listShard', type: 'S' },
+      sortKey: { name: 'updatedAt', type: 'S' },
+      projection: ['platform_merchant_id'],
     },
   ],
 } as const satisfies TableDefinition;
@@ -111,5 +121,35 @@ export function resourceName(stage: string, id: string): string {
   return `payrelay-${stage}-${id}`;
 }
 
-/** The value stored in `openShard` / `unconfirmedShard`; a single shard keeps the query one page stream. */
-export const OPEN_SHARD = 'OPEN';
+/**
+ * The value every open payout and unconfirmed approval carried before the indexes were sharded. Items
+ * written by an older version may still hold it, so the readers query it besides the shards.
+ */
+export const LEGACY_OPEN_SHARD = 'OPEN';
+
+/**
+ * Write shards of the sparse indexes. A DynamoDB partition key takes at most 1,000 write units a
+ * second; spreading entries over N keys (chosen by a hash of the item key, so an item keeps its shard
+ * for life) lets the readers query the N keys in parallel. See docs/performance.md for the figures.
+ */
+export const SHARDS = { open: 8, byState: 4, unconfirmed: 4, receivedDay: 8 } as const;
+
+/** A stable shard number in [0, count) for an item key (FNV-1a, 32 bit). */
+export function shardOf(key: string, count: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < key.length; i += 1) {
+    hash ^= key.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % count;
+}
+
+/** `openShard` of an open payout or `unconfirmedShard` of an unconfirmed approval: `OPEN#<n>`. */
+export function openShardOf(itemKey: string, count: number): string {
+  return `${LEGACY_OPEN_SHARD}#${shardOf(itemKey, count)}`;
+}
+
+/** Every partition a reader of a sharded sparse index queries: the shards, then the legacy key. */
+export function openShardKeys(count: number): string[] {
+  return [...Array.from({ length: count }, (_, n) => `${LEGACY_OPEN_SHARD}#${n}`), LEGACY_OPEN_SHARD];
+}

@@ -34,8 +34,11 @@ export function memoryRepository(): PayoutRepository & { items: Map<string, Payo
         .map((p) => p.record.identity);
       return { identities, scannedCount: identities.length };
     },
-    async listByState(state) {
-      return [...items.values()].filter((p) => p.state === state);
+    async listByState(query) {
+      return { payouts: [...items.values()].filter((p) => p.state === query.state).slice(0, query.limit) };
+    },
+    async findByReference(reference) {
+      return [...items.values()].filter((p) => p.record.identity.withdrawal_reference === reference);
     },
     async markDueNow() {
       return 0;

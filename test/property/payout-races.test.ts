@@ -86,6 +86,7 @@ describe('payout races (property, fast-check scheduler)', () => {
             save: scheduled(repository.save),
             queryDue: scheduled(repository.queryDue),
             listByState: scheduled(repository.listByState),
+            findByReference: scheduled(repository.findByReference),
             markDueNow: scheduled(repository.markDueNow),
           };
           let payoutCalls = 0;

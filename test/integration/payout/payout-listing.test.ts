@@ -1,0 +1,155 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createPayoutRepository } from '@shared/adapters/payout-repository';
+import { InvalidListCursorError, type PayoutListQuery, type PayoutRepository } from '@shared/app/ports';
+import { LEGACY_OPEN_SHARD } from '@shared/config/resources';
+import { payoutKey, type PayoutIdentity } from '@shared/domain/identity';
+import { Payout } from '@shared/domain/payout';
+import { useLocalAws } from '@test/support/local-aws';
+
+/*
+ * Listing, due queries and reference look-ups through the indexes: every page is followed, nothing
+ * is scanned. The client here forces DynamoDB to answer two items per page (Limit 2 on every Query
+ * and a count of every operation), so a reader that ignored LastEvaluatedKey would miss items.
+ */
+
+const local = useLocalAws({ stage: 'listing' });
+let repo: PayoutRepository;
+let smallPages: PayoutRepository;
+const operations: string[] = [];
+
+const t0 = new Date('2026-02-01T00:00:00.000Z');
+const at = (minutes: number): Date => new Date(t0.getTime() + minutes * 60_000);
+const id = (ref: string, currency = 'GHS', merchant = 'm-1'): PayoutIdentity => ({ platform_merchant_id: merchant, currency, withdrawal_reference: ref });
+const accept = (identity: PayoutIdentity, now: Date): Payout =>
+  Payout.accept({ identity, amount: '10.00', accountMasked: '******7890', accountCode: 'MTN' }, now);
+
+function client(options: { queryLimit?: number } = {}): DynamoDBDocumentClient {
+  const doc = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: local().endpoints.dynamodb }), {
+    marshallOptions: { removeUndefinedValues: true },
+  });
+  doc.middlewareStack.add(
+    (next, context) => async (args) => {
+      operations.push(String(context.commandName));
+      const input = args.input as Record<string, unknown>;
+      if (options.queryLimit !== undefined && context.commandName === 'QueryCommand' && input.Limit === undefined) input.Limit = options.queryLimit;
+      return next(args);
+    },
+    { step: 'initialize', name: 'listingTestCounter' },
+  );
+  return doc;
+}
+
+/** Creates a payout and moves it to REJECTED (listed in `by-state`) at minute `minute`. */
+async function rejected(identity: PayoutIdentity, minute: number): Promise<Payout> {
+  const { payout } = await repo.createAccepted(accept(identity, at(minute)));
+  return repo.save(payout, payout.reject('account not found', at(minute)));
+}
+
+/** Every page of a listing, in order. */
+async function allPages(query: Omit<PayoutListQuery, 'cursor'>): Promise<Payout[][]> {
+  const pages: Payout[][] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await repo.listByState({ ...query, cursor });
+    pages.push([...page.payouts]);
+    cursor = page.cursor;
+  } while (cursor !== undefined && pages.length < 100);
+  return pages;
+}
+
+const refs = (payouts: readonly Payout[]): string[] => payouts.map((p) => p.record.identity.withdrawal_reference);
+
+beforeAll(() => {
+  repo = createPayoutRepository(local().names.payoutsTable, client());
+  smallPages = createPayoutRepository(local().names.payoutsTable, client({ queryLimit: 2 }));
+});
+
+describe('listing payouts by state (index-backed, paginated)', () => {
+  it('pages through a final state newest change first, each payout exactly once, without a Scan', async () => {
+    for (let i = 0; i < 23; i += 1) await rejected(id(`rej-${String(i).padStart(2, '0')}`), i);
+    operations.length = 0;
+    const pages = await allPages({ state: 'REJECTED', limit: 5 });
+    const listed = pages.flat();
+    expect(pages.slice(0, -1).every((p) => p.length === 5)).toBe(true);
+    expect(refs(listed)).toEqual(Array.from({ length: 23 }, (_, i) => `rej-${String(22 - i).padStart(2, '0')}`));
+    expect(operations).not.toContain('ScanCommand');
+  });
+
+  it('filters by merchant and by the time of the last change', async () => {
+    await rejected(id('other-merchant', 'GHS', 'm-2'), 5);
+    const m2 = (await repo.listByState({ state: 'REJECTED', limit: 50, merchant: 'm-2' })).payouts;
+    expect(refs(m2)).toEqual(['other-merchant']);
+    const window = (await repo.listByState({ state: 'REJECTED', limit: 50, merchant: 'm-1', updatedFrom: at(10), updatedTo: at(12) })).payouts;
+    expect(refs(window)).toEqual(['rej-12', 'rej-11', 'rej-10']);
+  });
+
+  it('lists the in-flight states from the open index, paginated the same way', async () => {
+    for (let i = 0; i < 7; i += 1) {
+      const { payout } = await repo.createAccepted(accept(id(`verifying-${i}`), at(100 + i)));
+      await repo.save(payout, payout.startVerifying(at(100 + i)));
+    }
+    await repo.createAccepted(accept(id('still-accepted'), at(99)));
+    operations.length = 0;
+    const pages = await allPages({ state: 'VERIFYING', limit: 3 });
+    expect(pages.map((p) => p.length)).toEqual([3, 3, 1]);
+    expect(refs(pages.flat())).toEqual(['verifying-6', 'verifying-5', 'verifying-4', 'verifying-3', 'verifying-2', 'verifying-1', 'verifying-0']);
+    expect(operations).not.toContain('ScanCommand');
+  });
+
+  it('refuses a cursor it did not hand out, with a named error', async () => {
+    await expect(repo.listByState({ state: 'REJECTED', limit: 5, cursor: 'not-a-cursor' })).rejects.toBeInstanceOf(InvalidListCursorError);
+    const forged = Buffer.from(JSON.stringify({ shards: [1] })).toString('base64url');
+    await expect(repo.listByState({ state: 'SUCCEEDED', limit: 5, cursor: forged })).rejects.toBeInstanceOf(InvalidListCursorError);
+  });
+});
+
+describe('queries follow LastEvaluatedKey (two items per page)', () => {
+  it('marks every open payout of a reference due and finds every payout of it', async () => {
+    for (const currency of ['GHS', 'NGN', 'KES', 'UGX', 'XOF']) await repo.createAccepted(accept(id('shared-ref', currency), t0));
+    expect(await smallPages.markDueNow('shared-ref', at(-5))).toBe(5);
+    expect((await smallPages.findByReference('shared-ref')).map((p) => p.record.identity.currency).sort()).toEqual(['GHS', 'KES', 'NGN', 'UGX', 'XOF']);
+  });
+
+  it('reads every due payout across the open shards, including items written before sharding', async () => {
+    // An item as an older version stored it, under the single legacy key.
+    const legacy = accept(id('legacy-open'), t0);
+    await client().send(
+      new PutCommand({
+        TableName: local().names.payoutsTable,
+        Item: {
+          pk: payoutKey(legacy.record.identity),
+          platform_merchant_id: 'm-1',
+          currency: 'GHS',
+          withdrawal_reference: 'legacy-open',
+          state: 'ACCEPTED',
+          version: 1,
+          amount: '10.00',
+          account_masked: '******7890',
+          account_code: 'MTN',
+          submit_attempts: 0,
+          checks: 0,
+          history: legacy.record.history,
+          createdAt: legacy.record.createdAt,
+          updatedAt: legacy.record.updatedAt,
+          openShard: LEGACY_OPEN_SHARD,
+          nextCheckAt: t0.toISOString(),
+        },
+      }),
+    );
+    const due: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await smallPages.queryDue(at(100_000), 3, cursor);
+      due.push(...page.identities.map((i) => i.withdrawal_reference));
+      cursor = page.cursor;
+      pages += 1;
+    } while (cursor !== undefined && pages < 200);
+    const open = ['legacy-open', 'still-accepted', ...Array.from({ length: 7 }, (_, i) => `verifying-${i}`)];
+    expect(due.filter((r) => r !== 'shared-ref').sort()).toEqual(open.sort());
+    expect(due.filter((r) => r === 'shared-ref')).toHaveLength(5);
+    expect(new Set(due.map((r, i) => `${r}#${i}`)).size).toBe(due.length);
+  });
+});
