@@ -102,7 +102,7 @@ describe('KYC callbacks posted by the simulator', () => {
     const waiting = await stack.doc.send(
       new GetCommand({ TableName: stack.local.names.kycTable, Key: { pk: subjectKey({ appId: stack.appId, userReference: 'user-approved' }) } }),
     );
-    expect(waiting.Item?.unconfirmedShard).toBe('OPEN');
+    expect(waiting.Item?.unconfirmedShard).toMatch(/^OPEN#\d$/);
 
     // The worker's gate pulls the verification-status endpoint before saying approved.
     expect(await gate.check('user-approved')).toBe('approved');
