@@ -18,4 +18,9 @@ export default tseslint.config(
     files: ['cli/**', 'local/**', 'simulator/**', 'bench/**', 'bin/**', 'test/**', 'infra/**'],
     rules: { 'no-console': 'off' },
   },
+  {
+    // The ops console's browser script (served as a static file, no build step).
+    files: ['cli/console/static/**/*.js'],
+    languageOptions: { sourceType: 'script', globals: { window: 'readonly', document: 'readonly' } },
+  },
 );

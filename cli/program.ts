@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import { registerConsoleCommand } from './commands/console';
 import { registerDemoCommand } from './commands/demo';
 import { registerEventsCommands } from './commands/events';
 import { registerKycCommands } from './commands/kyc';
@@ -36,6 +37,7 @@ export function buildProgram(): Command {
   registerSignatureCommands(program);
   registerSimulatorCommand(program);
   registerDemoCommand(program);
+  registerConsoleCommand(program);
   return program;
 }
 

@@ -1,5 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { EVENTS_TABLE } from '@shared/config/resources';
 import { receivedDayOf, type EventStorePort, type StoredEvent } from '@shared/app/webhook-ports';
 import { documentClient } from './aws-clients';
@@ -14,15 +14,26 @@ function toEvent(item: Record<string, unknown>): StoredEvent {
   return { ...rest, eventId: pk };
 }
 
+/** The event store plus the operator's look-up of one event (CLI and console). */
+export interface EventStore extends EventStorePort {
+  /** The stored event with this id, or undefined. */
+  get(eventId: string): Promise<StoredEvent | undefined>;
+}
+
 /**
  * The events table: every authentic callback, verbatim, once. `putOnce` is a single conditional
  * PutItem on the dedupe key, so a redelivery costs one failed condition and changes nothing.
  */
-export function createEventStore(options: { tableName: string; client?: DynamoDBDocumentClient }): EventStorePort {
+export function createEventStore(options: { tableName: string; client?: DynamoDBDocumentClient }): EventStore {
   const client = options.client ?? documentClient;
   const tableName = options.tableName;
   const indexName = EVENTS_TABLE.indexes[0].indexName;
   return {
+    async get(eventId) {
+      const out = await client.send(new GetCommand({ TableName: tableName, Key: { pk: eventId } }));
+      return out.Item ? toEvent(out.Item) : undefined;
+    },
+
     async putOnce(event) {
       const { eventId, ...rest } = event;
       try {

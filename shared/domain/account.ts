@@ -48,3 +48,14 @@ export function maskAccount(accountNumber: string): string {
   }
   return '*'.repeat(value.length - 4) + value.slice(-4);
 }
+
+/** JSON members whose string value is an account or phone number (`"account_number": "0123456789"`). */
+const ACCOUNT_MEMBER = /("(?:account_number|accountNumber|account_no|phone|msisdn)"\s*:\s*")((?:[^"\\]|\\.)*)(")/g;
+
+/**
+ * Masks the account and phone numbers inside a JSON text without re-serializing it, so a stored
+ * body can be shown as it was received (its escapes, spacing and key order) minus those numbers.
+ */
+export function maskAccountsInJsonText(text: string): string {
+  return text.replace(ACCOUNT_MEMBER, (_m, open: string, value: string, close: string) => `${open}${maskAccount(value)}${close}`);
+}

@@ -1,0 +1,56 @@
+import type { Command } from 'commander';
+import { InvalidArgumentError } from 'commander';
+import { contextOf, withExample } from '../context';
+import { CliError } from '../output';
+
+const DEFAULT_PORT = 3900;
+
+const portArg = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('must be a port number (0-65535)');
+  return n;
+};
+
+/** `payrelay console`: the web console on 127.0.0.1 for the local stack or a deployed one. */
+export function registerConsoleCommand(program: Command): void {
+  withExample(
+    program.command('console').option('--port <port>', 'port on 127.0.0.1 (0 picks a free one)', portArg, DEFAULT_PORT),
+    'payrelay console',
+    'payrelay console --stack payrelay-prod --profile ops',
+  )
+    .description(
+      'serve the ops console on 127.0.0.1: overview, payouts, callbacks, KYC subjects, and the review and DLQ actions. ' +
+        'It uses your own AWS credentials (--stack/--profile) or the local stack; nothing is deployed. ' +
+        'Open the printed URL: it carries a token that is new at every start. Stop with Ctrl-C.',
+    )
+    .action(async (opts: { port: number }, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const target = await ctx.target();
+      const { createConsoleServices } = await import('../console/services');
+      const { startConsole } = await import('../console/server');
+      const services = await createConsoleServices(target);
+      let handle;
+      try {
+        handle = await startConsole({ services, port: opts.port });
+      } catch (error) {
+        services.close();
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'EADDRINUSE') throw new CliError(`port ${opts.port} on 127.0.0.1 is in use: pick another with --port`);
+        throw error;
+      }
+      ctx.out.result({ url: handle.loginUrl, target: target.label }, () => {
+        console.log(`payrelay console for ${target.label}`);
+        console.log(`open: ${handle.loginUrl}`);
+        console.log('(the token in this URL is new at every start; keep it to yourself. Ctrl-C stops the console.)');
+      });
+      await new Promise<void>((resolve) => {
+        const stop = (): void => {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          void handle.close().then(resolve);
+        };
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
+      });
+    });
+}

@@ -1,0 +1,110 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Hono, type Context } from 'hono';
+
+type Env = { Variables: { form: Record<string, unknown> } };
+import { html } from 'hono/html';
+import { page, problemPage, type Html, type PageContext } from './layout';
+import { ActionRefusedError, BadRequestError, NotFoundError } from './query';
+import { hostCheck, securityHeaders, tokenGate, validPost, type ConsoleSecrets } from './security';
+import type { ConsoleServices } from './services';
+import { consoleLog } from './log';
+import { callbacksPage, callbackViewPage, replayAction } from './pages/callbacks';
+import { kycConfirmAction, kycPage } from './pages/kyc';
+import { overviewPage } from './pages/overview';
+import { payoutDetailPage, payoutsPage } from './pages/payouts';
+
+/** The static files the pages load: the console's own script and style, and Chart.js from node_modules. */
+function staticFiles(): Map<string, { body: string; type: string }> {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const chartDir = dirname(createRequire(import.meta.url).resolve('chart.js'));
+  return new Map([
+    ['console.js', { body: readFileSync(join(here, 'static/console.js'), 'utf8'), type: 'text/javascript; charset=utf-8' }],
+    ['console.css', { body: readFileSync(join(here, 'static/console.css'), 'utf8'), type: 'text/css; charset=utf-8' }],
+    ['chart.umd.min.js', { body: readFileSync(join(chartDir, 'chart.umd.min.js'), 'utf8'), type: 'text/javascript; charset=utf-8' }],
+  ]);
+}
+
+export interface ConsoleAppOptions {
+  readonly services: ConsoleServices;
+  readonly secrets: ConsoleSecrets;
+  /** The port the server listens on (known only after listen when 0 was asked for). */
+  readonly port: () => number;
+  readonly clock?: () => Date;
+}
+
+/**
+ * The console's routes. Every request passes the Host check (DNS rebinding), then the token gate;
+ * every POST also needs the CSRF token. Errors map in one place (`onError`): wrong input is a 400
+ * page with its message, a missing thing 404, a refused action 409, anything else a 500 page that
+ * says where the details went (stderr), never a stack trace.
+ */
+export function createConsoleApp(options: ConsoleAppOptions): Hono<Env> {
+  const { services, secrets } = options;
+  const now = options.clock ?? (() => new Date());
+  const ctx: PageContext = { targetLabel: services.target.label, csrf: secrets.csrf };
+  const files = staticFiles();
+  const app = new Hono<Env>();
+
+  const render = async (c: Context, body: Html | Promise<Html>, status: 200 | 400 | 401 | 403 | 404 | 409 | 500 = 200) => c.html(await body, status);
+  const unauthorized = (c: Context) => {
+    consoleLog.warn('console request refused: no valid token', { path: c.req.path });
+    return c.html(
+      html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>401 · payrelay console</title></head><body><h1>401: not signed in</h1><p>Open the URL that <code>payrelay console</code> printed (it carries this start's token). Each start prints a new one.</p></body></html>`,
+      401,
+    );
+  };
+
+  app.use('*', securityHeaders);
+  app.use('*', hostCheck(options.port));
+  app.use('*', tokenGate(secrets, unauthorized));
+  app.use('*', async (c, next) => {
+    if (c.req.method !== 'POST') return next();
+    const form = await c.req.parseBody();
+    if (!validPost(c, form, secrets)) {
+      consoleLog.warn('console action refused: missing or wrong CSRF token, or another origin', { path: c.req.path });
+      return render(c, problemPage(ctx, '403: action refused', 'This form is not from this console start (CSRF check failed). Reload the page and try again.'), 403);
+    }
+    c.set('form', form);
+    return next();
+  });
+  const formOf = (c: Context<Env>): Record<string, unknown> => c.get('form');
+
+  app.get('/static/:file', (c) => {
+    const file = files.get(c.req.param('file'));
+    if (!file) return c.text('not found', 404);
+    c.header('Content-Type', file.type);
+    return c.body(file.body);
+  });
+
+  app.get('/', async (c) => render(c, overviewPage(ctx, services, now())));
+  app.get('/payouts', async (c) => render(c, payoutsPage(ctx, services, c.req.query())));
+  app.get('/payouts/view', async (c) => render(c, payoutDetailPage(ctx, services, c.req.query(), now())));
+  app.get('/callbacks', async (c) => render(c, callbacksPage(ctx, services, c.req.query(), now())));
+  app.get('/callbacks/view', async (c) => render(c, callbackViewPage(ctx, services, c.req.query())));
+  app.post('/callbacks/replay', async (c) => render(c, replayAction(ctx, services, formOf(c), now())));
+  app.get('/kyc', async (c) => render(c, kycPage(ctx, services, c.req.query())));
+  app.post('/kyc/confirm', async (c) => render(c, kycConfirmAction(ctx, services, formOf(c), now())));
+
+  app.notFound((c) => render(c, problemPage(ctx, '404: no such page', `There is no page ${c.req.path}.`), 404));
+  app.onError((error, c) => {
+    if (error instanceof BadRequestError) {
+      consoleLog.warn('console: bad request', { path: c.req.path, reason: error.message });
+      return render(c, problemPage(ctx, '400: bad request', error.message), 400);
+    }
+    if (error instanceof NotFoundError) return render(c, problemPage(ctx, '404: not found', error.message), 404);
+    if (error instanceof ActionRefusedError) {
+      consoleLog.warn('console: action refused', { path: c.req.path, reason: error.message });
+      return render(c, problemPage(ctx, '409: refused', error.message), 409);
+    }
+    consoleLog.error('console: request failed', { path: c.req.path, error: error.name, reason: error.message });
+    return render(
+      c,
+      page(ctx, '500: the request failed', '', html`<p class="problem">${error.name}: ${error.message.split('\n')[0]}</p><p>The console's terminal has the log line.</p>`),
+      500,
+    );
+  });
+  return app;
+}

@@ -1,0 +1,149 @@
+import { html } from 'hono/html';
+import * as z from 'zod';
+import { maskAccountsInJsonText } from '@shared/domain/account';
+import type { StoredEvent } from '@shared/app/webhook-ports';
+import { replayEvents, ReplayRangeError, type ReplayResult } from '@shared/app/replay-events';
+import { confirmPage, csrfField, donePage, page, table, withQuery, type Html, type PageContext } from '../layout';
+import { BadRequestError, day, isoTime, NotFoundError, optionalText, parseInput, requiredText } from '../query';
+import type { ConsoleServices } from '../services';
+import { noTelemetry } from '@cli/commands/kyc';
+import { consoleLog } from '../log';
+
+const DAY_MS = 86_400_000;
+/** Rows shown for one day; the filters narrow them. */
+const MAX_ROWS = 500;
+
+const listQuery = z.object({
+  day: day.optional(),
+  source: z.enum(['kyc', 'payout-notification'], { message: 'must be kyc or payout-notification' }).optional().or(z.literal('').transform(() => undefined)),
+  reference: optionalText(2048),
+});
+
+function matches(event: StoredEvent, filter: { source?: string; reference?: string }): boolean {
+  if (filter.source && event.source !== filter.source) return false;
+  if (filter.reference && event.withdrawalReference !== filter.reference && event.userReference !== filter.reference) return false;
+  return true;
+}
+
+/**
+ * Callbacks of one UTC day (the events table's `by-received-day` index), newest first, narrowed by
+ * source and by the reference they name (withdrawal_reference or user_reference).
+ */
+export async function callbacksPage(ctx: PageContext, services: ConsoleServices, query: unknown, now: Date): Promise<Html> {
+  const filter = parseInput(listQuery, query);
+  const shownDay = filter.day ?? now.toISOString().slice(0, 10);
+  const since = new Date(`${shownDay}T00:00:00Z`);
+  const until = new Date(since.getTime() + DAY_MS);
+  const events: StoredEvent[] = [];
+  let total = 0;
+  for await (const event of services.events.receivedBetween(since, until)) {
+    if (!matches(event, filter)) continue;
+    total += 1;
+    events.push(event);
+    if (events.length > MAX_ROWS) events.shift();
+  }
+  events.reverse();
+  const previous = new Date(since.getTime() - DAY_MS).toISOString().slice(0, 10);
+  const next = until.toISOString().slice(0, 10);
+  const q = { source: filter.source, reference: filter.reference };
+  return page(
+    ctx,
+    'Callbacks',
+    '/callbacks',
+    html`<form method="get" action="/callbacks" class="search">
+  <label>Day <input name="day" value="${shownDay}" placeholder="YYYY-MM-DD"></label>
+  <label>Source <select name="source">
+    <option value="">any</option>
+    ${(['kyc', 'payout-notification'] as const).map((s) => html`<option value="${s}"${filter.source === s ? html` selected` : ''}>${s}</option>`)}
+  </select></label>
+  <label>Reference <input name="reference" value="${filter.reference ?? ''}" placeholder="withdrawal or user reference"></label>
+  <button type="submit">Show</button>
+</form>
+<p class="pager"><a href="${withQuery('/callbacks', { day: previous, ...q })}">← ${previous}</a> · <a href="${withQuery('/callbacks', { day: next, ...q })}">${next} →</a></p>
+<p>${total} callback(s) on ${shownDay}${total > events.length ? `, the newest ${events.length} shown` : ''}.</p>
+${table(
+  ['received', 'source', 'names', 'recognized', 'body'],
+  events.map((e) => [
+    e.receivedAt,
+    e.source,
+    e.withdrawalReference ?? e.userReference,
+    e.recognized ? 'yes' : html`no <span class="reason">${e.unrecognizedReason ?? ''}</span>`,
+    html`<a href="${withQuery('/callbacks/view', { id: e.eventId })}">view</a>`,
+  ]),
+  'no callback matches',
+)}
+<h2>Replay</h2>
+<p>Re-apply the stored KYC callbacks of a time range to the KYC subjects (idempotent; order notifications are left to the reconciler), as <code>payrelay events replay</code> does.</p>
+<form method="post" action="/callbacks/replay" class="action">
+  ${csrfField(ctx)}
+  <label>Since <input name="since" value="${since.toISOString()}"></label>
+  <label>Until <input name="until" value="${until.toISOString()}"></label>
+  <button type="submit">Replay…</button>
+</form>`,
+  );
+}
+
+const viewQuery = z.object({ id: requiredText(4096) });
+
+/** One stored callback: its metadata and its body as received (account and phone numbers masked). */
+export async function callbackViewPage(ctx: PageContext, services: ConsoleServices, query: unknown): Promise<Html> {
+  const { id } = parseInput(viewQuery, query);
+  const event = await services.events.get(id);
+  if (!event) throw new NotFoundError(`no stored callback ${id}`);
+  return page(
+    ctx,
+    'Callback',
+    '/callbacks',
+    html`${table(
+      ['field', 'value'],
+      [
+        ['event id', event.eventId],
+        ['source', event.source],
+        ['received', event.receivedAt],
+        ['from address', event.sourceIp],
+        ['recognized', event.recognized ? 'yes' : `no: ${event.unrecognizedReason ?? ''}`],
+        ['withdrawal_reference', event.withdrawalReference],
+        ['user_reference', event.userReference],
+      ],
+    )}
+<h2>Body as received</h2>
+<p class="hint">Shown verbatim as text, except account and phone numbers, which are masked.</p>
+<pre class="body" id="callback-body">${maskAccountsInJsonText(event.body)}</pre>`,
+  );
+}
+
+const replayForm = z.object({ since: isoTime, until: isoTime, step: z.enum(['review', 'confirm']).default('review') });
+
+/** Replay, step 1 (what will happen) or step 2 (done, with the counts). */
+export async function replayAction(ctx: PageContext, services: ConsoleServices, form: unknown, now: Date): Promise<Html> {
+  const input = parseInput(replayForm, form);
+  const since = new Date(input.since);
+  const until = new Date(input.until);
+  if (until <= since) throw new BadRequestError('until must be after since');
+  if (input.step === 'review') {
+    return confirmPage(ctx, 'Replay callbacks?', '/callbacks', {
+      action: '/callbacks/replay',
+      what: 'Re-apply the stored KYC callbacks received in this range to the KYC subjects. Subjects that already reflect them do not change.',
+      fields: { since: input.since, until: input.until },
+      cancel: '/callbacks',
+    });
+  }
+  let result: ReplayResult;
+  try {
+    result = await replayEvents(
+      { events: services.events, subjects: services.kyc, clock: { now: () => now }, log: consoleLog, telemetry: noTelemetry },
+      { since, until },
+    );
+  } catch (error) {
+    if (error instanceof ReplayRangeError) throw new BadRequestError(error.message);
+    throw error;
+  }
+  consoleLog.info('callbacks replayed from the console', { since: input.since, until: input.until, ...result });
+  return donePage(
+    ctx,
+    'Replayed',
+    '/callbacks',
+    `Replayed ${result.scanned} stored callback(s): ${result.applied} applied, ${result.unchanged} unchanged, ${result.unrecognized} unrecognized, ${result.skipped} order notification(s) left to the reconciler.`,
+    { href: withQuery('/callbacks', { day: input.since.slice(0, 10) }), label: 'Back to the callbacks' },
+  );
+}
