@@ -1,0 +1,125 @@
+import { request as httpRequest } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'puppeteer-core';
+import type { ConsoleHandle } from '@cli/console/server';
+import type { LocalStack } from '@local/stack';
+import { HOSTILE_NAME, launchBrowser, runConsoleScenario, targetOf, type ConsoleScenario } from '@test/support/console-fixture';
+
+/*
+ * The ops console end to end, in a real headless Chromium: the local stack in-process (dynalite,
+ * fauxqs, the simulator over HTTP, the real handlers), a lean payout scenario through it, then the
+ * console driven as an operator drives it.
+ */
+
+/** A raw GET with a chosen Host header (fetch does not let a caller set Host). */
+function getWithHost(url: string, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { headers: { host } }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('ops console in a browser', () => {
+  let stack: LocalStack;
+  let scenario: ConsoleScenario;
+  let consoleHandle: ConsoleHandle;
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    const { startLocalStack } = await import('@local/stack');
+    stack = await startLocalStack({ gatewayPort: 0, simulatorPort: 0, reconcileEveryMs: 1000, pollWaitSeconds: 1 });
+    const [browserStarted, scenarioDone] = await Promise.all([launchBrowser(), runConsoleScenario(stack)]);
+    browser = browserStarted;
+    scenario = scenarioDone;
+    const { createConsoleServices } = await import('@cli/console/services');
+    const { startConsole } = await import('@cli/console/server');
+    consoleHandle = await startConsole({ services: await createConsoleServices(targetOf(stack)), port: 0 });
+    page = await browser.newPage();
+  }, 90_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await consoleHandle?.close();
+    await stack?.stop();
+  });
+
+  it('refuses a request without the token, and a request for another host name', async () => {
+    const bare = await fetch(`${consoleHandle.url}/payouts`);
+    expect(bare.status).toBe(401);
+    expect(await bare.text()).toContain('payrelay console');
+    const wrong = await fetch(`${consoleHandle.url}/?token=not-the-token`, { redirect: 'manual' });
+    expect(wrong.status).toBe(401);
+    expect(await getWithHost(`${consoleHandle.url}/`, 'rebound.example:80')).toBe(421);
+  });
+
+  it('takes the token once, sets an HttpOnly cookie and moves to a clean URL', async () => {
+    const answer = await page.goto(consoleHandle.loginUrl);
+    expect(answer?.status()).toBe(200);
+    expect(page.url()).toBe(`${consoleHandle.url}/`);
+    const cookies = await browser.cookies();
+    const session = cookies.find((c) => c.name === 'payrelay_console');
+    expect(session?.httpOnly).toBe(true);
+    expect(session?.sameSite).toBe('Strict');
+    expect(await page.$eval('h1', (h) => h.textContent)).toBe('Overview');
+    expect(answer?.headers()['content-security-policy']).toContain("script-src 'self'");
+  });
+
+  it('finds a payout by reference and shows its timeline, masked account and callbacks', async () => {
+    await page.goto(`${consoleHandle.url}/payouts`);
+    await page.type('input[name=reference]', scenario.succeeded);
+    await Promise.all([page.waitForNavigation(), page.click('form.search button')]);
+    await Promise.all([page.waitForNavigation(), page.click(`a[href*="${encodeURIComponent(scenario.succeeded)}"]`)]);
+    expect(await page.$eval('#payout-state', (e) => e.textContent)).toBe('SUCCEEDED');
+    const timeline = await page.$$eval('#timeline li', (items) => items.map((li) => li.textContent ?? ''));
+    expect(timeline.length).toBeGreaterThanOrEqual(3);
+    expect(timeline.some((line) => line.includes('→ SUCCEEDED'))).toBe(true);
+    const text = await page.$eval('main', (m) => m.textContent ?? '');
+    expect(text).toContain('******6789');
+    expect(text).not.toContain('0123456789');
+  });
+
+  it('renders a provider name holding <script> as inert text', async () => {
+    await page.goto(`${consoleHandle.url}/payouts?reference=${encodeURIComponent(scenario.hostile)}`);
+    await Promise.all([page.waitForNavigation(), page.click(`a[href*="${encodeURIComponent(scenario.hostile)}"]`)]);
+    const text = await page.$eval('main', (m) => m.textContent ?? '');
+    expect(text).toContain(HOSTILE_NAME);
+    expect(await page.$$eval('main script, main img', (nodes) => nodes.length)).toBe(0);
+    expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
+  });
+
+  it('answers a bad query parameter with a 400 page that says what is wrong', async () => {
+    const answer = await page.goto(`${consoleHandle.url}/callbacks?day=2026-02-30`);
+    expect(answer?.status()).toBe(400);
+    expect(await page.$eval('#problem', (e) => e.textContent)).toBe('day: is not a calendar day');
+    expect(await page.content()).not.toMatch(/at .*\.ts:\d+/);
+  });
+
+  it('refuses an action without this start\'s CSRF token', async () => {
+    const cookie = (await browser.cookies()).find((c) => c.name === 'payrelay_console');
+    const answer = await fetch(`${consoleHandle.url}/callbacks/replay`, {
+      method: 'POST',
+      headers: { cookie: `payrelay_console=${cookie?.value}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'since=2026-01-01T00:00:00Z&until=2026-01-02T00:00:00Z&step=confirm&csrf=forged',
+    });
+    expect(answer.status).toBe(403);
+  });
+
+  it('shows the callbacks of the day with a verbatim body viewer, and replays after a confirmation step', async () => {
+    await page.goto(`${consoleHandle.url}/callbacks?source=payout-notification`);
+    const rows = await page.$$eval('tbody tr', (trs) => trs.length);
+    expect(rows).toBeGreaterThan(0);
+    await Promise.all([page.waitForNavigation(), page.click('tbody tr a')]);
+    const body = await page.$eval('#callback-body', (e) => e.textContent ?? '');
+    expect(() => JSON.parse(body)).not.toThrow();
+    await page.goto(`${consoleHandle.url}/callbacks`);
+    await Promise.all([page.waitForNavigation(), page.click('form.action button')]);
+    expect(await page.$eval('h1', (h) => h.textContent)).toBe('Replay callbacks?');
+    await Promise.all([page.waitForNavigation(), page.click('#confirm')]);
+    expect(await page.$eval('#done', (e) => e.textContent)).toMatch(/^Replayed \d+ stored callback/);
+  });
+});

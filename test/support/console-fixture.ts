@@ -1,0 +1,91 @@
+import { execFileSync } from 'node:child_process';
+import type { Browser } from 'puppeteer-core';
+import type { Target } from '@cli/target';
+import type { LocalStack } from '@local/stack';
+import type { PayoutRequest } from '@shared/messages/payout-request';
+
+/*
+ * What the console's browser test and the screenshot script share: a headless Chromium that arrives
+ * with `npm ci` (or the system one), and a small scenario on a local stack.
+ */
+
+/** Flags for Chromium on a closed network: no background calls that the network would refuse. */
+const QUIET_FLAGS = ['--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-gpu'];
+
+function systemChromium(): string | undefined {
+  try {
+    return execFileSync('which', ['chromium'], { encoding: 'utf8' }).trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Launches headless Chromium: a `chromium` on PATH when there is one, else the build inside
+ * @sparticuz/chromium (a devDependency, so `npm ci` brings it). Never downloads; a failure to launch
+ * throws, so the browser tests fail rather than skip.
+ */
+export async function launchBrowser(): Promise<Browser> {
+  const puppeteer = (await import('puppeteer-core')).default;
+  const system = systemChromium();
+  if (system) {
+    return puppeteer.launch({ executablePath: system, headless: true, args: ['--no-sandbox', ...QUIET_FLAGS] });
+  }
+  const chromium = (await import('@sparticuz/chromium')).default;
+  // Its serverless defaults turn web security off; the console's tests want a browser that enforces it.
+  const args = chromium.args.filter((a) => a !== '--disable-web-security' && a !== '--allow-running-insecure-content');
+  return puppeteer.launch({ executablePath: await chromium.executablePath(), headless: true, args: [...args, ...QUIET_FLAGS] });
+}
+
+/** A beneficiary name as hostile as a provider could send it: if it ever ran, `window.__pwned` would be set. */
+export const HOSTILE_NAME = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">';
+
+/** The local stack as a CLI target. */
+export function targetOf(stack: LocalStack): Target {
+  return { kind: 'local', label: 'local stack (test)', env: stack.env, urls: stack.urls };
+}
+
+export interface ConsoleScenario {
+  readonly runId: string;
+  /** A payout that succeeded. */
+  readonly succeeded: string;
+  /** A payout to the account whose name at the provider is {@link HOSTILE_NAME}. */
+  readonly hostile: string;
+  /** A payout whose expected name did not match. */
+  readonly rejected: string;
+}
+
+/**
+ * A lean scenario on a running local stack: the simulator gets an account named {@link HOSTILE_NAME},
+ * then a few payouts go through the real enqueue, worker, simulator and reconciler until every one is
+ * final. Seconds, not minutes.
+ */
+export async function runConsoleScenario(stack: LocalStack, timeoutMs = 40_000): Promise<ConsoleScenario> {
+  const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
+  const { sqsClient } = await import('@shared/adapters/aws-clients');
+  const { enqueuePayouts } = await import('@cli/enqueue');
+  const { isFinal } = await import('@shared/domain/payout');
+  const merchant = stack.providerSecret?.platform_merchant_id as string;
+  stack.simulator?.admin.addAccount({ account_code: '058', account_number: '0666666666', account_name: HOSTILE_NAME, currencies: ['NGN'] });
+  const runId = Date.now().toString(36);
+  const ref = (n: number): string => `CONSOLE-${runId}-${n}`;
+  const base = { version: 1 as const, platform_merchant_id: merchant };
+  const requests: PayoutRequest[] = [
+    { ...base, currency: 'NGN', withdrawal_reference: ref(1), amount: '120.00', account_code: '057', account_number: '0123456789', expected_name: 'Adaeze Okafor' },
+    { ...base, currency: 'NGN', withdrawal_reference: ref(2), amount: '75.50', account_code: '058', account_number: '0666666666' },
+    { ...base, currency: 'GHS', withdrawal_reference: ref(3), amount: '40.00', account_code: 'MTN', account_number: '0244123456', expected_name: 'Ama Serwaa' },
+    { ...base, currency: 'GHS', withdrawal_reference: ref(4), amount: '18.25', account_code: '030', account_number: '1020304050' },
+  ];
+  const repository = createPayoutRepository(stack.env.PAYOUTS_TABLE_NAME as string);
+  await enqueuePayouts(requests, { repository, sqs: sqsClient, queueUrl: stack.queueUrls.payouts });
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const payouts = await Promise.all(requests.map((r) => repository.get(r)));
+    if (payouts.every((p) => p !== undefined && isFinal(p.state))) break;
+    if (Date.now() > deadline) {
+      throw new Error(`console scenario: payouts not final after ${timeoutMs} ms: ${payouts.map((p) => p?.state).join(', ')}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
+  return { runId, succeeded: ref(1), hostile: ref(2), rejected: ref(3) };
+}
