@@ -1,17 +1,13 @@
 import * as path from 'node:path';
 import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
-import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { ISecurityGroup, IVpc } from 'aws-cdk-lib/aws-ec2';
 import { SubnetType } from 'aws-cdk-lib/aws-ec2';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
-import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
-import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { FunctionDefinition } from '@shared/config/functions';
-import type { TableDefinition } from '@shared/config/resources';
 import { METRICS_NAMESPACE, METRICS_SERVICE } from '@shared/observability/metric-names';
 
 /**
@@ -34,7 +30,7 @@ export interface PayrelayFunctionProps {
   readonly namePrefix: string;
   /** The stage, a dimension of every payrelay metric (PAYRELAY_STAGE), so stages never share alarms. */
   readonly stage: string;
-  /** Settings env vars; resource env vars are added by useTable/useQueue/useSecret with their grants. */
+  /** Settings env vars; resource env vars are added with their grants by infra/access.ts. */
   readonly environment?: Record<string, string>;
   /** Present when static egress is on: the function runs in the VPC's private subnets. */
   readonly vpc?: IVpc;
@@ -42,9 +38,25 @@ export interface PayrelayFunctionProps {
 }
 
 /**
+ * ENI management Lambda needs for a function in a VPC (what AWSLambdaVPCAccessExecutionRole grants,
+ * without its `logs:*` on every log group). EC2 offers no resource-level scoping for these.
+ */
+const VPC_ENI_ACTIONS = [
+  'ec2:CreateNetworkInterface',
+  'ec2:DescribeNetworkInterfaces',
+  'ec2:DescribeSubnets',
+  'ec2:DeleteNetworkInterface',
+  'ec2:AssignPrivateIpAddresses',
+  'ec2:UnassignPrivateIpAddresses',
+];
+
+/**
  * A payrelay Lambda function with the project's defaults: Node.js 22 on arm64, bundled locally by
  * esbuild (minified ESM with source maps, tsconfig path aliases honoured), X-Ray tracing, its own
  * log group with a retention, and the Powertools service, namespace and log level.
+ *
+ * Its role starts empty: no AWS-managed policy (their log permissions cover every log group).
+ * It may write only to its own log group; infra/access.ts adds the data it may touch.
  */
 export class PayrelayFunction extends NodejsFunction {
   constructor(scope: Construct, id: string, props: PayrelayFunctionProps) {
@@ -53,6 +65,12 @@ export class PayrelayFunction extends NodejsFunction {
       retention: props.logRetention,
       removalPolicy: props.logRemovalPolicy,
     });
+    const role = new Role(scope, `${id}Role`, {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `${props.namePrefix}-${definition.id}: its own log group, X-Ray, and the grants of infra/access.ts`,
+    });
+    logGroup.grantWrite(role);
+    if (props.vpc) role.addToPrincipalPolicy(new PolicyStatement({ actions: VPC_ENI_ACTIONS, resources: ['*'] }));
     super(scope, id, {
       functionName: `${props.namePrefix}-${definition.id}`,
       entry: path.join(projectRoot, definition.entry),
@@ -65,6 +83,7 @@ export class PayrelayFunction extends NodejsFunction {
       memorySize: definition.memoryMb,
       tracing: Tracing.ACTIVE,
       logGroup,
+      role,
       vpc: props.vpc,
       vpcSubnets: props.vpc ? { subnetType: SubnetType.PRIVATE_WITH_EGRESS } : undefined,
       securityGroups: props.securityGroups,
@@ -93,56 +112,4 @@ export class PayrelayFunction extends NodejsFunction {
       },
     });
   }
-}
-
-/** The access a function needs to a table. */
-export type TableAccess = 'read' | 'readWrite';
-
-/** A table together with its definition in shared/config/resources.ts (which names its indexes). */
-export interface PayrelayTable {
-  readonly table: ITable;
-  readonly definition: TableDefinition;
-}
-
-/** Item-level DynamoDB actions. No streams, no table management, no PartiQL. */
-export const TABLE_ACTIONS: Record<TableAccess, readonly string[]> = {
-  read: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:Scan', 'dynamodb:ConditionCheckItem', 'dynamodb:DescribeTable'],
-  readWrite: [
-    'dynamodb:GetItem',
-    'dynamodb:BatchGetItem',
-    'dynamodb:Query',
-    'dynamodb:Scan',
-    'dynamodb:ConditionCheckItem',
-    'dynamodb:DescribeTable',
-    'dynamodb:PutItem',
-    'dynamodb:UpdateItem',
-    'dynamodb:DeleteItem',
-    'dynamodb:BatchWriteItem',
-  ],
-};
-
-/**
- * Grants `fn` the table access it uses and sets the env var naming the table, in one step, so a
- * function never has a table name without the permission or a permission it has no name for.
- * Index access is granted per named index (no `index/*` wildcard).
- */
-export function useTable(fn: NodejsFunction, envName: string, { table, definition }: PayrelayTable, access: TableAccess): void {
-  const indexArns = definition.indexes.map((index) => `${table.tableArn}/index/${index.indexName}`);
-  fn.addToRolePolicy(new PolicyStatement({ actions: [...TABLE_ACTIONS[access]], resources: [table.tableArn, ...indexArns] }));
-  fn.addEnvironment(envName, table.tableName);
-}
-
-/** Grants read access to a secret and sets the env var holding its ARN. */
-export function useSecret(fn: NodejsFunction, envName: string, secret: ISecret): void {
-  secret.grantRead(fn);
-  fn.addEnvironment(envName, secret.secretArn);
-}
-
-/** The access a function needs to a queue (consuming goes through the event source, not this). */
-export type QueueAccess = 'send';
-
-/** Grants the queue access a function uses and sets the env var holding the queue URL. */
-export function useQueue(fn: NodejsFunction, envName: string, queue: IQueue, access: QueueAccess): void {
-  if (access === 'send') queue.grantSendMessages(fn);
-  fn.addEnvironment(envName, queue.queueUrl);
 }

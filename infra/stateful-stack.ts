@@ -1,5 +1,5 @@
 import { Duration, RemovalPolicy, SecretValue, Stack, type StackProps, Validations } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption, type ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { CfnEIP, FlowLogDestination, GatewayVpcEndpointAwsService, FlowLogTrafficType, NatProvider, SubnetType, Vpc, type IVpc } from 'aws-cdk-lib/aws-ec2';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Secret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -20,10 +20,16 @@ import {
   type TableDefinition,
 } from '@shared/config/resources';
 import type { PayrelayConfig } from './config';
-import type { PayrelayTable } from './payrelay-function';
+import type { GrantableResources } from './access';
 
 /** SQS must not hand a message to a second worker while the first may still run: AWS's rule is >= 6x. */
 export const VISIBILITY_TIMEOUT_FACTOR = 6;
+
+/** A table together with its definition in shared/config/resources.ts (which names its indexes). */
+export interface PayrelayTable {
+  readonly table: ITable;
+  readonly definition: TableDefinition;
+}
 
 /** Everything the stateless stack consumes from the stateful one. */
 export interface PayrelayStatefulResources {
@@ -34,6 +40,8 @@ export interface PayrelayStatefulResources {
   readonly payoutsDlq: IQueue;
   readonly providerSecret: ISecret;
   readonly kycSecret: ISecret;
+  /** Every table, queue and secret by its id in shared/config/resources.ts: what infra/access.ts grants name. */
+  readonly byId: GrantableResources;
   /** Present when static egress is on. */
   readonly vpc?: IVpc;
   /** The Elastic IPs provider calls leave from (empty without static egress). */
@@ -135,6 +143,11 @@ export class PayrelayStatefulStack extends Stack {
       payoutsDlq,
       providerSecret,
       kycSecret,
+      byId: {
+        tables: Object.fromEntries([...tables].map(([id, { table }]) => [id, table])),
+        queues: { [PAYOUTS_QUEUE.id]: payoutsQueue, [PAYOUTS_QUEUE.deadLetterQueueId]: payoutsDlq },
+        secrets: { [PROVIDER_SECRET.id]: providerSecret, [KYC_SECRET.id]: kycSecret },
+      },
       vpc,
       egressIps: this.egressIps,
     };

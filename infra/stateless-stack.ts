@@ -12,7 +12,8 @@ import { FUNCTIONS, ROUTES, type FunctionDefinition } from '@shared/config/funct
 import type { PayrelayConfig, PayrelaySettings } from './config';
 import { PayrelayMonitoring } from './monitoring';
 import { OUTPUT } from './outputs';
-import { PayrelayFunction, useQueue, useSecret, useTable } from './payrelay-function';
+import { FUNCTION_ACCESS, applyAccess } from './access';
+import { PayrelayFunction } from './payrelay-function';
 import type { PayrelayStatefulResources } from './stateful-stack';
 
 export interface PayrelayStatelessStackProps extends StackProps {
@@ -126,14 +127,9 @@ export class PayrelayStatelessStack extends Stack {
     };
 
     const worker = make(FUNCTIONS.payoutWorker, 'PayoutWorker');
-    useTable(worker, 'PAYOUTS_TABLE_NAME', stateful.payoutsTable, 'readWrite');
-    // readWrite: KYC gating records the result of its confirming pull on the subject.
-    useTable(worker, 'KYC_TABLE_NAME', stateful.kycTable, 'readWrite');
-    useSecret(worker, 'PROVIDER_SECRET_ID', stateful.providerSecret);
-    useSecret(worker, 'KYC_SECRET_ID', stateful.kycSecret);
-    useQueue(worker, 'PAYOUTS_DLQ_URL', stateful.payoutsDlq, 'send');
     worker.addEnvironment('PAYOUT_API_BASE_URL', config.payoutApiBaseUrl);
-    worker.addEnvironment('KYC_API_BASE_URL', config.kycApiBaseUrl);
+    // The confirming pull of KYC gating; without gating the worker never calls the KYC service.
+    if (config.settings.kycGating === true) worker.addEnvironment('KYC_API_BASE_URL', config.kycApiBaseUrl);
     // The worker moves a message to the DLQ itself (with its reason) on the last receive SQS allows,
     // so it must know the same count as the queue's redrive policy.
     worker.addEnvironment('PAYOUTS_MAX_RECEIVE_COUNT', String(config.maxReceiveCount));
@@ -146,8 +142,6 @@ export class PayrelayStatelessStack extends Stack {
     );
 
     const reconciler = make(FUNCTIONS.reconciler, 'Reconciler');
-    useTable(reconciler, 'PAYOUTS_TABLE_NAME', stateful.payoutsTable, 'readWrite');
-    useSecret(reconciler, 'PROVIDER_SECRET_ID', stateful.providerSecret);
     reconciler.addEnvironment('PAYOUT_API_BASE_URL', config.payoutApiBaseUrl);
     // A failed run is not retried (neither by EventBridge nor by Lambda's async retries): the next
     // tick reads the same open payouts again, and a retry would only overlap it.
@@ -159,14 +153,7 @@ export class PayrelayStatelessStack extends Stack {
     });
 
     const kycCallback = make(FUNCTIONS.kycCallback, 'KycCallback');
-    useTable(kycCallback, 'EVENTS_TABLE_NAME', stateful.eventsTable, 'readWrite');
-    useTable(kycCallback, 'KYC_TABLE_NAME', stateful.kycTable, 'readWrite');
-    useSecret(kycCallback, 'KYC_SECRET_ID', stateful.kycSecret);
-
     const payoutNotification = make(FUNCTIONS.payoutNotification, 'PayoutNotification');
-    useTable(payoutNotification, 'EVENTS_TABLE_NAME', stateful.eventsTable, 'readWrite');
-    useTable(payoutNotification, 'PAYOUTS_TABLE_NAME', stateful.payoutsTable, 'readWrite');
-    useSecret(payoutNotification, 'PROVIDER_SECRET_ID', stateful.providerSecret);
 
     this.functions = {
       'payout-worker': worker,
@@ -174,7 +161,10 @@ export class PayrelayStatelessStack extends Stack {
       'kyc-callback': kycCallback,
       'payout-notification': payoutNotification,
     };
-    for (const fn of Object.values(this.functions)) acknowledgeLambdaFindings(fn, fn.isBoundToVpc);
+    for (const [functionId, fn] of Object.entries(this.functions) as Array<[FunctionDefinition['id'], PayrelayFunction]>) {
+      applyAccess(fn, FUNCTION_ACCESS[functionId], stateful.byId, config);
+      acknowledgeLambdaFindings(fn);
+    }
 
     const accessLogs = new LogGroup(this, 'ApiAccessLogs', { retention: logRetention, removalPolicy });
     this.api = new HttpApi(this, 'CallbackApi', {
@@ -256,27 +246,17 @@ export class PayrelayStatelessStack extends Stack {
 }
 
 /** cdk-nag findings every payrelay function has, each with the reason it is accepted. */
-function acknowledgeLambdaFindings(fn: PayrelayFunction, inVpc: boolean): void {
-  const role = fn.role;
-  if (!role) return;
-  Validations.of(role).acknowledge({
-    id: 'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-    reason:
-      'AWS-managed basic execution policy: CloudWatch Logs CreateLogGroup/CreateLogStream/PutLogEvents only, no data access; a hand-written copy would add maintenance, not protection.',
-  });
-  if (inVpc) {
-    Validations.of(role).acknowledge({
-      id: 'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
-      reason: 'AWS-managed policy Lambda needs to create and delete its ENIs in the egress VPC private subnets.',
-    });
-  }
+function acknowledgeLambdaFindings(fn: PayrelayFunction): void {
   Validations.of(fn).acknowledge({
     id: 'AwsSolutions::AwsSolutions-L1',
     reason:
       'nodejs22.x on purpose: the code is tested on Node 20/22 (the project machines run Node 20; Powertools and middy 6 support 22); 22.x is supported by Lambda until 2027. Move to 24.x together with the test toolchain.',
   });
-  Validations.of(role).acknowledge({
+  if (!fn.role) return;
+  Validations.of(fn.role).acknowledge({
     id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
-    reason: 'X-Ray PutTraceSegments/PutTelemetryRecords have no resource-level permissions; tracing needs Resource "*".',
+    reason: fn.isBoundToVpc
+      ? 'X-Ray PutTraceSegments/PutTelemetryRecords and the EC2 network-interface actions Lambda needs in the egress VPC have no resource-level permissions; both need Resource "*".'
+      : 'X-Ray PutTraceSegments/PutTelemetryRecords have no resource-level permissions; tracing needs Resource "*".',
   });
 }

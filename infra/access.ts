@@ -1,0 +1,173 @@
+import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import type { FunctionDefinition } from '@shared/config/functions';
+import {
+  EVENTS_TABLE,
+  KYC_SECRET,
+  KYC_TABLE,
+  PAYOUTS_QUEUE,
+  PAYOUTS_TABLE,
+  PROVIDER_SECRET,
+  type TableDefinition,
+} from '@shared/config/resources';
+import type { PayrelayConfig } from './config';
+
+/**
+ * The one declarative list of what each payrelay function may touch. Each entry grants an exact
+ * set of actions on one table (and named indexes), queue or secret AND sets the env var that names
+ * it, so a function never holds a name it cannot use nor a permission it has no name for.
+ *
+ * To give a function a new permission, add ONE line to FUNCTION_ACCESS below (the action its
+ * adapter code sends, e.g. `UpdateItem` for an `UpdateCommand`) and the matching line to the
+ * role assertions of test/infra/stacks.test.ts. Never grant a whole family (`read`, `readWrite`):
+ * a public receiver with DeleteItem is what this file exists to prevent.
+ */
+
+/** DynamoDB item actions, by the SDK command an adapter sends (`QueryCommand` -> `Query`). */
+export type DynamoAction = 'GetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'Query' | 'Scan' | 'BatchGetItem' | 'BatchWriteItem' | 'ConditionCheckItem';
+
+/** When a grant applies; left out, always. */
+type Condition = (config: PayrelayConfig) => boolean;
+
+type IndexName<T extends TableDefinition> = T['indexes'][number]['indexName'];
+
+export interface TableGrant {
+  readonly kind: 'table';
+  /** The table's definition in shared/config/resources.ts. */
+  readonly tableId: string;
+  /** Env var that receives the table name. */
+  readonly env: string;
+  /** Actions on the table itself (items by key). */
+  readonly actions: readonly DynamoAction[];
+  /** Actions per named index (Query or Scan); an index left out is not granted. */
+  readonly indexes: Readonly<Record<string, readonly DynamoAction[]>>;
+  readonly when?: Condition;
+}
+
+export interface QueueGrant {
+  readonly kind: 'queue';
+  /** The queue's id in shared/config/resources.ts (PAYOUTS_QUEUE.id or .deadLetterQueueId). */
+  readonly queueId: string;
+  /** Env var that receives the queue URL. */
+  readonly env: string;
+  /** SQS actions, e.g. `SendMessage`. Consuming goes through the event source, not here. */
+  readonly actions: readonly string[];
+  readonly when?: Condition;
+}
+
+export interface SecretGrant {
+  readonly kind: 'secret';
+  /** The secret's id in shared/config/resources.ts. */
+  readonly secretId: string;
+  /** Env var that receives the secret ARN. */
+  readonly env: string;
+  readonly when?: Condition;
+}
+
+export type ResourceGrant = TableGrant | QueueGrant | SecretGrant;
+
+/** A table grant; index names are checked against the table's definition at compile time. */
+export function table<T extends TableDefinition>(
+  definition: T,
+  env: string,
+  actions: readonly DynamoAction[],
+  options: { indexes?: Partial<Record<IndexName<T>, readonly DynamoAction[]>>; when?: Condition } = {},
+): TableGrant {
+  return { kind: 'table', tableId: definition.id, env, actions, indexes: (options.indexes ?? {}) as Record<string, readonly DynamoAction[]>, when: options.when };
+}
+
+/** A queue grant (`actions` without the `sqs:` prefix). */
+export function queue(queueId: string, env: string, actions: readonly string[], options: { when?: Condition } = {}): QueueGrant {
+  return { kind: 'queue', queueId, env, actions, when: options.when };
+}
+
+/** Read access (GetSecretValue only) to one secret. */
+export function secret(definition: { readonly id: string }, env: string, options: { when?: Condition } = {}): SecretGrant {
+  return { kind: 'secret', secretId: definition.id, env, when: options.when };
+}
+
+const kycGatingOn: Condition = (config) => config.settings.kycGating === true;
+
+/**
+ * What each function's code performs, read off the adapters on its code path. Keep it exact: the
+ * template assertions pin every role to this list, so a new action is added on purpose.
+ */
+export const FUNCTION_ACCESS: Record<FunctionDefinition['id'], readonly ResourceGrant[]> = {
+  'payout-worker': [
+    // get (GetItem), createAccepted and save (conditional PutItem).
+    table(PAYOUTS_TABLE, 'PAYOUTS_TABLE_NAME', ['GetItem', 'PutItem']),
+    // KYC gating only: reads the subject and records its confirming pull (conditional PutItem).
+    table(KYC_TABLE, 'KYC_TABLE_NAME', ['GetItem', 'PutItem'], { when: kycGatingOn }),
+    secret(PROVIDER_SECRET, 'PROVIDER_SECRET_ID'),
+    secret(KYC_SECRET, 'KYC_SECRET_ID', { when: kycGatingOn }),
+    // Poison and given-up messages go to the DLQ with their reason.
+    queue(PAYOUTS_QUEUE.deadLetterQueueId, 'PAYOUTS_DLQ_URL', ['SendMessage']),
+  ],
+  reconciler: [
+    // queryDue (Query on the sparse index), get (GetItem), save (conditional PutItem).
+    table(PAYOUTS_TABLE, 'PAYOUTS_TABLE_NAME', ['GetItem', 'PutItem'], { indexes: { 'open-by-next-check': ['Query'] } }),
+    secret(PROVIDER_SECRET, 'PROVIDER_SECRET_ID'),
+  ],
+  'kyc-callback': [
+    // putOnce (conditional PutItem).
+    table(EVENTS_TABLE, 'EVENTS_TABLE_NAME', ['PutItem']),
+    // getSubject (GetItem), saveSubject (conditional PutItem).
+    table(KYC_TABLE, 'KYC_TABLE_NAME', ['GetItem', 'PutItem']),
+    secret(KYC_SECRET, 'KYC_SECRET_ID'),
+  ],
+  'payout-notification': [
+    table(EVENTS_TABLE, 'EVENTS_TABLE_NAME', ['PutItem']),
+    // markDueNow: Query by withdrawal reference, then a conditional UpdateItem of nextCheckAt.
+    table(PAYOUTS_TABLE, 'PAYOUTS_TABLE_NAME', ['UpdateItem'], { indexes: { 'by-withdrawal-reference': ['Query'] } }),
+    secret(PROVIDER_SECRET, 'PROVIDER_SECRET_ID'),
+  ],
+};
+
+/** The stateful resources a grant can name, by their id in shared/config/resources.ts. */
+export interface GrantableResources {
+  readonly tables: Readonly<Record<string, ITable>>;
+  readonly queues: Readonly<Record<string, IQueue>>;
+  readonly secrets: Readonly<Record<string, ISecret>>;
+}
+
+/** Anything that can receive grants and env vars: a Lambda function. */
+export interface GrantTarget extends IGrantable {
+  addEnvironment(key: string, value: string): unknown;
+}
+
+function lookup<T>(kind: string, byId: Readonly<Record<string, T>>, id: string): T {
+  const found = byId[id];
+  if (!found) throw new Error(`${kind} "${id}" is granted in infra/access.ts but not created by the stateful stack`);
+  return found;
+}
+
+/**
+ * Applies a function's grants: one IAM statement per resource with exactly the listed actions
+ * (index ARNs by name, never `index/*`), and the env var naming the resource. Grants whose
+ * condition is false are skipped, env var included.
+ */
+export function applyAccess(fn: GrantTarget, grants: readonly ResourceGrant[], resources: GrantableResources, config: PayrelayConfig): void {
+  for (const grant of grants) {
+    if (grant.when && !grant.when(config)) continue;
+    if (grant.kind === 'table') {
+      const target = lookup('table', resources.tables, grant.tableId);
+      if (grant.actions.length > 0) {
+        Grant.addToPrincipal({ grantee: fn, actions: grant.actions.map((a) => `dynamodb:${a}`), resourceArns: [target.tableArn] });
+      }
+      for (const [indexName, actions] of Object.entries(grant.indexes)) {
+        Grant.addToPrincipal({ grantee: fn, actions: actions.map((a) => `dynamodb:${a}`), resourceArns: [`${target.tableArn}/index/${indexName}`] });
+      }
+      fn.addEnvironment(grant.env, target.tableName);
+    } else if (grant.kind === 'queue') {
+      const target = lookup('queue', resources.queues, grant.queueId);
+      Grant.addToPrincipal({ grantee: fn, actions: grant.actions.map((a) => `sqs:${a}`), resourceArns: [target.queueArn] });
+      fn.addEnvironment(grant.env, target.queueUrl);
+    } else {
+      const target = lookup('secret', resources.secrets, grant.secretId);
+      Grant.addToPrincipal({ grantee: fn, actions: ['secretsmanager:GetSecretValue'], resourceArns: [target.secretArn] });
+      fn.addEnvironment(grant.env, target.secretArn);
+    }
+  }
+}
