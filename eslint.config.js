@@ -1,6 +1,26 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/*
+ * Import rules: the layer table of docs/architecture.md ("Import rules"), enforced. Each entry
+ * forbids every import specifier its regex matches. ESLint keeps only the last matching config's
+ * options for a rule, so a folder's list repeats the rules it inherits from a wider folder.
+ */
+const RULES_DOC = 'see docs/architecture.md, "Import rules"';
+const forbid = (regex, message) => ({ regex, message: `${message} (${RULES_DOC})` });
+
+const NOT_DEV_TOOLING = forbid(
+  '^@(local|cli|simulator|test|bench)/',
+  'runtime code never imports the local stack, the CLI, the simulator, tests or benchmarks',
+);
+const NO_PARENT_PATHS = forbid('^\\.\\./', 'import across folders with a path alias (@shared/...), not ../');
+const SHARED_BASE = [
+  NOT_DEV_TOOLING,
+  NO_PARENT_PATHS,
+  forbid('^@(functions|infra)/', 'shared/ is imported by handlers and infra, never the other way round'),
+];
+const boundaries = (...patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'cdk.out/**', 'dist/**', 'coverage/**', '.bench/**'] },
   js.configs.recommended,
@@ -22,5 +42,60 @@ export default tseslint.config(
     // The ops console's browser script (served as a static file, no build step).
     files: ['cli/console/static/**/*.js'],
     languageOptions: { sourceType: 'script', globals: { window: 'readonly', document: 'readonly' } },
+  },
+  { files: ['shared/**'], rules: boundaries(...SHARED_BASE) },
+  {
+    files: ['shared/domain/**'],
+    rules: boundaries(
+      forbid('^(?!\\./|@shared/domain/|node:crypto$)', 'the domain imports only itself and node:crypto (no AWS SDK, aws-lambda, Powertools or other layer)'),
+    ),
+  },
+  {
+    files: ['shared/ports/**'],
+    rules: {
+      ...boundaries(
+        forbid('^(?!\\./|@shared/domain/|@shared/providers/)', 'ports name types of the domain and the provider wire shapes only'),
+      ),
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'ImportDeclaration[importKind!="type"]',
+          message: `ports are type-only modules: import with \`import type\` (${RULES_DOC})`,
+        },
+        {
+          selector: ':matches(ClassDeclaration, FunctionDeclaration, VariableDeclaration, TSEnumDeclaration)',
+          message: `ports are type-only modules: runtime helpers belong in shared/adapters/ or shared/app/ (${RULES_DOC})`,
+        },
+      ],
+    },
+  },
+  {
+    files: ['shared/app/**'],
+    rules: boundaries(
+      forbid(
+        '^(?!\\./|@shared/(domain|ports|messages)/|@shared/signing$|@shared/observability/metric-names$|@shared/providers/provider-errors$)',
+        'use cases import the domain, the ports, message schemas, signing, metric names and the provider failure classes; adapters and SDKs are passed in as ports',
+      ),
+    ),
+  },
+  {
+    files: ['shared/adapters/**'],
+    rules: boundaries(...SHARED_BASE, forbid('^@shared/app/', 'adapters implement ports and never import use cases')),
+  },
+  { files: ['functions/**'], rules: boundaries(NOT_DEV_TOOLING, NO_PARENT_PATHS, forbid('^@infra/', 'handlers never import infra')) },
+  {
+    files: ['infra/**'],
+    rules: boundaries(
+      NOT_DEV_TOOLING,
+      forbid('^@functions/', 'infra names handler files by path; it never imports them'),
+      forbid('^@shared/(?!config/|observability/metric-names$)', 'infra imports only shared/config and the metric names from shared/'),
+    ),
+  },
+  { files: ['local/**'], rules: boundaries(forbid('^@cli/', 'the local stack never imports the CLI (the CLI reads the local state file)')) },
+  {
+    files: ['simulator/**'],
+    rules: boundaries(
+      forbid('^@(?!shared/domain/|shared/signing$|simulator/)', 'the simulator stands alone: it imports only the domain and signing from shared/'),
+    ),
   },
 );

@@ -1,6 +1,6 @@
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Payout, PayoutState } from '@shared/domain/payout';
-import type { PayoutRepository } from '@shared/app/ports';
+import type { PayoutRepository } from '@shared/ports/payouts';
 import { acceptRequest, type PayoutRequest } from '@shared/messages/payout-request';
 
 /** SQS's own limit per SendMessageBatch. */

@@ -1,4 +1,5 @@
 import Table from 'cli-table3';
+import { tableStyle } from '@local/terminal';
 
 /**
  * A failure the operator can act on: the CLI prints its message on one line (no stack trace) and
@@ -34,11 +35,6 @@ export function createOutput(json: boolean): Output {
       process.stderr.write(`${line}\n`);
     },
   };
-}
-
-/** Colours only on a terminal, so piped output stays plain text. */
-export function tableStyle(): { head: string[]; border: string[] } {
-  return process.stdout.isTTY ? { head: ['cyan'], border: ['grey'] } : { head: [], border: [] };
 }
 
 type Cell = string | number | boolean | null | undefined;

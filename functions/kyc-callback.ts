@@ -1,11 +1,12 @@
 import { createEventStore } from '@shared/adapters/event-store';
 import { createKycRepository } from '@shared/adapters/kyc-repository';
 import { cachedSecret, kycSecretSchema } from '@shared/adapters/secrets';
-import { systemClock, telemetryFrom } from '@shared/app/ports';
+import { systemClock } from '@shared/adapters/system-clock';
+import { telemetryFrom } from '@shared/adapters/telemetry';
 import { receiveKycCallback } from '@shared/app/receive-kyc-callback';
-import { refreshable } from '@shared/app/webhook-ports';
+import { refreshable } from '@shared/adapters/refreshable-secret';
 import { loadConfig, requiredString } from '@shared/config/env';
-import { webhookEnvSchema } from '@shared/http/config';
+import { webhookEnvSchema } from '@shared/config/webhook';
 import { webhookHandler } from '@shared/http/webhook';
 import { logger } from '@shared/observability/logger';
 import { metrics } from '@shared/observability/metrics';

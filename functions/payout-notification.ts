@@ -1,11 +1,13 @@
 import { createEventStore } from '@shared/adapters/event-store';
 import { createPayoutRepository } from '@shared/adapters/payout-repository';
 import { cachedSecret, providerSecretSchema } from '@shared/adapters/secrets';
-import { credentialsFromCachedSecret, systemClock, telemetryFrom } from '@shared/app/ports';
+import { credentialsFromCachedSecret } from '@shared/adapters/credentials';
+import { systemClock } from '@shared/adapters/system-clock';
+import { telemetryFrom } from '@shared/adapters/telemetry';
 import { receivePayoutNotification } from '@shared/app/receive-payout-notification';
-import { refreshable } from '@shared/app/webhook-ports';
+import { refreshable } from '@shared/adapters/refreshable-secret';
 import { loadConfig, requiredString } from '@shared/config/env';
-import { webhookEnvSchema } from '@shared/http/config';
+import { webhookEnvSchema } from '@shared/config/webhook';
 import { requestHeader, webhookHandler } from '@shared/http/webhook';
 import { logger } from '@shared/observability/logger';
 import { metrics } from '@shared/observability/metrics';

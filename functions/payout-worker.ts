@@ -7,14 +7,15 @@ import * as z from 'zod';
 import { createDeadLetterSink } from '@shared/adapters/dead-letter';
 import { createPayoutRepository } from '@shared/adapters/payout-repository';
 import { cachedSecret, kycSecretSchema, providerSecretSchema } from '@shared/adapters/secrets';
-import { createKycApprovalReader, createKycRepository, kycVerifier } from '@shared/adapters/kyc-repository';
-import {
-  RetryLaterError,
-  createKeyedLimiter,
-  createProcessPayout,
-  createRejectInvalidRequest,
-} from '@shared/app/process-payout';
-import { credentialsFromCachedSecret, systemClock, telemetryFrom, type KycApprovalPort } from '@shared/app/ports';
+import { createKycApprovalReader } from '@shared/app/kyc-approval';
+import { createKycRepository } from '@shared/adapters/kyc-repository';
+import { kycVerifier } from '@shared/adapters/kyc-verifier';
+import { RetryLaterError, createProcessPayout, createRejectInvalidRequest } from '@shared/app/process-payout';
+import { createKeyedLimiter } from '@shared/app/keyed-limiter';
+import { credentialsFromCachedSecret } from '@shared/adapters/credentials';
+import { systemClock } from '@shared/adapters/system-clock';
+import { telemetryFrom } from '@shared/adapters/telemetry';
+import type { KycApproval } from '@shared/ports/payouts';
 import { envBoolean, envInt, loadConfig, requiredString } from '@shared/config/env';
 import { PAYOUTS_QUEUE } from '@shared/config/resources';
 import { payoutKey } from '@shared/domain/identity';
@@ -58,7 +59,7 @@ const repository = createPayoutRepository(config.PAYOUTS_TABLE_NAME);
 const telemetry = telemetryFrom(metrics);
 const deadLetters = createDeadLetterSink(config.PAYOUTS_DLQ_URL);
 
-function kycGate(): KycApprovalPort | undefined {
+function kycGate(): KycApproval | undefined {
   if (!config.KYC_GATING) return undefined;
   const { KYC_TABLE_NAME: table, KYC_SECRET_ID: secretId, KYC_API_BASE_URL: baseUrl } = config;
   if (!table || !secretId || !baseUrl) {

@@ -20,7 +20,7 @@ import { Construct } from 'constructs';
 import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE } from '@shared/observability/metric-names';
 import type { PayrelayConfig } from './config';
 import { OUTPUT } from './outputs';
-import type { PayrelayFunctions } from './stateless-stack';
+import type { PayrelayFunctions } from './payrelay-function';
 
 export interface PayrelayMonitoringProps {
   readonly config: PayrelayConfig;

@@ -37,6 +37,9 @@ export interface PayrelayFunctionProps {
   readonly securityGroups?: ISecurityGroup[];
 }
 
+/** The handlers of payrelay, by function id (the stateless stack builds them, monitoring watches them). */
+export type PayrelayFunctions = Record<FunctionDefinition['id'], PayrelayFunction>;
+
 /**
  * ENI management Lambda needs for a function in a VPC (what AWSLambdaVPCAccessExecutionRole grants,
  * without its `logs:*` on every log group). EC2 offers no resource-level scoping for these.

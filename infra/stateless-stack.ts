@@ -13,7 +13,7 @@ import type { PayrelayConfig, PayrelaySettings } from './config';
 import { PayrelayMonitoring } from './monitoring';
 import { OUTPUT } from './outputs';
 import { FUNCTION_ACCESS, applyAccess } from './access';
-import { PayrelayFunction } from './payrelay-function';
+import { PayrelayFunction, type PayrelayFunctions } from './payrelay-function';
 import type { PayrelayStatefulResources } from './stateful-stack';
 
 export interface PayrelayStatelessStackProps extends StackProps {
@@ -23,9 +23,6 @@ export interface PayrelayStatelessStackProps extends StackProps {
   /** Directory holding functions/, shared/, tsconfig.json and package-lock.json. */
   readonly projectRoot: string;
 }
-
-/** The handlers of payrelay, by function id. */
-export type PayrelayFunctions = Record<FunctionDefinition['id'], PayrelayFunction>;
 
 /** The worker-settings env vars of docs/architecture.md, set only where the stage chose a value. */
 function settingsEnvironment(config: PayrelayConfig): Record<string, string> {

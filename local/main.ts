@@ -4,7 +4,7 @@ import { DEFAULT_RECONCILE_EVERY_MINUTES } from '@shared/config/functions';
 import { loadLocalConfig, LOCAL_CONFIG_PATH } from './config';
 import { reconcileEverySeconds, startLocalStack, type LocalStack } from './stack';
 import { LOCAL_STATE_PATH } from './state';
-import { tableStyle } from '@cli/output';
+import { tableStyle } from './terminal';
 
 /*
  * `npm start`: the whole of payrelay on 127.0.0.1. Flags override local/config.json; the env

@@ -1,7 +1,7 @@
 import type { PayoutIdentity } from '@shared/domain/identity';
 import { AccountConfigError, type AccountBook, type SimAccount } from './accounts';
 import { FaultConfigError, type FaultBook, type FaultKind, type FaultOperation, type OperationFaults } from './faults';
-import { payoutRefusal, type Reply } from './http-util';
+import { payoutRefusal, type Reply } from './refusals';
 import type { KycAdvanceRequest, KycService } from './kyc-service';
 import type { Outbox, OutboxMessage, PartnerCredentials } from './outbox';
 import type { Delivery, Outgoing } from './outgoing';

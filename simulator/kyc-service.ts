@@ -1,5 +1,6 @@
 import type { FaultBook } from './faults';
-import { kycRefusal, requireStrings, type Reply } from './http-util';
+import { kycRefusal, type Reply } from './refusals';
+import { requireStrings } from './request-body';
 import type { SimLogger } from './logger';
 import type { Outbox } from './outbox';
 import type { Delivery, Outgoing } from './outgoing';

@@ -1,5 +1,5 @@
 import type { FaultBook, FaultOperation } from './faults';
-import { sleep } from './http-util';
+import { sleep } from './sleep';
 import type { SimLogger } from './logger';
 
 /** One POST the simulator made to a partner-side URL (a KYC callback or an order notification). */

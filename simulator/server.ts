@@ -1,7 +1,9 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { adminRoute, type SimulatorAdmin } from './admin';
 import type { FaultBook, FaultOperation } from './faults';
-import { kycRefusal, parseJsonObject, payoutRefusal, readBody, SimHttpError, sleep, type Reply } from './http-util';
+import { kycRefusal, payoutRefusal, SimHttpError, type Reply } from './refusals';
+import { parseJsonObject, readBody } from './request-body';
+import { sleep } from './sleep';
 import { KYC_PATHS, type KycService } from './kyc-service';
 import type { SimLogger } from './logger';
 import { PAYOUT_PATHS, type PayoutService } from './payout-service';

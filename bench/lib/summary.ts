@@ -1,5 +1,3 @@
-import type { PartResult } from './part';
-
 /**
  * The stable keys of `summary` in `npm run bench -- --json`: one flat object that scripts and CI can
  * read without knowing each part's data layout. A key is null when the part that measures it did not
@@ -35,7 +33,7 @@ export type SummaryFigures = Partial<Record<SummaryKey, number>>;
  * Builds the summary from the parts' results: every key present, null unless a part that ran set it.
  * When two parts set the same key, the later one wins (parts run in the order given).
  */
-export function buildSummary(results: readonly PartResult[]): Summary {
+export function buildSummary(results: ReadonlyArray<{ readonly summary?: SummaryFigures }>): Summary {
   const summary = Object.fromEntries(SUMMARY_KEYS.map((key) => [key, null])) as Summary;
   for (const result of results) {
     for (const key of SUMMARY_KEYS) {

@@ -17,7 +17,7 @@ export function registerDemoCommand(program: Command): void {
     .action(async (opts: { timeout: number }, cmd: Command) => {
       const ctx = contextOf(cmd);
       const target = await ctx.target();
-      const { runDemo } = await import('../demo');
+      const { runDemo } = await import('../demo-scenario');
       const result = await runDemo(target, (line) => ctx.out.note(line), { timeoutMs: opts.timeout * 1000 });
       ctx.out.result(result, () => {
         console.log(`\nKYC: ${result.kyc.userReference} -> ${result.kyc.phase}/${result.kyc.decision}${result.kyc.confirmed ? ', confirmed by pull' : ''}`);

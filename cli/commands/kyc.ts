@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Log, Telemetry } from '@shared/app/ports';
+import type { Log, Telemetry } from '@shared/ports/runtime';
 import { contextOf, positiveInt, withExample, type CommandContext } from '../context';
 import { CliError, printRecord, printTable } from '../output';
 import { requireEnv, type Target } from '../target';
@@ -31,7 +31,8 @@ async function kycSecret(target: Target) {
  */
 export async function confirmApprovals(target: Target, limit = 100) {
   const { confirmPendingApprovals } = await import('@shared/app/confirm-kyc-approval');
-  const { createKycRepository, kycVerifier } = await import('@shared/adapters/kyc-repository');
+  const { createKycRepository } = await import('@shared/adapters/kyc-repository');
+  const { kycVerifier } = await import('@shared/adapters/kyc-verifier');
   const { KycServiceClient } = await import('@shared/providers/kyc-client');
   const client = new KycServiceClient({ baseUrl: requireEnv(target, 'KYC_API_BASE_URL'), timeoutMs: 10_000 });
   try {

@@ -165,7 +165,7 @@ function registerStatusAndList(payouts: Command): void {
     .action(async (opts: { state: PayoutState; limit: number; merchant?: string; since?: string; until?: string; cursor?: string }, cmd: Command) => {
       const ctx = contextOf(cmd);
       const { repository } = await adapters(ctx);
-      const { InvalidListCursorError } = await import('@shared/app/ports');
+      const { InvalidListCursorError } = await import('@shared/domain/errors');
       const { parseSince } = await import('./events');
       let page;
       try {

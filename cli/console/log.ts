@@ -1,4 +1,4 @@
-import type { Log } from '@shared/app/ports';
+import type { Log } from '@shared/ports/runtime';
 
 /**
  * The console's own log: one JSON line per entry on stderr (the terminal that started it), every

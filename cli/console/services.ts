@@ -1,7 +1,7 @@
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import type { EventStore } from '@shared/adapters/event-store';
+import type { OperatorEventStore } from '@shared/adapters/event-store';
 import type { KycRepository } from '@shared/adapters/kyc-repository';
-import type { PayoutRepository } from '@shared/app/ports';
+import type { PayoutRepository } from '@shared/ports/payouts';
 import type { KycServiceClient } from '@shared/providers/kyc-client';
 import { requireEnv, type Target } from '../target';
 
@@ -12,7 +12,7 @@ import { requireEnv, type Target } from '../target';
 export interface ConsoleServices {
   readonly target: Target;
   readonly payouts: PayoutRepository;
-  readonly events: EventStore;
+  readonly events: OperatorEventStore;
   readonly kyc: KycRepository;
   readonly kycClient: KycServiceClient;
   /** The KYC app id from the target's KYC secret, or undefined when the secret is not set. */

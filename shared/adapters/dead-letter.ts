@@ -1,5 +1,5 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { DeadLetterSink } from '@shared/app/ports';
+import type { DeadLetterSink } from '@shared/ports/payouts';
 import { sqsClient } from './aws-clients';
 
 /** SQS message attributes hold at most 256 KiB in all; a reason is a line, not a document. */

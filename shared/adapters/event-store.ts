@@ -1,7 +1,8 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { EVENTS_TABLE } from '@shared/config/resources';
-import { receivedDayOf, type EventStorePort, type StoredEvent } from '@shared/app/webhook-ports';
+import { receivedDayOf } from '@shared/domain/callbacks';
+import type { EventStore, StoredEvent } from '@shared/ports/callbacks';
 import { documentClient } from './aws-clients';
 
 const DAY_MS = 86_400_000;
@@ -15,7 +16,7 @@ function toEvent(item: Record<string, unknown>): StoredEvent {
 }
 
 /** The event store plus the operator's look-up of one event (CLI and console). */
-export interface EventStore extends EventStorePort {
+export interface OperatorEventStore extends EventStore {
   /** The stored event with this id, or undefined. */
   get(eventId: string): Promise<StoredEvent | undefined>;
 }
@@ -24,7 +25,7 @@ export interface EventStore extends EventStorePort {
  * The events table: every authentic callback, verbatim, once. `putOnce` is a single conditional
  * PutItem on the dedupe key, so a redelivery costs one failed condition and changes nothing.
  */
-export function createEventStore(options: { tableName: string; client?: DynamoDBDocumentClient }): EventStore {
+export function createEventStore(options: { tableName: string; client?: DynamoDBDocumentClient }): OperatorEventStore {
   const client = options.client ?? documentClient;
   const tableName = options.tableName;
   const indexName = EVENTS_TABLE.indexes[0].indexName;

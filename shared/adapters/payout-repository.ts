@@ -11,14 +11,8 @@ import {
 import { PAYOUTS_TABLE, SHARDS, openShardKeys, openShardOf, shardOf } from '@shared/config/resources';
 import { parsePayoutKey, payoutKey, type PayoutIdentity } from '@shared/domain/identity';
 import { FINAL_STATES, Payout, type PayoutHistoryEntry, type PayoutRecord, type PayoutState } from '@shared/domain/payout';
-import {
-  ConcurrentModificationError,
-  InvalidListCursorError,
-  type DuePage,
-  type PayoutListPage,
-  type PayoutListQuery,
-  type PayoutRepository,
-} from '@shared/app/ports';
+import { ConcurrentModificationError, InvalidListCursorError } from '@shared/domain/errors';
+import type { DuePage, PayoutListPage, PayoutListQuery, PayoutRepository } from '@shared/ports/payouts';
 import { documentClient } from './aws-clients';
 
 const [OPEN_INDEX, REFERENCE_INDEX, STATE_INDEX] = PAYOUTS_TABLE.indexes;

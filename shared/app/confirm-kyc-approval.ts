@@ -1,11 +1,11 @@
 import { isApprovalConfirmed, needsConfirmation, recordPull, type KycSubject } from '@shared/domain/kyc-subject';
-import type { Clock, Log } from './ports';
-import type { KycSubjectRef, KycSubjectStorePort, KycVerificationPort } from './webhook-ports';
+import type { Clock, Log } from '@shared/ports/runtime';
+import type { KycSubjectRef, KycSubjectStore, KycVerification } from '@shared/ports/kyc';
 
 /** What confirming needs: the subjects, the KYC service's status endpoint, a clock and a log. */
 export interface ConfirmKycDeps {
-  subjects: KycSubjectStorePort;
-  verifier: KycVerificationPort;
+  subjects: KycSubjectStore;
+  verifier: KycVerification;
   clock: Clock;
   log: Log;
 }

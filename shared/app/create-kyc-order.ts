@@ -1,36 +1,6 @@
-import type { BusinessOrderInput as BusinessOrderBody, IndividualOrderInput as IndividualOrderBody } from '@shared/providers/kyc-client';
-import type { Clock, Log } from './ports';
-import type { SecretSource } from './webhook-ports';
-
-/** The KYC service calls this use case makes; the foundation's KycServiceClient satisfies it. */
-export interface KycOrderService {
-  getKycTypes(): Promise<ReadonlyArray<{ _id: string; name: string }>>;
-  createIndividualOrder(body: IndividualOrderBody): Promise<KycOrderAnswer>;
-  createBusinessOrder(body: BusinessOrderBody): Promise<KycOrderAnswer>;
-}
-
-/** The fields of a created order payrelay reads; the rest is kept as sent. */
-export interface KycOrderAnswer {
-  _id?: string;
-  verification_url?: string;
-  [field: string]: unknown;
-}
-
-/** A KYC order as stored under `ORDER#<id>`. */
-export interface KycOrderRecord {
-  orderId: string;
-  kind: 'individual' | 'business';
-  appId: string;
-  reference: string;
-  verificationUrl: string;
-  createdAt: string;
-  /** The provider's answer without the callback URL (it carries the secret token). */
-  answer: Record<string, unknown>;
-}
-
-export interface KycOrderStorePort {
-  putOrder(order: KycOrderRecord): Promise<void>;
-}
+import type { KycOrderService, KycOrderStore } from '@shared/ports/kyc';
+import type { Clock, Log } from '@shared/ports/runtime';
+import type { SecretSource } from '@shared/ports/secrets';
 
 interface OrderCommon {
   /** The app-side identifier of the user: becomes user_reference on every callback. */
@@ -61,7 +31,7 @@ export type CreateKycOrderInput = IndividualOrderInput | BusinessOrderInput;
 
 export interface CreateKycOrderDeps {
   kyc: KycOrderService;
-  orders: KycOrderStorePort;
+  orders: KycOrderStore;
   secret: SecretSource<{ app_id: string; callback_token: string }>;
   /** Public base URL of this deployment's HTTP API, e.g. `https://abc.execute-api.eu-west-1.amazonaws.com`. */
   apiBaseUrl: string;

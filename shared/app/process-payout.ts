@@ -8,19 +8,13 @@ import {
   ProviderRejectedError,
   ProviderUnauthorizedError,
   ProviderUnavailableError,
-} from '@shared/providers/errors';
+} from '@shared/providers/provider-errors';
 import { METRIC } from '@shared/observability/metric-names';
-import {
-  ConcurrentModificationError,
-  type Clock,
-  type CredentialsSource,
-  type KycApprovalPort,
-  type Log,
-  type PayoutProvider,
-  type PayoutRepository,
-  type ProviderCredentials,
-  type Telemetry,
-} from './ports';
+import { withCredentialRefresh } from './credential-refresh';
+import { countOutcome } from './outcome-metrics';
+import { ConcurrentModificationError } from '@shared/domain/errors';
+import type { Clock, Log, Telemetry } from '@shared/ports/runtime';
+import type { CredentialsSource, KycApproval, PayoutProvider, PayoutRepository, ProviderCredentials } from '@shared/ports/payouts';
 
 /**
  * The provider could not be reached (or refused our keys even after a refresh) before anything was
@@ -42,7 +36,7 @@ export interface ProcessPayoutDeps {
   readonly provider: PayoutProvider;
   readonly credentials: CredentialsSource;
   /** Required when settings.kycGating is on. */
-  readonly kyc?: KycApprovalPort;
+  readonly kyc?: KycApproval;
   readonly clock: Clock;
   readonly telemetry: Telemetry;
   readonly log: Log;
@@ -58,33 +52,6 @@ export interface ProcessPayoutResult {
   readonly outcome: 'rejected' | 'submitted' | 'unknown' | 'failed' | 'skipped' | 'conflict';
   readonly state: Payout['state'];
   readonly reason?: string;
-}
-
-/** Emits the metric of a final state (or of an unknown outcome); one place for worker and reconciler. */
-export function countOutcome(telemetry: Telemetry, payout: Payout): void {
-  const metric = {
-    SUCCEEDED: METRIC.payoutSucceeded,
-    FAILED: METRIC.payoutFailed,
-    REJECTED: METRIC.payoutRejected,
-    NEEDS_REVIEW: METRIC.payoutNeedsReview,
-    UNKNOWN: METRIC.payoutUnknownOutcome,
-  }[payout.state as string];
-  if (metric) telemetry.count(metric);
-}
-
-/** Calls the provider with cached credentials; on a 401 fetches the secret again, once, and retries once. */
-export async function withCredentialRefresh<T>(
-  credentials: CredentialsSource,
-  call: (creds: ProviderCredentials) => Promise<T>,
-): Promise<T> {
-  const cached = await credentials.get();
-  try {
-    return await call(cached);
-  } catch (error) {
-    // A 401 means nothing was accepted, so one retry with fresh keys is safe (a key reset invalidates old keys).
-    if (!(error instanceof ProviderUnauthorizedError)) throw error;
-    return call(await credentials.get({ forceFetch: true }));
-  }
 }
 
 /** How many times one request re-reads the payout after losing a conditional write. */
@@ -305,49 +272,5 @@ export function createRejectInvalidRequest(
     countOutcome(deps.telemetry, saved);
     deps.log.warn('invalid payout request recorded as REJECTED', { payoutKey: saved.key, reason });
     return true;
-  };
-}
-
-/**
- * Runs tasks so that tasks with the same key never overlap (they run in submission order) and at
- * most `limit` run at once overall. The worker uses one per batch, keyed by payout identity.
- */
-export function createKeyedLimiter(limit: number): { run<T>(key: string, task: () => Promise<T>): Promise<T> } {
-  const tails = new Map<string, Promise<void>>();
-  const waiting: Array<() => void> = [];
-  let active = 0;
-  const acquire = (): Promise<void> => {
-    if (active < limit) {
-      active += 1;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => waiting.push(resolve));
-  };
-  const release = (): void => {
-    const next = waiting.shift();
-    if (next) next();
-    else active -= 1;
-  };
-  return {
-    run(key, task) {
-      const previous = tails.get(key) ?? Promise.resolve();
-      const result = previous.then(async () => {
-        await acquire();
-        try {
-          return await task();
-        } finally {
-          release();
-        }
-      });
-      const tail = result.then(
-        () => undefined,
-        () => undefined,
-      );
-      tails.set(key, tail);
-      void tail.then(() => {
-        if (tails.get(key) === tail) tails.delete(key);
-      });
-      return result;
-    },
   };
 }

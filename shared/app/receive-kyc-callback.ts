@@ -1,15 +1,12 @@
 import { recognizeKycCallback, secretsEqual, type KycCallbackEvent } from '@shared/domain/callbacks';
 import { applyKycEvent, needsConfirmation } from '@shared/domain/kyc-subject';
-import { WebhookUnauthorizedError } from '@shared/domain/webhook-errors';
+import { ConcurrentModificationError, WebhookUnauthorizedError } from '@shared/domain/errors';
 import { METRIC } from '@shared/observability/metric-names';
-import { ConcurrentModificationError, type Clock, type Log, type Telemetry } from './ports';
+import type { Clock, Log, Telemetry } from '@shared/ports/runtime';
 import { storeCallback } from './store-callback';
-import {
-  type EventStorePort,
-  type KycSubjectStorePort,
-  type RefreshableSecret,
-  type WebhookReceipt,
-} from './webhook-ports';
+import type { EventStore, WebhookReceipt } from '@shared/ports/callbacks';
+import type { KycSubjectStore } from '@shared/ports/kyc';
+import type { RefreshableSecret } from '@shared/ports/secrets';
 
 /** The part of the KYC secret the receiver reads. */
 export interface KycCallbackSecret {
@@ -19,14 +16,14 @@ export interface KycCallbackSecret {
 
 /** What applying a KYC event to the projection needs. */
 export interface KycProjectionDeps {
-  subjects: KycSubjectStorePort;
+  subjects: KycSubjectStore;
   clock: Clock;
   log: Log;
   telemetry: Telemetry;
 }
 
 export interface ReceiveKycCallbackDeps extends KycProjectionDeps {
-  events: EventStorePort;
+  events: EventStore;
   secret: RefreshableSecret<KycCallbackSecret>;
   retentionDays: number;
 }

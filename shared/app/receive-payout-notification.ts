@@ -1,18 +1,15 @@
 import { recognizeOrderNotification, secretsEqual } from '@shared/domain/callbacks';
-import { MalformedWebhookError, WebhookUnauthorizedError, type UnauthorizedReason } from '@shared/domain/webhook-errors';
+import { MalformedWebhookError, WebhookUnauthorizedError, type UnauthorizedReason } from '@shared/domain/errors';
 import { cutTopLevelMember, verifyPayload, verifySignedText, type SigningProfile } from '@shared/signing';
-import type { Clock, Log, ProviderCredentials, Telemetry } from './ports';
+import type { Clock, Log, Telemetry } from '@shared/ports/runtime';
+import type { ProviderCredentials } from '@shared/ports/payouts';
 import { storeCallback } from './store-callback';
-import {
-  type EventStorePort,
-  type PayoutNudgePort,
-  type RefreshableSecret,
-  type WebhookReceipt,
-} from './webhook-ports';
+import type { EventStore, PayoutNudge, WebhookReceipt } from '@shared/ports/callbacks';
+import type { RefreshableSecret } from '@shared/ports/secrets';
 
 export interface ReceivePayoutNotificationDeps {
-  events: EventStorePort;
-  payouts: PayoutNudgePort;
+  events: EventStore;
+  payouts: PayoutNudge;
   credentials: RefreshableSecret<Pick<ProviderCredentials, 'partnerPublicKey' | 'partnerSecretKey' | 'merchantSecretKey'>>;
   signingProfile: SigningProfile;
   retentionDays: number;

@@ -2,17 +2,11 @@ import type { PayoutIdentity } from '@shared/domain/identity';
 import { toMinorUnits } from '@shared/domain/money';
 import type { Payout } from '@shared/domain/payout';
 import { METRIC } from '@shared/observability/metric-names';
-import { countOutcome, withCredentialRefresh } from './process-payout';
-import {
-  ConcurrentModificationError,
-  type Clock,
-  type CredentialsSource,
-  type Log,
-  type PayoutProvider,
-  type PayoutRepository,
-  type PayoutStatusAnswer,
-  type Telemetry,
-} from './ports';
+import { countOutcome } from './outcome-metrics';
+import { withCredentialRefresh } from './credential-refresh';
+import { ConcurrentModificationError } from '@shared/domain/errors';
+import type { Clock, Log, Telemetry } from '@shared/ports/runtime';
+import type { CredentialsSource, PayoutProvider, PayoutRepository, PayoutStatusAnswer } from '@shared/ports/payouts';
 
 export interface ReconcileSettings {
   /** REVIEW_AFTER_MINUTES: an open payout older than this goes to NEEDS_REVIEW. */

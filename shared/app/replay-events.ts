@@ -1,9 +1,9 @@
 import { recognizeKycCallback } from '@shared/domain/callbacks';
 import { applyKycCallback, type KycProjectionDeps } from './receive-kyc-callback';
-import type { EventStorePort } from './webhook-ports';
+import type { EventStore } from '@shared/ports/callbacks';
 
 export interface ReplayEventsDeps extends KycProjectionDeps {
-  events: EventStorePort;
+  events: EventStore;
 }
 
 export interface ReplayRange {

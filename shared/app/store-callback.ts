@@ -1,10 +1,10 @@
-import { dedupeKey, type CallbackSource, type Recognition } from '@shared/domain/callbacks';
+import { dedupeKey, expiresAtFor, receivedDayOf, type CallbackSource, type Recognition } from '@shared/domain/callbacks';
 import { METRIC } from '@shared/observability/metric-names';
-import type { Clock, Log, Telemetry } from './ports';
-import { expiresAtFor, receivedDayOf, type EventStorePort, type StoredEvent } from './webhook-ports';
+import type { Clock, Log, Telemetry } from '@shared/ports/runtime';
+import type { EventStore, StoredEvent } from '@shared/ports/callbacks';
 
 export interface StoreCallbackDeps {
-  events: EventStorePort;
+  events: EventStore;
   retentionDays: number;
   clock: Clock;
   log: Log;

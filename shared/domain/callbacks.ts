@@ -195,3 +195,13 @@ export function secretsEqual(presented: string, expected: string): boolean {
   const b = createHash('sha256').update(expected).digest();
   return timingSafeEqual(a, b);
 }
+
+/** `YYYY-MM-DD` (UTC) of a time: the partition key of the events table's `by-received-day` index. */
+export function receivedDayOf(time: Date): string {
+  return time.toISOString().slice(0, 10);
+}
+
+/** Retention of stored events, from EVENT_RETENTION_DAYS; becomes the item's TTL. */
+export function expiresAtFor(receivedAt: Date, retentionDays: number): number {
+  return Math.floor(receivedAt.getTime() / 1000) + retentionDays * 86_400;
+}

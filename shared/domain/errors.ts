@@ -27,6 +27,41 @@ export class InvalidPayoutIdentityError extends DomainError {
   override name = 'InvalidPayoutIdentityError';
 }
 
+/** Why a callback was refused as unauthenticated; logged and counted, never sent to the caller. */
+export type UnauthorizedReason = 'token' | 'signature' | 'authorization-header';
+
+/**
+ * A callback whose token, signature or Authorization key does not match: 401, nothing stored.
+ * The message is safe to log (it never carries the presented or the expected value).
+ */
+export class WebhookUnauthorizedError extends DomainError {
+  override name = 'WebhookUnauthorizedError';
+  constructor(readonly reason: UnauthorizedReason, message: string) {
+    super(message);
+  }
+}
+
+/** A callback that cannot even be checked (e.g. a signed notification that is not a JSON object): 400. */
+export class MalformedWebhookError extends DomainError {
+  override name = 'MalformedWebhookError';
+}
+
+/**
+ * The payout was changed by someone else since it was read (a lost conditional write): reload and
+ * decide again. Repositories throw it; the use cases catch it.
+ */
+export class ConcurrentModificationError extends Error {
+  override name = 'ConcurrentModificationError';
+}
+
+/** A listing cursor that the repository did not hand out (or that was altered). */
+export class InvalidListCursorError extends Error {
+  override name = 'InvalidListCursorError';
+  constructor() {
+    super('the cursor is not one this listing handed out; start again without it');
+  }
+}
+
 /** Shortens untrusted input before it goes into an error message. */
 export function preview(value: string, max = 40): string {
   return value.length > max ? `${value.slice(0, max)}…` : value;

@@ -1,5 +1,5 @@
 import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync, type ZlibOptions } from 'node:zlib';
-import { PayloadTooLargeError, UndecodableBodyError, UnsupportedContentEncodingError } from './errors';
+import { PayloadTooLargeError, UndecodableBodyError, UnsupportedContentEncodingError } from './request-errors';
 
 /** Content codings a provider may send; `identity` means none. */
 const DECODERS: Record<string, (input: Buffer, options: ZlibOptions) => Buffer> = {

@@ -1,4 +1,4 @@
-import { MalformedWebhookError, WebhookUnauthorizedError } from '@shared/domain/webhook-errors';
+import { MalformedWebhookError, WebhookUnauthorizedError } from '@shared/domain/errors';
 import {
   MalformedJsonError,
   PayloadTooLargeError,
@@ -6,7 +6,7 @@ import {
   UndecodableBodyError,
   UnsupportedContentEncodingError,
   UnsupportedMediaTypeError,
-} from './errors';
+} from './request-errors';
 
 /** What the caller is told about a refused request: a status and a message that leaks nothing. */
 export interface HttpRefusal {

@@ -2,15 +2,15 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import type { WebhookReceipt } from '@shared/app/webhook-ports';
-import { WebhookUnauthorizedError } from '@shared/domain/webhook-errors';
+import type { WebhookReceipt } from '@shared/ports/callbacks';
+import { WebhookUnauthorizedError } from '@shared/domain/errors';
 import { logger } from '@shared/observability/logger';
 import { metrics, MetricUnit } from '@shared/observability/metrics';
 import { METRIC } from '@shared/observability/metric-names';
-import { parseAllowList, type SourceAllowList } from './config';
+import { parseAllowList, type SourceAllowList } from '@shared/config/webhook';
 import { decodeContent, withoutByteOrderMark } from './body-decoding';
 import { toHttpRefusal } from './error-map';
-import { MalformedJsonError, PayloadTooLargeError, SourceNotAllowedError, UnsupportedMediaTypeError } from './errors';
+import { MalformedJsonError, PayloadTooLargeError, SourceNotAllowedError, UnsupportedMediaTypeError } from './request-errors';
 
 /** The request as the guard hands it to a handler: the verbatim body text and its JSON parse. */
 export interface ParsedWebhook {

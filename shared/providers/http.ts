@@ -7,7 +7,7 @@ import {
   ProviderUnavailableError,
   redact,
   type ProviderOperation,
-} from './errors';
+} from './provider-errors';
 
 /** Settings shared by both provider clients. */
 export interface TransportOptions {

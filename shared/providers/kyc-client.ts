@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { normalizeKycDecision, normalizeKycPhase, type KycDecision, type KycPhase } from '@shared/domain/kyc-status';
-import { ProviderRejectedError, redact, type ProviderOperation } from './errors';
+import { ProviderRejectedError, redact, type ProviderOperation } from './provider-errors';
 import { HttpTransport, interpretResponse, messageOf, type TransportRequest } from './http';
 import { expectShape } from './schema';
 

@@ -3,19 +3,11 @@ import { parseAccountCode } from '@shared/domain/account';
 import type { PayoutIdentity } from '@shared/domain/identity';
 import { currencyDecimals, parseAmount } from '@shared/domain/money';
 import { DEFAULT_SIGNING_PROFILE, withSignature, type SigningProfile, type SigningSecrets } from '@shared/signing';
-import { ProviderAmbiguousError, type ProviderOperation } from './errors';
+import type { ProviderCredentials } from '@shared/ports/payouts';
+import { ProviderAmbiguousError, type ProviderOperation } from './provider-errors';
 import { HttpTransport, interpretResponse, type TransportRequest } from './http';
 import { expectShape } from './schema';
 import { DEFAULT_STATUS_MAP, mapProviderStatus, type PayoutStatusOutcome, type StatusMap } from './status-map';
-
-/** The keys and identifiers the payout service issued to the partner (camelCase form of the provider secret). */
-export interface ProviderCredentials {
-  partnerPublicKey: string;
-  partnerSecretKey: string;
-  merchantSecretKey: string;
-  partnerId: string;
-  platformMerchantId: string;
-}
 
 /** The provider secret's JSON fields (see providerSecretSchema in @shared/adapters/secrets). */
 export interface ProviderSecretFields {

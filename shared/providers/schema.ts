@@ -1,5 +1,5 @@
 import type * as z from 'zod';
-import { ProviderAmbiguousError, type ProviderOperation } from './errors';
+import { ProviderAmbiguousError, type ProviderOperation } from './provider-errors';
 
 /**
  * Checks a 2xx body against the shape an operation needs. A 2xx the client cannot read is not a

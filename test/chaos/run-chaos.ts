@@ -187,7 +187,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
   const { documentClient, sqsClient } = await import('@shared/adapters/aws-clients');
   const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
   const { cachedSecret, providerSecretSchema } = await import('@shared/adapters/secrets');
-  const { credentialsFromCachedSecret } = await import('@shared/app/ports');
+  const { credentialsFromCachedSecret } = await import('@shared/adapters/credentials');
   const { createReconcilePayouts } = await import('@shared/app/reconcile-payouts');
   const { PayoutServiceClient } = await import('@shared/providers/payout-client');
   const { logger } = await import('@shared/observability/logger');

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DemoResult } from '@cli/demo';
+import type { DemoResult } from '@cli/demo-scenario';
 import type { LocalStack } from '@local/stack';
 
 /*
@@ -14,7 +14,7 @@ describe('local stack + demo scenario', () => {
   beforeAll(async () => {
     const { startLocalStack } = await import('@local/stack');
     stack = await startLocalStack({ gatewayPort: 0, simulatorPort: 0, reconcileEveryMs: 1000, pollWaitSeconds: 1 });
-    const { runDemo } = await import('@cli/demo');
+    const { runDemo } = await import('@cli/demo-scenario');
     result = await runDemo({ kind: 'local', label: 'e2e stack', env: stack.env, urls: stack.urls }, () => {}, { timeoutMs: 90_000, pollMs: 500 });
   }, 120_000);
 

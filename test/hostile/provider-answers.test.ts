@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RetryLaterError, createProcessPayout } from '@shared/app/process-payout';
 import { createReconcilePayouts } from '@shared/app/reconcile-payouts';
-import type { ProviderCredentials } from '@shared/app/ports';
+import type { ProviderCredentials } from '@shared/ports/payouts';
 import type { PayoutRequest } from '@shared/messages/payout-request';
 import { PayoutServiceClient } from '@shared/providers/payout-client';
 import { mapProviderStatus } from '@shared/providers/status-map';

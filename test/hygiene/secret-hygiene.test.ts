@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStack } from '@local/stack';
-import type { DemoResult } from '@cli/demo';
+import type { DemoResult } from '@cli/demo-scenario';
 
 /*
  * Money-safety rule 7 over a whole run: every line written while the local stack runs the demo
@@ -59,7 +59,7 @@ describe('secret hygiene of a full end-to-end run', () => {
       handlerEnv: { POWERTOOLS_LOG_LEVEL: 'DEBUG' },
       log: (line) => lines.push(line),
     });
-    const { runDemo } = await import('@cli/demo');
+    const { runDemo } = await import('@cli/demo-scenario');
     demo = await runDemo({ kind: 'local', label: 'hygiene', env: stack.env, urls: stack.urls }, (line) => lines.push(line), {
       timeoutMs: 120_000,
       pollMs: 500,

@@ -5,9 +5,10 @@ import {
   ProviderRejectedError,
   ProviderUnauthorizedError,
   ProviderUnavailableError,
-} from '@shared/providers/errors';
+} from '@shared/providers/provider-errors';
 import { KycServiceClient } from '@shared/providers/kyc-client';
-import { PayoutServiceClient, type ProviderCredentials } from '@shared/providers/payout-client';
+import { PayoutServiceClient } from '@shared/providers/payout-client';
+import type { ProviderCredentials } from '@shared/ports/payouts';
 import {
   closedPortUrl,
   startDestroyingServer,

@@ -1,4 +1,5 @@
-import { ConcurrentModificationError, type PayoutRepository } from '@shared/app/ports';
+import { ConcurrentModificationError } from '@shared/domain/errors';
+import type { PayoutRepository } from '@shared/ports/payouts';
 import { payoutKey } from '@shared/domain/identity';
 import type { Payout } from '@shared/domain/payout';
 

@@ -2,13 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { RetryLaterError, createProcessPayout } from '@shared/app/process-payout';
 import { createReconcilePayouts } from '@shared/app/reconcile-payouts';
-import {
-  ConcurrentModificationError,
-  type PayoutProvider,
-  type PayoutRepository,
-  type PayoutStatusAnswer,
-  type ProviderCredentials,
-} from '@shared/app/ports';
+import { ConcurrentModificationError } from '@shared/domain/errors';
+import type { PayoutProvider, PayoutRepository, PayoutStatusAnswer, ProviderCredentials } from '@shared/ports/payouts';
 import type { PayoutIdentity } from '@shared/domain/identity';
 import { FINAL_STATES } from '@shared/domain/payout';
 import type { PayoutRequest } from '@shared/messages/payout-request';
@@ -17,7 +12,7 @@ import {
   ProviderRejectedError,
   ProviderUnauthorizedError,
   ProviderUnavailableError,
-} from '@shared/providers/errors';
+} from '@shared/providers/provider-errors';
 import { memoryRepository } from './memory-repository';
 import { fuzzSeed, runs, scaledTimeout } from './runs';
 import { PAYOUT_STATE_RANK } from '@test/support/payout-rank';

@@ -16,7 +16,7 @@ async function main(): Promise<void> {
   const target = targetOf(stack);
   const browser = await launchBrowser();
   try {
-    const { runDemo } = await import('@cli/demo');
+    const { runDemo } = await import('@cli/demo-scenario');
     const demo = await runDemo(target, (line) => process.stderr.write(`demo: ${line}\n`), { timeoutMs: 120_000, pollMs: 500 });
     const scenario = await runConsoleScenario(stack);
     const { createConsoleServices } = await import('@cli/console/services');

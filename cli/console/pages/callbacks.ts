@@ -1,7 +1,7 @@
 import { html } from 'hono/html';
 import * as z from 'zod';
 import { maskAccountsInJsonText } from '@shared/domain/account';
-import type { StoredEvent } from '@shared/app/webhook-ports';
+import type { StoredEvent } from '@shared/ports/callbacks';
 import { replayEvents, ReplayRangeError, type ReplayResult } from '@shared/app/replay-events';
 import { confirmPage, csrfField, donePage, page, table, withQuery, type Html, type PageContext } from '../layout';
 import { BadRequestError, day, isoTime, NotFoundError, optionalText, parseInput, requiredText } from '../query';

@@ -1,7 +1,7 @@
 import { html } from 'hono/html';
 import * as z from 'zod';
 import { confirmKycApproval } from '@shared/app/confirm-kyc-approval';
-import { kycVerifier } from '@shared/adapters/kyc-repository';
+import { kycVerifier } from '@shared/adapters/kyc-verifier';
 import { isApprovalConfirmed, needsConfirmation, type KycSubject } from '@shared/domain/kyc-subject';
 import { confirmPage, csrfField, donePage, page, table, withQuery, type Html, type PageContext } from '../layout';
 import { BadRequestError, NotFoundError, optionalText, parseInput, requiredText } from '../query';

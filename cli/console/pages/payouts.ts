@@ -1,7 +1,7 @@
 import { html } from 'hono/html';
 import { parsePayoutKey, payoutKey } from '@shared/domain/identity';
 import type { Payout } from '@shared/domain/payout';
-import type { StoredEvent } from '@shared/app/webhook-ports';
+import type { StoredEvent } from '@shared/ports/callbacks';
 import { page, table, withQuery, type Html, type PageContext } from '../layout';
 import { NotFoundError, optionalText, parseInput, requiredText } from '../query';
 import type { ConsoleServices } from '../services';

@@ -7,7 +7,7 @@ import { createLambdaContext } from '@local/lambda';
 import { startLocalAws, type LocalAws, type LocalAwsOptions } from '@local/emulators';
 import { startSimulator, type SimulatorHandle, type SimulatorOptions, type PartnerCredentials } from '@simulator/index';
 import { createPayoutRepository } from '@shared/adapters/payout-repository';
-import type { PayoutRepository } from '@shared/app/ports';
+import type { PayoutRepository } from '@shared/ports/payouts';
 import type { ReconcileSummary } from '@shared/app/reconcile-payouts';
 import { FUNCTIONS } from '@shared/config/functions';
 import type { PayoutRequestInput } from '@shared/messages/payout-request';

@@ -6,7 +6,7 @@ import { payoutRequestEvent } from '@test/factories/sqs-events';
 import { scheduledEvent } from '@test/factories/scheduled-events';
 import { CALLBACK_TOKEN, startReceiverStack, type ReceiverStack } from '@test/integration/webhooks/receiver-stack';
 import { createPayoutRepository } from '@shared/adapters/payout-repository';
-import type { PayoutRepository } from '@shared/app/ports';
+import type { PayoutRepository } from '@shared/ports/payouts';
 import { reconcilerContext, workerContext, type ReconcilerHandler, type WorkerHandler } from './harness';
 
 /*

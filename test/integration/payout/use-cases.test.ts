@@ -2,20 +2,15 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RetryLaterError, createProcessPayout, type ProcessPayoutSettings } from '@shared/app/process-payout';
-import {
-  credentialsFromCachedSecret,
-  type Clock,
-  type KycApprovalPort,
-  type Log,
-  type PayoutProvider,
-  type Telemetry,
-} from '@shared/app/ports';
+import { credentialsFromCachedSecret } from '@shared/adapters/credentials';
+import type { Clock, Log, Telemetry } from '@shared/ports/runtime';
+import type { KycApproval, PayoutProvider } from '@shared/ports/payouts';
 import { createReconcilePayouts, type ReconcileSettings } from '@shared/app/reconcile-payouts';
 import { Payout } from '@shared/domain/payout';
 import { maskAccount } from '@shared/domain/account';
 import { payoutRequestSchema, type PayoutRequestInput } from '@shared/messages/payout-request';
 import { METRIC } from '@shared/observability/metric-names';
-import { ProviderRejectedError } from '@shared/providers/errors';
+import { ProviderRejectedError } from '@shared/providers/provider-errors';
 import { PayoutServiceClient, credentialsFromSecret } from '@shared/providers/payout-client';
 import { MERCHANT_ID, PARTNER_CODE, expectAtMostOneExecution, identityOf, ledgerOf, request, startHarness, type Harness } from './harness';
 
@@ -62,7 +57,7 @@ const RECONCILE: ReconcileSettings = {
 function system(
   options: {
     provider?: PayoutProvider;
-    kyc?: KycApprovalPort;
+    kyc?: KycApproval;
     worker?: Partial<ProcessPayoutSettings>;
     reconcile?: Partial<ReconcileSettings>;
   } = {},
@@ -412,7 +407,7 @@ describe('worker outcomes the simulator produces only through explicit ports', (
 
   it('gates on KYC when enabled: only an approved user_reference is paid', async () => {
     const decisions: Record<string, 'approved' | 'not_approved'> = { 'user-ok': 'approved', 'user-no': 'not_approved' };
-    const kyc: KycApprovalPort = {
+    const kyc: KycApproval = {
       check: async (userReference) => {
         const decision = decisions[userReference];
         if (!decision) throw new Error('KYC service unreachable');

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ProviderAmbiguousError, ProviderUnauthorizedError } from '@shared/providers/errors';
+import { ProviderAmbiguousError, ProviderUnauthorizedError } from '@shared/providers/provider-errors';
 import { credentialsFromSecret, PayoutServiceClient } from '@shared/providers/payout-client';
 import { startSimulator, type KycCallbackPayload, type SimulatorHandle, type SimulatorOptions } from '@simulator/index';
 import { ghsPayout, payoutFixture, startReceiver } from './support';

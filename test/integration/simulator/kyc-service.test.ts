@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ProviderRejectedError } from '@shared/providers/errors';
+import { ProviderRejectedError } from '@shared/providers/provider-errors';
 import { KycServiceClient } from '@shared/providers/kyc-client';
 import { startSimulator, type KycCallbackPayload, type SimulatorHandle, type SimulatorOptions } from '@simulator/index';
 import { startReceiver } from './support';

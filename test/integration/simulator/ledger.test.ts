@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ProviderRejectedError } from '@shared/providers/errors';
+import { ProviderRejectedError } from '@shared/providers/provider-errors';
 import { startSimulator, type DuplicateRule, type SimulatorHandle } from '@simulator/index';
 import { ghsPayout, payoutFixture } from './support';
 

@@ -3,7 +3,7 @@ import { makeSigningProfile, verifyPayload, withSignature } from '@shared/signin
 import {
   ProviderRejectedError,
   ProviderUnauthorizedError,
-} from '@shared/providers/errors';
+} from '@shared/providers/provider-errors';
 import { credentialsFromSecret, PayoutServiceClient } from '@shared/providers/payout-client';
 import { SEEDED_ACCOUNTS, startSimulator, type SimulatorHandle, type SimulatorOptions } from '@simulator/index';
 import { ghsPayout, payoutFixture, startReceiver } from './support';

@@ -1,16 +1,11 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import {
-  createKycApprovalReader,
-  createKycRepository,
-  KycConfirmationUnavailableError,
-  kycVerifier,
-  subjectKey,
-  type KycRepository,
-} from '@shared/adapters/kyc-repository';
+import { createKycApprovalReader, KycConfirmationUnavailableError } from '@shared/app/kyc-approval';
+import { createKycRepository, subjectKey, type KycRepository } from '@shared/adapters/kyc-repository';
+import { kycVerifier } from '@shared/adapters/kyc-verifier';
 import { confirmPendingApprovals, type ConfirmKycDeps } from '@shared/app/confirm-kyc-approval';
 import { createKycOrder } from '@shared/app/create-kyc-order';
-import type { KycApprovalPort } from '@shared/app/ports';
+import type { KycApproval } from '@shared/ports/payouts';
 import type { KycSubject } from '@shared/domain/kyc-subject';
 import { METRIC } from '@shared/observability/metric-names';
 import { metrics } from '@shared/observability/metrics';
@@ -21,7 +16,7 @@ import { bodyOf, CALLBACK_TOKEN, startReceiverStack, type ReceiverStack } from '
 let stack: ReceiverStack;
 let subjects: KycRepository;
 let confirmDeps: ConfirmKycDeps;
-let gate: KycApprovalPort;
+let gate: KycApproval;
 const silentLog = { info: () => {}, warn: () => {}, error: () => {} };
 
 beforeAll(async () => {

@@ -5,7 +5,7 @@ import { createEventStore } from '@shared/adapters/event-store';
 import { createKycRepository } from '@shared/adapters/kyc-repository';
 import { receiveKycCallback, type ReceiveKycCallbackDeps } from '@shared/app/receive-kyc-callback';
 import { replayEvents, ReplayRangeError, type ReplayEventsDeps } from '@shared/app/replay-events';
-import { refreshable } from '@shared/app/webhook-ports';
+import { refreshable } from '@shared/adapters/refreshable-secret';
 import { dedupeKey } from '@shared/domain/callbacks';
 import { useLocalAws } from '@test/support/local-aws';
 

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createEventStore } from '@shared/adapters/event-store';
 import { createKycRepository } from '@shared/adapters/kyc-repository';
 import { receiveKycCallback, type ReceiveKycCallbackDeps } from '@shared/app/receive-kyc-callback';
-import { refreshable } from '@shared/app/webhook-ports';
+import { refreshable } from '@shared/adapters/refreshable-secret';
 import { useLocalAws } from '@test/support/local-aws';
 
 const TOKEN = 'budget-callback-token-0123456789';

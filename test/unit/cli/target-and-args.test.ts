@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseSince } from '@cli/commands/events';
-import { demoPayouts } from '@cli/demo';
+import { demoPayouts } from '@cli/demo-scenario';
 import { payoutRequestSchema } from '@shared/messages/payout-request';
 import { envFromOutputs } from '@cli/target';
 import { describeError, CliError } from '@cli/output';

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { createKeyedLimiter, withCredentialRefresh } from '@shared/app/process-payout';
+import { createKeyedLimiter } from '@shared/app/keyed-limiter';
+import { withCredentialRefresh } from '@shared/app/credential-refresh';
 import { mapLimited } from '@shared/app/reconcile-payouts';
-import type { CredentialsSource, ProviderCredentials } from '@shared/app/ports';
-import { ProviderUnauthorizedError } from '@shared/providers/errors';
+import type { CredentialsSource, ProviderCredentials } from '@shared/ports/payouts';
+import { ProviderUnauthorizedError } from '@shared/providers/provider-errors';
 
 const tick = (ms = 5): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 

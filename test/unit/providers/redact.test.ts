@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redact } from '@shared/providers/errors';
+import { redact } from '@shared/providers/provider-errors';
 
 describe('redact', () => {
   it('hides keys and masks account numbers', () => {

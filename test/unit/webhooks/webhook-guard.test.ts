@@ -2,9 +2,9 @@ import middy from '@middy/core';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '@shared/config/env';
-import { AllowListError, MAX_WEBHOOK_BODY_BYTES, parseAllowList, webhookEnvSchema } from '@shared/http/config';
+import { AllowListError, MAX_WEBHOOK_BODY_BYTES, parseAllowList, webhookEnvSchema } from '@shared/config/webhook';
 import { acknowledge, jsonDepth, MAX_JSON_DEPTH, webhookGuard, webhookOf, type WebhookEvent } from '@shared/http/webhook';
-import { WebhookUnauthorizedError } from '@shared/domain/webhook-errors';
+import { WebhookUnauthorizedError } from '@shared/domain/errors';
 import { logger } from '@shared/observability/logger';
 import { httpApiEvent, lambdaContext } from '@test/factories/http-events';
 

@@ -1,36 +1,8 @@
 import type { IncomingMessage } from 'node:http';
+import { payoutRefusal, type SimHttpError } from './refusals';
 
 /** Upper bound of a request body; larger bodies get 413 rather than filling memory. */
 const MAX_BODY_BYTES = 1024 * 1024;
-
-/** A JSON answer with its HTTP status. */
-export interface Reply {
-  status: number;
-  body: unknown;
-  headers?: Record<string, string>;
-}
-
-/** Thrown by a route to answer with a specific status and body (a refusal, not a simulator bug). */
-export class SimHttpError extends Error {
-  override name = 'SimHttpError';
-  constructor(
-    readonly status: number,
-    readonly body: unknown,
-  ) {
-    const message = (body as { message?: unknown } | null)?.message;
-    super(typeof message === 'string' ? `${status}: ${message}` : `HTTP ${status}`);
-  }
-}
-
-/** Payout-service style refusal: `{ success: false, message }`. */
-export function payoutRefusal(status: number, message: string): SimHttpError {
-  return new SimHttpError(status, { success: false, message });
-}
-
-/** KYC-service style refusal, the seed's 400 shape: `{ error: true, message, data: null }`. */
-export function kycRefusal(status: number, message: string): SimHttpError {
-  return new SimHttpError(status, { error: true, message, data: null });
-}
 
 /** Reads the request body as text, refusing bodies over the size limit. */
 export async function readBody(req: IncomingMessage): Promise<string> {
@@ -72,15 +44,4 @@ export function requireStrings<K extends string>(
   const missing = fields.filter((f) => typeof body[f] !== 'string' || (body[f] as string).trim() === '');
   if (missing.length > 0) throw refuse(400, `missing or empty field(s): ${missing.join(', ')}`);
   return Object.fromEntries(fields.map((f) => [f, body[f] as string])) as Record<K, string>;
-}
-
-/** Resolves after `ms` milliseconds (0 resolves on the next tick). */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
 }

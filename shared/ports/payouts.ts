@@ -1,23 +1,12 @@
 import type { PayoutIdentity } from '@shared/domain/identity';
 import type { Payout, PayoutState } from '@shared/domain/payout';
-import {
-  credentialsFromSecret,
-  type ProviderCredentials,
-  type ProviderSecretFields,
-} from '@shared/providers/payout-client';
 import type { PayoutStatusOutcome } from '@shared/providers/status-map';
 
-export type { ProviderCredentials } from '@shared/providers/payout-client';
-
 /*
- * The ports of the payout use cases. Adapters implement them (DynamoDB, the provider HTTP client,
- * Secrets Manager, SQS, Powertools); tests, the local stack and benchmarks can pass their own.
+ * Ports of the payout use cases (process a payout, reconcile). Adapters implement them: DynamoDB,
+ * the payout service's HTTP client, Secrets Manager, SQS. Tests and benchmarks pass their own.
+ * Type-only: runtime helpers live in shared/adapters/.
  */
-
-/** The payout was changed by someone else since it was read; reload and decide again. */
-export class ConcurrentModificationError extends Error {
-  override name = 'ConcurrentModificationError';
-}
 
 /** A page of due payouts from the sparse index, keys only. */
 export interface DuePage {
@@ -26,14 +15,6 @@ export interface DuePage {
   readonly cursor?: string;
   /** Items the query read, for the "reads only what is open" guarantee and its test. */
   readonly scannedCount: number;
-}
-
-/** A listing cursor that this repository did not hand out (or that was altered). */
-export class InvalidListCursorError extends Error {
-  override name = 'InvalidListCursorError';
-  constructor() {
-    super('the cursor is not one this listing handed out; start again without it');
-  }
 }
 
 /** One page of payouts in one state, newest change first. */
@@ -57,6 +38,7 @@ export interface PayoutListPage {
   readonly cursor?: string;
 }
 
+/** The payouts table. Every write is conditional on what was read (see ConcurrentModificationError). */
 export interface PayoutRepository {
   get(identity: PayoutIdentity): Promise<Payout | undefined>;
   /** Stores a new payout if none exists for its identity. */
@@ -77,6 +59,15 @@ export interface PayoutRepository {
   findByReference(withdrawalReference: string): Promise<Payout[]>;
   /** Makes open payouts with this reference due now (an order notification hints at news). */
   markDueNow(withdrawalReference: string, now: Date): Promise<number>;
+}
+
+/** The keys and identifiers the payout service issued to the partner (camelCase form of the provider secret). */
+export interface ProviderCredentials {
+  partnerPublicKey: string;
+  partnerSecretKey: string;
+  merchantSecretKey: string;
+  partnerId: string;
+  platformMerchantId: string;
 }
 
 /** The provider secret, cached; `forceFetch` once after a 401 (a key reset invalidates old keys). */
@@ -104,8 +95,9 @@ export interface PayoutStatusAnswer {
 }
 
 /**
- * The payout service, as the use cases need it. The foundation's PayoutServiceClient satisfies it;
- * failures are its named errors (rejected, unauthorized, unavailable, ambiguous).
+ * The payout service, as the use cases need it. PayoutServiceClient (shared/providers) implements it;
+ * failures are the named errors of shared/providers/provider-errors.ts (rejected, unauthorized,
+ * unavailable, ambiguous).
  */
 export interface PayoutProvider {
   verifyAccount(
@@ -119,46 +111,12 @@ export interface PayoutProvider {
   getPayout(identity: PayoutIdentity, credentials: ProviderCredentials): Promise<PayoutStatusAnswer>;
 }
 
-/** KYC gating: approved only when the KYC service confirmed it (see shared/adapters/kyc-repository.ts). */
-export interface KycApprovalPort {
+/** KYC gating: approved only when the KYC service confirmed it (see shared/app/kyc-approval.ts). */
+export interface KycApproval {
   check(userReference: string): Promise<'approved' | 'not_approved'>;
 }
-
-export interface Clock {
-  now(): Date;
-}
-
-export const systemClock: Clock = { now: () => new Date() };
 
 /** Where a message that cannot be processed goes, with its reason (the payouts DLQ). */
 export interface DeadLetterSink {
   send(body: string, reason: string, attributes?: Record<string, string>): Promise<void>;
-}
-
-/** Counters and gauges; the handlers wire Powertools metrics (EMF) with the names in METRIC. */
-export interface Telemetry {
-  count(metric: string, value?: number): void;
-  seconds(metric: string, value: number): void;
-}
-
-/** Structured log lines with correlation keys; the Powertools logger satisfies it. */
-export interface Log {
-  info(message: string, ...extra: Array<Record<string, unknown>>): void;
-  warn(message: string, ...extra: Array<Record<string, unknown>>): void;
-  error(message: string, ...extra: Array<Record<string, unknown>>): void;
-}
-
-/** Credentials from the cached provider secret (snake_case JSON) in the client's camelCase shape. */
-export function credentialsFromCachedSecret(
-  secret: { get(options?: { forceFetch?: boolean }): Promise<ProviderSecretFields> },
-): CredentialsSource {
-  return { get: async (options) => credentialsFromSecret(await secret.get(options)) };
-}
-
-/** Telemetry over an EMF metrics emitter such as the Powertools `metrics` singleton. */
-export function telemetryFrom(metrics: { addMetric(name: string, unit: 'Count' | 'Seconds', value: number): void }): Telemetry {
-  return {
-    count: (metric, value = 1) => metrics.addMetric(metric, 'Count', value),
-    seconds: (metric, value) => metrics.addMetric(metric, 'Seconds', value),
-  };
 }

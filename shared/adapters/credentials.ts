@@ -1,0 +1,12 @@
+import type { CredentialsSource } from '@shared/ports/payouts';
+import { credentialsFromSecret, type ProviderSecretFields } from '@shared/providers/payout-client';
+
+/**
+ * Credentials from the cached provider secret (snake_case JSON) in the client's camelCase shape,
+ * so the use cases can force one re-read after a 401 without knowing the secret's layout.
+ */
+export function credentialsFromCachedSecret(
+  secret: { get(options?: { forceFetch?: boolean }): Promise<ProviderSecretFields> },
+): CredentialsSource {
+  return { get: async (options) => credentialsFromSecret(await secret.get(options)) };
+}

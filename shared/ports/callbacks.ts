@@ -1,0 +1,51 @@
+import type { CallbackSource } from '@shared/domain/callbacks';
+
+/*
+ * Ports of the webhook receivers' use cases. Type-only; the DynamoDB adapters implement them in
+ * shared/adapters/event-store.ts and shared/adapters/payout-repository.ts.
+ */
+
+/** One received callback, exactly as stored in the events table. */
+export interface StoredEvent {
+  /** Dedupe key: `<source>#<sha256 of the canonical body>`. */
+  eventId: string;
+  source: CallbackSource;
+  /** The body exactly as received (after base64 decoding), never re-serialized. */
+  body: string;
+  receivedAt: string;
+  /** `YYYY-MM-DD` of receivedAt (UTC): the partition of the replay index. */
+  receivedDay: string;
+  recognized: boolean;
+  /** Why an authentic payload was not recognized. */
+  unrecognizedReason?: string;
+  /** Epoch seconds: DynamoDB TTL. */
+  expiresAt: number;
+  /** KYC app the callback belongs to (from the KYC secret at receipt time). */
+  appId?: string;
+  userReference?: string;
+  withdrawalReference?: string;
+  sourceIp?: string;
+}
+
+/** The events table. */
+export interface EventStore {
+  /** Stores the event unless one with the same id exists: one conditional write. */
+  putOnce(event: StoredEvent): Promise<'stored' | 'duplicate'>;
+  /** Events with receivedAt in [since, until), oldest first. */
+  receivedBetween(since: Date, until: Date): AsyncIterable<StoredEvent>;
+}
+
+/**
+ * Makes open payouts with this withdrawal_reference due for reconciliation now; returns how many.
+ * The PayoutRepository satisfies it.
+ */
+export interface PayoutNudge {
+  markDueNow(withdrawalReference: string, now: Date): Promise<number>;
+}
+
+/** What a receiver tells its handler: enough to answer, log and count. */
+export interface WebhookReceipt {
+  eventId: string;
+  outcome: 'stored' | 'duplicate';
+  recognized: boolean;
+}

@@ -1,0 +1,16 @@
+/*
+ * Secrets as the use cases read them. Type-only; shared/adapters/secrets.ts caches Secrets Manager
+ * values and shared/adapters/refreshable-secret.ts adds the rate-limited re-read.
+ */
+
+/** A cached secret as @shared/adapters/secrets returns it. */
+export interface SecretSource<T> {
+  get(options?: { forceFetch?: boolean }): Promise<T>;
+}
+
+/** A secret that may be re-read once after a mismatch, at most once per interval. */
+export interface RefreshableSecret<T> {
+  get(): Promise<T>;
+  /** A fresh read, or undefined when one was made less than the interval ago. */
+  refresh(): Promise<T | undefined>;
+}
