@@ -4,7 +4,8 @@ export type KycPhase = 'initiated' | 'pending' | 'completed';
 /** Review decision, from `meta_data.kyc_status`. */
 export type KycDecision = 'awaiting_approval' | 'approved' | 'rejected';
 
-// Seed 001 lists initialized, started, pending, completed; payloads show init, pending, completed.
+// The KYC service documents initialized, started, pending and completed; its sample payloads use init,
+// pending and completed. Every spelling seen is accepted.
 const PHASES: Record<string, KycPhase> = {
   init: 'initiated',
   initialized: 'initiated',

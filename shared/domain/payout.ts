@@ -2,7 +2,7 @@ import { DomainError } from './errors';
 import { payoutKey, type PayoutIdentity } from './identity';
 
 /**
- * The payout state machine. The shape is DESIGN.md's:
+ * The payout state machine (docs/money-safety.md, "The payout states"):
  * ACCEPTED -> VERIFYING -> REJECTED | SUBMITTING -> SUBMITTED | UNKNOWN | FAILED;
  * SUBMITTED | UNKNOWN -> SUCCEEDED | FAILED | NEEDS_REVIEW.
  * Two extra forward edges: UNKNOWN -> SUBMITTED (the provider later confirms it holds the payout)

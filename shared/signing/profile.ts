@@ -37,7 +37,8 @@ export const SIGNING_OPERATIONS: readonly SigningOperation[] = [
 /** Key recipes calibration tries, in the order it reports them. */
 export const KEY_RECIPES: readonly SecretRole[][] = [['partner'], ['merchant'], ['merchant', 'partner'], ['partner', 'merchant']];
 
-// Seed 000, Authentication 3: merchant secret then partner secret; account verification: partner alone.
+// The payout service's documented recipe: Payout and notifications are signed with the merchant secret
+// then the partner secret; AccountVerification with the partner secret alone (docs/signing.md).
 const DEFAULT_KEYS: Record<SigningOperation, SecretRole[]> = {
   accountVerification: ['partner'],
   payout: ['merchant', 'partner'],
