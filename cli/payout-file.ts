@@ -1,20 +1,19 @@
+import { createReadStream, statSync, type ReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import { parse as parseCsv } from 'csv-parse';
 import { parseAccountCode } from '@shared/domain/account';
-import { parseAmount } from '@shared/domain/money';
+import { currencyDecimals, parseAmount } from '@shared/domain/money';
 import { payoutRequestSchema, type PayoutRequest } from '@shared/messages/payout-request';
+import { CliError } from './output';
 
-/** One problem with one row; `row` is 1-based, counting data rows (a CSV header is not a row). */
+/** One problem with one row; `row` is 1-based, counting data rows (a CSV header is not a row; 0 = the file). */
 export interface RowError {
   readonly row: number;
   /** The file line the row starts on, for editors. */
   readonly line: number;
   readonly field?: string;
   readonly message: string;
-}
-
-export interface ParsedPayoutFile {
-  readonly requests: PayoutRequest[];
-  readonly errors: RowError[];
-  readonly rows: number;
 }
 
 export type PayoutFileFormat = 'csv' | 'jsonl';
@@ -27,99 +26,158 @@ export function formatOf(fileName: string): PayoutFileFormat | undefined {
   return undefined;
 }
 
-/** Columns a CSV may have; `metadata` is a JSON object in one cell, `metadata.<key>` columns also work. */
-const CSV_FIELDS = new Set([
-  'version',
-  'platform_merchant_id',
-  'currency',
-  'withdrawal_reference',
-  'amount',
-  'account_number',
-  'account_code',
-  'expected_name',
-  'user_reference',
-  'metadata',
-]);
+/** Fields every row needs: a CSV without one of these columns is refused at its header. */
+export const REQUIRED_FIELDS = ['platform_merchant_id', 'currency', 'withdrawal_reference', 'amount', 'account_number', 'account_code'] as const;
 
-interface CsvRecord {
+/** Columns a CSV may have; `metadata` is a JSON object in one cell, `metadata.<key>` columns also work. */
+const CSV_FIELDS = new Set<string>([...REQUIRED_FIELDS, 'version', 'expected_name', 'user_reference', 'metadata']);
+
+/** Keep at most this many errors in memory: a 50 MB file of bad rows must not need gigabytes to report. */
+export const MAX_KEPT_ERRORS = 1000;
+
+/** A record as read from the file, before validation: a value to check, or why the record is unreadable. */
+interface RawRow {
+  readonly row: number;
   readonly line: number;
-  readonly cells: string[];
+  readonly value?: Record<string, unknown>;
+  readonly error?: { readonly field?: string; readonly message: string };
+}
+
+/** Counts newlines, so a record's first line can be told from the line csv-parse ends it on. */
+function newlinesIn(cells: readonly string[]): number {
+  let n = 0;
+  for (const cell of cells) for (let i = cell.indexOf('\n'); i !== -1; i = cell.indexOf('\n', i + 1)) n += 1;
+  return n;
+}
+
+/** The header's problems, as one error each (a missing column is one error, not one per row). */
+function headerErrors(columns: readonly string[]): string[] {
+  const problems: string[] = [];
+  const unknown = columns.filter((c) => !CSV_FIELDS.has(c) && !(c.startsWith('metadata.') && c.length > 'metadata.'.length));
+  if (unknown.length > 0) problems.push(`unknown column(s) in the header: ${unknown.join(', ')}`);
+  const missing = REQUIRED_FIELDS.filter((f) => !columns.includes(f));
+  if (missing.length > 0) problems.push(`missing required column(s) in the header: ${missing.join(', ')}`);
+  const repeated = [...new Set(columns.filter((c, i) => columns.indexOf(c) !== i))];
+  if (repeated.length > 0) problems.push(`column(s) named twice in the header: ${repeated.join(', ')}`);
+  return problems;
+}
+
+/** Turns one CSV record into the message shape, keyed by the header's columns. */
+function csvValue(columns: readonly string[], cells: readonly string[]): Pick<RawRow, 'value' | 'error'> {
+  if (cells.length !== columns.length) return { error: { message: `has ${cells.length} cells, the header has ${columns.length}` } };
+  const value: Record<string, unknown> = { version: 1 };
+  const metadata: Record<string, string> = {};
+  for (let i = 0; i < columns.length; i += 1) {
+    const column = columns[i] as string;
+    const cell = cells[i] as string;
+    if (cell.trim() === '') continue; // an empty cell is an absent optional field
+    if (column === 'version') value.version = Number(cell);
+    else if (column === 'metadata') {
+      try {
+        Object.assign(metadata, JSON.parse(cell) as Record<string, string>);
+      } catch {
+        return { error: { field: 'metadata', message: 'must be a JSON object' } };
+      }
+    } else if (column.startsWith('metadata.')) metadata[column.slice('metadata.'.length)] = cell;
+    else value[column] = cell;
+  }
+  if (Object.keys(metadata).length > 0) value.metadata = metadata;
+  return { value };
+}
+
+/** Reads CSV records as they arrive (RFC 4180 with quoted line breaks, CRLF or LF, a BOM, blank lines skipped). */
+async function* csvRows(input: Readable): AsyncGenerator<RawRow> {
+  const parser = input.pipe(
+    parseCsv({ bom: true, skip_empty_lines: true, relax_column_count: true, relax_quotes: true, info: true, record_delimiter: ['\r\n', '\n', '\r'] }),
+  );
+  let columns: string[] | undefined;
+  let row = 0;
+  let lastLine = 0;
+  try {
+    for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
+      const line = info.lines - newlinesIn(record);
+      lastLine = info.lines;
+      if (!columns) {
+        columns = record.map((c) => c.trim());
+        const problems = headerErrors(columns);
+        if (problems.length > 0) {
+          for (const message of problems) yield { row: 0, line, error: { message } };
+          return;
+        }
+        continue;
+      }
+      row += 1;
+      yield { row, line, ...csvValue(columns, record) };
+    }
+  } catch (error) {
+    const e = error as Error & { lines?: number };
+    const message = e.message.replace(/^[^:]*:\s*/, '').replace(/ at line \d+.*$/, '');
+    yield { row: 0, line: e.lines ?? lastLine + 1, error: { message: `unreadable CSV: ${message}` } };
+  } finally {
+    parser.destroy();
+    input.destroy();
+  }
+}
+
+/** Reads JSONL lines as they arrive; rows are numbered by non-blank lines. */
+async function* jsonlRows(input: Readable): AsyncGenerator<RawRow> {
+  const lines = createInterface({ input, crlfDelay: Infinity });
+  let row = 0;
+  let line = 0;
+  try {
+    for await (const raw of lines) {
+      line += 1;
+      const content = line === 1 ? raw.replace(/^\uFEFF/, '') : raw;
+      if (content.trim() === '') continue;
+      row += 1;
+      let value: unknown;
+      try {
+        value = JSON.parse(content);
+      } catch {
+        yield { row, line, error: { message: 'is not valid JSON' } };
+        continue;
+      }
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+        yield { row, line, error: { message: 'must be a JSON object' } };
+        continue;
+      }
+      // `version` may be left out of a file; the message always carries it.
+      yield { row, line, value: { version: 1, ...(value as Record<string, unknown>) } };
+    }
+  } finally {
+    lines.close();
+    input.destroy();
+  }
 }
 
 /**
- * Splits CSV text (RFC 4180: quoted cells may hold commas, quotes doubled, and line breaks) into
- * records, keeping the line each starts on. Blank lines are skipped.
+ * The currency, amount and account code checks the schema runs in its transform, field by field. The
+ * schema skips its transform when another field is bad, and files any failure of it under no field;
+ * running them here reports every error of a row at once, each under the field it is about (an
+ * unsupported currency under `currency`, not under `amount`).
  */
-export function splitCsv(text: string): { records: CsvRecord[]; error?: { line: number; message: string } } {
-  const records: CsvRecord[] = [];
-  let cells: string[] = [];
-  let cell = '';
-  let quoted = false;
-  let line = 1;
-  let recordLine = 1;
-  let cellStarted = false;
-  const endRecord = (): void => {
-    cells.push(cell);
-    if (!(cells.length === 1 && cells[0]?.trim() === '')) records.push({ line: recordLine, cells });
-    cells = [];
-    cell = '';
-    cellStarted = false;
-  };
-  const src = text.replace(/^\uFEFF/, '');
-  for (let i = 0; i < src.length; i += 1) {
-    const ch = src[i] as string;
-    if (quoted) {
-      if (ch === '"') {
-        if (src[i + 1] === '"') {
-          cell += '"';
-          i += 1;
-        } else quoted = false;
-      } else {
-        if (ch === '\n') line += 1;
-        cell += ch;
-      }
-      continue;
-    }
-    if (ch === '"' && !cellStarted) {
-      quoted = true;
-      cellStarted = true;
-    } else if (ch === ',') {
-      cells.push(cell);
-      cell = '';
-      cellStarted = false;
-    } else if (ch === '\n' || ch === '\r') {
-      if (ch === '\r' && src[i + 1] === '\n') i += 1;
-      endRecord();
-      line += 1;
-      recordLine = line;
-    } else {
-      cell += ch;
-      cellStarted = true;
+function domainFieldErrors(value: Record<string, unknown>): Array<{ field: string; message: string }> {
+  const out: Array<{ field: string; message: string }> = [];
+  const currency = typeof value.currency === 'string' && /^[A-Z]{3}$/.test(value.currency.trim()) ? value.currency.trim() : undefined;
+  let currencyKnown = false;
+  if (currency) {
+    try {
+      currencyDecimals(currency);
+      currencyKnown = true;
+    } catch (error) {
+      out.push({ field: 'currency', message: (error as Error).message });
     }
   }
-  if (quoted) return { records, error: { line: recordLine, message: 'unterminated quoted cell' } };
-  if (cell !== '' || cells.length > 0) endRecord();
-  return { records };
-}
-
-/**
- * The amount and account code checks the schema runs in its transform, field by field. The schema
- * skips its transform when another field is bad; running them here too reports every error of a
- * row at once, each with its field.
- */
-function domainFieldErrors(value: unknown): Array<{ field: string; message: string }> {
-  const v = (value ?? {}) as Record<string, unknown>;
-  const out: Array<{ field: string; message: string }> = [];
-  if (typeof v.amount === 'string' && typeof v.currency === 'string' && /^[A-Z]{3}$/.test(v.currency.trim())) {
+  if (currencyKnown && typeof value.amount === 'string' && value.amount.trim() !== '') {
     try {
-      parseAmount(v.amount.trim(), v.currency.trim());
+      parseAmount(value.amount.trim(), currency as string);
     } catch (error) {
       out.push({ field: 'amount', message: (error as Error).message });
     }
   }
-  if (typeof v.account_code === 'string' && v.account_code.trim() !== '') {
+  if (typeof value.account_code === 'string' && value.account_code.trim() !== '') {
     try {
-      parseAccountCode(v.account_code.trim());
+      parseAccountCode(value.account_code.trim());
     } catch (error) {
       out.push({ field: 'account_code', message: (error as Error).message });
     }
@@ -128,7 +186,7 @@ function domainFieldErrors(value: unknown): Array<{ field: string; message: stri
 }
 
 /** Validates one row with the queue's schema; errors name the field, never echo an account number. */
-function schemaErrors(row: number, line: number, value: unknown): { request?: PayoutRequest; errors: RowError[] } {
+function validateRow(row: number, line: number, value: Record<string, unknown>): { request?: PayoutRequest; errors: RowError[] } {
   const result = payoutRequestSchema.safeParse(value);
   if (result.success) return { request: result.data, errors: [] };
   const errors: RowError[] = result.error.issues
@@ -145,106 +203,125 @@ function schemaErrors(row: number, line: number, value: unknown): { request?: Pa
   return { errors };
 }
 
-function csvRows(text: string): Array<{ row: number; line: number; value?: unknown; error?: string }> {
-  const { records, error } = splitCsv(text);
-  const out: Array<{ row: number; line: number; value?: unknown; error?: string }> = [];
-  const [header, ...data] = records;
-  if (!header) return error ? [{ row: 0, line: error.line, error: error.message }] : [];
-  const columns = header.cells.map((c) => c.trim());
-  const unknown = columns.filter((c) => !CSV_FIELDS.has(c) && !c.startsWith('metadata.'));
-  if (unknown.length > 0) {
-    return [{ row: 0, line: header.line, error: `unknown column(s) in the header: ${unknown.join(', ')}` }];
-  }
-  data.forEach((record, index) => {
-    const row = index + 1;
-    if (record.cells.length !== columns.length) {
-      out.push({ row, line: record.line, error: `has ${record.cells.length} cells, the header has ${columns.length}` });
-      return;
-    }
-    const value: Record<string, unknown> = { version: 1 };
-    const metadata: Record<string, string> = {};
-    let bad: string | undefined;
-    columns.forEach((column, i) => {
-      const cell = record.cells[i] as string;
-      if (cell.trim() === '') return; // an empty cell is an absent optional field
-      if (column === 'version') value.version = Number(cell);
-      else if (column === 'metadata') {
-        try {
-          Object.assign(metadata, JSON.parse(cell) as Record<string, string>);
-        } catch {
-          bad = 'metadata: must be a JSON object';
-        }
-      } else if (column.startsWith('metadata.')) metadata[column.slice('metadata.'.length)] = cell;
-      else value[column] = cell;
-    });
-    if (bad) {
-      out.push({ row, line: record.line, error: bad });
-      return;
-    }
-    if (Object.keys(metadata).length > 0) value.metadata = metadata;
-    out.push({ row, line: record.line, value });
-  });
-  if (error) out.push({ row: data.length + 1, line: error.line, error: error.message });
-  return out;
+/** A payout file opened for one pass: its rows, and how far the pass has read (for progress). */
+interface FilePass {
+  readonly rows: AsyncGenerator<RawRow>;
+  bytesRead(): number;
 }
 
-function jsonlRows(text: string): Array<{ row: number; line: number; value?: unknown; error?: string }> {
-  const out: Array<{ row: number; line: number; value?: unknown; error?: string }> = [];
-  let row = 0;
-  text
-    .replace(/^\uFEFF/, '')
-    .split(/\r?\n/)
-    .forEach((content, index) => {
-      if (content.trim() === '') return;
-      row += 1;
-      try {
-        const value = JSON.parse(content) as unknown;
-        if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-          out.push({ row, line: index + 1, error: 'must be a JSON object' });
-          return;
-        }
-        // `version` may be left out of a file; the message always carries it.
-        out.push({ row, line: index + 1, value: { version: 1, ...(value as Record<string, unknown>) } });
-      } catch {
-        out.push({ row, line: index + 1, error: 'is not valid JSON' });
-      }
-    });
-  return out;
+function openPass(path: string, format: PayoutFileFormat): FilePass {
+  const stream: ReadStream = createReadStream(path, { highWaterMark: 256 * 1024 });
+  // An unreadable file fails on the first read; the generators rethrow it there.
+  return { rows: format === 'csv' ? csvRows(stream) : jsonlRows(stream), bytesRead: () => stream.bytesRead };
+}
+
+/** Size of a payout file in bytes; the error names the file (missing, a directory, unreadable). */
+export function payoutFileSize(path: string): number {
+  try {
+    const stat = statSync(path);
+    if (!stat.isFile()) throw new CliError(`${path} is not a file`);
+    return stat.size;
+  } catch (error) {
+    if (error instanceof CliError) throw error;
+    throw new CliError(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+}
+
+/** What a validation pass found. */
+export interface PayoutFileCheck {
+  /** Data rows in the file. */
+  readonly rows: number;
+  /** Valid rows (all rows when there is no error). */
+  readonly validRows: number;
+  /** Every error, or the first MAX_KEPT_ERRORS of them; `errorCount` counts them all. */
+  readonly errors: RowError[];
+  readonly errorCount: number;
+  /** Rows (counted per merchant id) that name another merchant than the expected one. */
+  readonly otherMerchants: Record<string, number>;
+}
+
+export interface CheckOptions {
+  /** Rows must name this platform_merchant_id (the deployment's own); others are errors. */
+  readonly merchant?: string;
+  /** Called now and then with the bytes read so far. */
+  readonly onBytes?: (bytes: number) => void;
 }
 
 /**
- * Parses a payout file and validates every row with the queue's own schema (payoutRequestSchema),
- * collecting ALL errors with row and line numbers, so nothing is sent until the whole file is good.
- * A withdrawal_reference repeated for the same merchant and currency is an error too: the second row
- * would silently be skipped as "already enqueued".
+ * Reads a payout file once, streaming (memory bounded by the rows' identities, not the file), and
+ * validates every row with the queue's own schema (payoutRequestSchema). Also an error: a
+ * withdrawal_reference repeated for the same merchant and currency (the second row would silently be
+ * skipped as "already enqueued"), and a row for another merchant than `merchant` (the worker would
+ * REJECT it for good). Nothing is sent by this pass; `enqueue` sends only when it finds no error.
  */
-export function parsePayoutFile(text: string, format: PayoutFileFormat): ParsedPayoutFile {
-  const rows = format === 'csv' ? csvRows(text) : jsonlRows(text);
-  const requests: PayoutRequest[] = [];
+export async function checkPayoutFile(path: string, format: PayoutFileFormat, options: CheckOptions = {}): Promise<PayoutFileCheck> {
+  const pass = openPass(path, format);
   const errors: RowError[] = [];
+  let errorCount = 0;
+  const note = (error: RowError): void => {
+    errorCount += 1;
+    if (errors.length < MAX_KEPT_ERRORS) errors.push(error);
+  };
   const seen = new Map<string, number>();
-  let dataRows = 0;
-  for (const r of rows) {
-    if (r.row > 0) dataRows = Math.max(dataRows, r.row);
-    if (r.error !== undefined) {
-      errors.push({ row: r.row, line: r.line, message: r.error });
+  const otherMerchants: Record<string, number> = {};
+  let rows = 0;
+  let validRows = 0;
+  let sinceProgress = 0;
+  for await (const raw of pass.rows) {
+    if (raw.row > 0) rows = raw.row;
+    if (++sinceProgress >= 500) {
+      sinceProgress = 0;
+      options.onBytes?.(pass.bytesRead());
+    }
+    if (!raw.value) {
+      note({ row: raw.row, line: raw.line, ...raw.error, message: raw.error?.message ?? 'unreadable row' });
       continue;
     }
-    const checked = schemaErrors(r.row, r.line, r.value);
-    errors.push(...checked.errors);
-    if (!checked.request) continue;
-    const id = checked.request;
-    const key = JSON.stringify([id.platform_merchant_id, id.currency, id.withdrawal_reference]);
+    const checked = validateRow(raw.row, raw.line, raw.value);
+    checked.errors.forEach(note);
+    const request = checked.request;
+    if (!request) continue;
+    const key = identityKey(request);
     const first = seen.get(key);
     if (first !== undefined) {
-      errors.push({ row: r.row, line: r.line, field: 'withdrawal_reference', message: `repeats row ${first} (same merchant, currency and reference)` });
+      note({ row: raw.row, line: raw.line, field: 'withdrawal_reference', message: `repeats row ${first} (same merchant, currency and reference)` });
       continue;
     }
-    seen.set(key, r.row);
-    requests.push(checked.request);
+    seen.set(key, raw.row);
+    if (options.merchant !== undefined && request.platform_merchant_id !== options.merchant) {
+      otherMerchants[request.platform_merchant_id] = (otherMerchants[request.platform_merchant_id] ?? 0) + 1;
+      note({
+        row: raw.row,
+        line: raw.line,
+        field: 'platform_merchant_id',
+        message: `"${request.platform_merchant_id}" is not this deployment's merchant (${options.merchant})`,
+      });
+      continue;
+    }
+    validRows += 1;
   }
-  if (dataRows === 0 && errors.length === 0) errors.push({ row: 0, line: 1, message: 'the file has no payout rows' });
-  return { requests, errors, rows: dataRows };
+  options.onBytes?.(pass.bytesRead());
+  if (rows === 0 && errorCount === 0) note({ row: 0, line: 1, message: 'the file has no payout rows' });
+  return { rows, validRows, errors, errorCount, otherMerchants };
+}
+
+/**
+ * The validated requests of a file that `checkPayoutFile` found good, read again as they are needed
+ * (a second pass keeps memory flat: the requests of a large file never sit in memory together).
+ * @throws CliError when a row is no longer valid (the file changed since it was checked).
+ */
+export async function* payoutRequests(path: string, format: PayoutFileFormat): AsyncGenerator<PayoutRequest> {
+  const pass = openPass(path, format);
+  for await (const raw of pass.rows) {
+    const checked = raw.value ? validateRow(raw.row, raw.line, raw.value) : undefined;
+    if (!checked?.request) throw new CliError(`${path} changed while it was being enqueued (row ${raw.row} is no longer valid); rerun the command`);
+    yield checked.request;
+  }
+}
+
+/** The identity of a request as one string (merchant, currency, reference): for sets and journals. */
+export function identityKey(request: Pick<PayoutRequest, 'platform_merchant_id' | 'currency' | 'withdrawal_reference'>): string {
+  return JSON.stringify([request.platform_merchant_id, request.currency, request.withdrawal_reference]);
 }
 
 /** One line per error, e.g. `row 3 (line 4) amount: must have at most 2 decimals`. */

@@ -1,11 +1,9 @@
-import { basename } from 'node:path';
 import type { Command} from 'commander';
 import { InvalidArgumentError, Option } from 'commander';
 import { PAYOUT_STATES, type Payout, type PayoutState } from '@shared/domain/payout';
 import { contextOf, positiveInt, withExample, type CommandContext } from '../context';
-import { readText } from '../io';
-import { formatOf, formatRowError, parsePayoutFile } from '../payout-file';
-import { CliError, describeError, printRecord, printTable } from '../output';
+import { registerEnqueueCommand } from './payouts-enqueue';
+import { CliError, printRecord, printTable } from '../output';
 import { requireEnv } from '../target';
 
 /** `--limit` of `payouts list`: 1 to 1000 (one page). */
@@ -47,80 +45,6 @@ export function payoutSummary(payout: Payout): Record<string, unknown> {
 async function findByReference(ctx: CommandContext, reference: string): Promise<Payout[]> {
   const { repository } = await adapters(ctx);
   return repository.findByReference(reference);
-}
-
-function registerEnqueue(payouts: Command): void {
-  withExample(
-    payouts
-      .command('enqueue')
-      .requiredOption('--file <file>', 'payouts as .csv (header row) or .jsonl (one JSON object per line)')
-      .option('--dry-run', 'validate only; send nothing')
-      .option('--resend-accepted', 'also send rows whose payout exists but is still ACCEPTED (recovery after a crash mid-run)')
-      .option(
-        '--resend-authorized',
-        'also send rows whose UNKNOWN payout the reconciler authorized for one resubmission (RESUBMIT_UNKNOWN_NOT_FOUND)',
-      ),
-    'payrelay payouts enqueue --file payouts.csv',
-    'payrelay payouts enqueue --file payouts.jsonl --dry-run',
-    'payrelay payouts enqueue --file payouts.csv --resend-authorized',
-  )
-    .description(
-      'validate every row (all errors reported with row numbers, nothing sent if any), then enqueue in batches of 10. ' +
-        'Each payout is recorded before its message is sent, so running the same file again enqueues nothing twice. ' +
-        'Columns: platform_merchant_id, currency, withdrawal_reference, amount, account_number, account_code, ' +
-        'expected_name, user_reference, metadata (JSON) or metadata.<key>.',
-    )
-    .action(async (opts: { file: string; dryRun?: boolean; resendAccepted?: boolean; resendAuthorized?: boolean }, cmd: Command) => {
-      const ctx = contextOf(cmd);
-      const format = formatOf(opts.file);
-      if (!format) throw new CliError(`${basename(opts.file)}: use a .csv or .jsonl file`);
-      const parsed = parsePayoutFile(readText(opts.file), format);
-      if (parsed.errors.length > 0) {
-        ctx.out.result({ valid: false, rows: parsed.rows, errors: parsed.errors }, () => {
-          for (const error of parsed.errors) console.error(formatRowError(error));
-        });
-        throw new CliError(`${parsed.errors.length} error(s) in ${basename(opts.file)}; nothing was enqueued`);
-      }
-      if (opts.dryRun) {
-        ctx.out.result({ valid: true, rows: parsed.rows }, () => console.log(`${parsed.rows} row(s) valid; nothing sent (--dry-run).`));
-        return;
-      }
-      const { target, repository, sqsClient } = await adapters(ctx);
-      const { enqueuePayouts } = await import('../enqueue');
-      const showBar = !ctx.out.json && process.stderr.isTTY;
-      const { SingleBar, Presets } = await import('cli-progress');
-      const bar = new SingleBar({ format: 'enqueue [{bar}] {value}/{total} rows', stream: process.stderr }, Presets.shades_classic);
-      if (showBar) bar.start(parsed.requests.length, 0);
-      let report;
-      try {
-        report = await enqueuePayouts(
-          parsed.requests,
-          { repository, sqs: sqsClient, queueUrl: requireEnv(target, 'PAYOUTS_QUEUE_URL'), onProgress: (done) => showBar && bar.update(done) },
-          { resendAccepted: opts.resendAccepted === true, resendAuthorized: opts.resendAuthorized === true },
-        );
-      } catch (error) {
-        throw new CliError(
-          `enqueue stopped: ${describeError(error)}. Rows already sent are fine; a row recorded but not sent stays ACCEPTED: ` +
-            'rerun the same file with --resend-accepted',
-        );
-      } finally {
-        if (showBar) bar.stop();
-      }
-      ctx.out.result(report, () => {
-        printTable(
-          ['rows', 'enqueued', 'skipped (already recorded)', 'failed'],
-          [[parsed.rows, report.enqueued.length, report.skipped.length, report.failed.length]],
-        );
-        if (report.skipped.length > 0) {
-          printTable(['skipped reference', 'current state'], report.skipped.slice(0, 20).map((s) => [s.withdrawal_reference, s.state]));
-          if (report.skipped.length > 20) console.log(`... and ${report.skipped.length - 20} more`);
-        }
-        for (const f of report.failed) console.error(`not sent: ${f.withdrawal_reference}: ${f.reason}`);
-      });
-      if (report.failed.length > 0) {
-        throw new CliError(`${report.failed.length} message(s) not sent; their payouts are recorded ACCEPTED: rerun with --resend-accepted`);
-      }
-    });
 }
 
 function registerStatusAndList(payouts: Command): void {
@@ -225,7 +149,7 @@ export function registerPayoutsCommands(program: Command): void {
     'payrelay payouts enqueue --file payouts.csv',
     'payrelay payouts list --state NEEDS_REVIEW',
   );
-  registerEnqueue(payouts);
+  registerEnqueueCommand(payouts);
   registerStatusAndList(payouts);
   registerRedrive(payouts);
 }

@@ -48,7 +48,11 @@ async function queueDepth(): Promise<number> {
 }
 
 beforeAll(async () => {
-  aws = await startLocalAws({ stage: 'clitest' });
+  // The deployment's merchant is m1 (the provider secret's platform_merchant_id): enqueue refuses rows for another.
+  aws = await startLocalAws({
+    stage: 'clitest',
+    secrets: { provider: { partner_public_key: 'pk', partner_secret_key: 'sk', merchant_secret_key: 'mk', partner_id: 'P-1', platform_merchant_id: 'm1' } },
+  });
   Object.assign(process.env, aws.env);
   writeLocalState(
     { pid: process.pid, startedAt: new Date().toISOString(), stage: 'clitest', urls: { gateway: 'http://127.0.0.1:9', kycCallback: '', payoutNotification: '', payoutApi: '', kycApi: '' }, env: aws.env },

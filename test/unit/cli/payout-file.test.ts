@@ -1,7 +1,23 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { formatOf, formatRowError, parsePayoutFile, splitCsv } from '@cli/payout-file';
+import { checkPayoutFile, formatOf, formatRowError, MAX_KEPT_ERRORS, payoutRequests, type PayoutFileFormat } from '@cli/payout-file';
+import type { PayoutRequest } from '@shared/messages/payout-request';
 
 const HEADER = 'platform_merchant_id,currency,withdrawal_reference,amount,account_number,account_code,expected_name';
+const dir = mkdtempSync(join(tmpdir(), 'payrelay-payout-file-'));
+let n = 0;
+
+/** Writes `text` to a fresh file of the format and checks it; also reads the requests when it is good. */
+async function check(text: string, format: PayoutFileFormat = 'csv', merchant?: string) {
+  const path = join(dir, `f${(n += 1)}.${format}`);
+  writeFileSync(path, text);
+  const result = await checkPayoutFile(path, format, merchant === undefined ? {} : { merchant });
+  const requests: PayoutRequest[] = [];
+  if (result.errorCount === 0) for await (const r of payoutRequests(path, format)) requests.push(r);
+  return { ...result, requests, summary: result.errors.map((e) => `${e.row}:${e.line}:${e.field ?? ''}`) };
+}
 
 describe('formatOf', () => {
   it('picks the format from the extension', () => {
@@ -12,31 +28,27 @@ describe('formatOf', () => {
   });
 });
 
-describe('splitCsv', () => {
-  it('handles quotes, doubled quotes, commas and line breaks inside cells, CRLF, a BOM and blank lines', () => {
-    const { records, error } = splitCsv('\uFEFFa,b\r\n"x, ""y""","multi\nline"\r\n\r\nlast,\n');
-    expect(error).toBeUndefined();
-    expect(records.map((r) => r.cells)).toEqual([['a', 'b'], ['x, "y"', 'multi\nline'], ['last', '']]);
-    expect(records.map((r) => r.line)).toEqual([1, 2, 5]);
-  });
-
-  it('reports an unterminated quote with its line', () => {
-    expect(splitCsv('a,b\n"open,1\n').error).toEqual({ line: 2, message: 'unterminated quoted cell' });
-  });
-});
-
-describe('parsePayoutFile (CSV)', () => {
-  it('returns validated, canonical requests for a good file', () => {
-    const csv = `${HEADER},metadata.batch\nm1,GHS,WD-1,10,0244123456,MTN,Kwame Mensah,b7\nm1,NGN,WD-2,1.5,0123456789,057,,\n`;
-    const parsed = parsePayoutFile(csv, 'csv');
+describe('checkPayoutFile (CSV)', () => {
+  it('returns validated, canonical requests for a good file', async () => {
+    const parsed = await check(`${HEADER},metadata.batch\nm1,GHS,WD-1,10,0244123456,MTN,Kwame Mensah,b7\nm1,NGN,WD-2,1.5,0123456789,057,,\n`);
     expect(parsed.errors).toEqual([]);
     expect(parsed.rows).toBe(2);
+    expect(parsed.validRows).toBe(2);
     expect(parsed.requests[0]).toMatchObject({ version: 1, amount: '10.00', account_code: 'MTN', expected_name: 'Kwame Mensah', metadata: { batch: 'b7' } });
     expect(parsed.requests[1]).toMatchObject({ amount: '1.50', account_code: '057' });
     expect(parsed.requests[1]).not.toHaveProperty('expected_name');
   });
 
-  it('reports every error of every row, with row and line numbers and field names, and keeps no request of a bad row', () => {
+  it('handles quotes, doubled quotes, commas and line breaks inside cells, CRLF, a BOM and blank lines, numbering lines as an editor does', async () => {
+    const parsed = await check(
+      `\uFEFF${HEADER}\r\nm1,GHS,"WD-1, ""a""",10,0244123456,MTN,"Kwame\nMensah"\r\n\r\nm1,GHS,WD-2,1.234,0244123456,MTN,\n`,
+    );
+    expect(parsed.summary).toEqual(['2:5:amount']);
+    const good = await check(`\uFEFF${HEADER}\r\nm1,GHS,"WD-1, ""a""",10,0244123456,MTN,"Kwame\nMensah"\r\n`);
+    expect(good.requests[0]).toMatchObject({ withdrawal_reference: 'WD-1, "a"', expected_name: 'Kwame\nMensah' });
+  });
+
+  it('reports every error of every row, with row and line numbers and field names, and keeps no request of a bad row', async () => {
     const csv = [
       HEADER,
       'm1,GHS,WD-1,10,0244123456,MTN,',
@@ -45,30 +57,63 @@ describe('parsePayoutFile (CSV)', () => {
       'm1,GHS,WD-4,5',
       'm1,GHS,WD-1,7,0244123456,MTN,',
     ].join('\n');
-    const parsed = parsePayoutFile(csv, 'csv');
-    const summary = parsed.errors.map((e) => `${e.row}:${e.line}:${e.field ?? ''}`);
-    expect(summary).toEqual(['2:3:account_code', '2:3:account_number', '2:3:amount', '3:4:currency', '4:5:', '5:6:withdrawal_reference']);
-    expect(parsed.requests.map((r) => r.withdrawal_reference)).toEqual(['WD-1']);
+    const parsed = await check(csv);
+    expect(parsed.summary).toEqual(['2:3:account_code', '2:3:account_number', '2:3:amount', '3:4:currency', '4:5:', '5:6:withdrawal_reference']);
+    expect(parsed.validRows).toBe(1);
     expect(parsed.rows).toBe(5);
     expect(formatRowError(parsed.errors[4]!)).toBe('row 4 (line 5): has 4 cells, the header has 7');
     expect(formatRowError(parsed.errors[5]!)).toBe('row 5 (line 6) withdrawal_reference: repeats row 1 (same merchant, currency and reference)');
   });
 
-  it('never echoes an account number in an error', () => {
-    const parsed = parsePayoutFile(`${HEADER}\nm1,GHS,WD-1,10,12345678901234567890123456789012345678,MTN,\n`, 'csv');
+  it('files an unsupported currency under currency, not under amount', async () => {
+    const parsed = await check(`${HEADER}\nm1,XYZ,WD-1,10,0244123456,MTN,\nm1,GHS,WD-2,abc,0244123456,MTN,\n`);
+    expect(parsed.errors.map((e) => `${e.row} ${e.field}: ${e.message}`)).toEqual([
+      '1 currency: unsupported currency "XYZ"',
+      expect.stringMatching(/^2 amount: amount "abc" is not a plain decimal/),
+    ]);
+  });
+
+  it('reports a missing required column once, at the header, not once per row', async () => {
+    const rows = Array.from({ length: 50 }, (_, i) => `m1,GHS,WD-${i},10,0244123456`).join('\n');
+    const parsed = await check(`platform_merchant_id,currency,withdrawal_reference,amount,account_number\n${rows}\n`);
+    expect(parsed.errors).toEqual([{ row: 0, line: 1, message: 'missing required column(s) in the header: account_code' }]);
+    expect(formatRowError(parsed.errors[0]!)).toBe('line 1: missing required column(s) in the header: account_code');
+  });
+
+  it('refuses rows for another merchant than the given one, naming the field and the merchant', async () => {
+    const parsed = await check(`${HEADER}\nm1,GHS,WD-1,10,0244123456,MTN,\nm2,GHS,WD-2,10,0244123456,MTN,\nm3,GHS,WD-3,10,0244123456,MTN,\nm3,GHS,WD-4,10,0244123456,MTN,\n`, 'csv', 'm1');
+    expect(parsed.summary).toEqual(['2:3:platform_merchant_id', '3:4:platform_merchant_id', '4:5:platform_merchant_id']);
+    expect(parsed.errors[0]?.message).toBe('"m2" is not this deployment\'s merchant (m1)');
+    expect(parsed.otherMerchants).toEqual({ m2: 1, m3: 2 });
+    expect(parsed.validRows).toBe(1);
+  });
+
+  it('never echoes an account number in an error', async () => {
+    const parsed = await check(`${HEADER}\nm1,GHS,WD-1,10,12345678901234567890123456789012345678,MTN,\n`);
     expect(parsed.errors).toHaveLength(1);
     expect(formatRowError(parsed.errors[0]!)).not.toContain('1234567890');
   });
 
-  it('rejects unknown columns and an empty file', () => {
-    expect(parsePayoutFile('amount,iban\n1,2\n', 'csv').errors[0]?.message).toBe('unknown column(s) in the header: iban');
-    expect(parsePayoutFile(`${HEADER}\n`, 'csv').errors[0]?.message).toBe('the file has no payout rows');
-    expect(parsePayoutFile('', 'csv').errors[0]?.message).toBe('the file has no payout rows');
+  it('rejects unknown and repeated columns, an unterminated quote and an empty file', async () => {
+    expect((await check(`${HEADER},iban\n`)).errors.map((e) => e.message)).toEqual(['unknown column(s) in the header: iban']);
+    expect((await check(`${HEADER},amount\n`)).errors.map((e) => e.message)).toEqual(['column(s) named twice in the header: amount']);
+    expect((await check(`${HEADER}\nm1,GHS,"WD-1,10,0244123456,MTN,\n`)).errors.map(formatRowError)).toEqual([
+      expect.stringMatching(/^line 2: unreadable CSV: .*quote/i),
+    ]);
+    expect((await check(`${HEADER}\n`)).errors[0]?.message).toBe('the file has no payout rows');
+    expect((await check('')).errors[0]?.message).toBe('the file has no payout rows');
+  });
+
+  it('keeps the first errors of a file full of bad rows and counts the rest', async () => {
+    const rows = Array.from({ length: MAX_KEPT_ERRORS + 200 }, (_, i) => `m1,GHS,WD-${i},1.234,0244123456,MTN,`).join('\n');
+    const parsed = await check(`${HEADER}\n${rows}\n`);
+    expect(parsed.errors).toHaveLength(MAX_KEPT_ERRORS);
+    expect(parsed.errorCount).toBe(MAX_KEPT_ERRORS + 200);
   });
 });
 
-describe('parsePayoutFile (JSONL)', () => {
-  it('validates each line and numbers rows by non-blank lines', () => {
+describe('checkPayoutFile (JSONL)', () => {
+  it('validates each line and numbers rows by non-blank lines', async () => {
     const lines = [
       JSON.stringify({ platform_merchant_id: 'm1', currency: 'GHS', withdrawal_reference: 'A', amount: '3', account_number: '0244123456', account_code: 'MTN' }),
       '',
@@ -76,12 +121,17 @@ describe('parsePayoutFile (JSONL)', () => {
       '[1,2]',
       JSON.stringify({ platform_merchant_id: 'm1', currency: 'GHS', withdrawal_reference: 'B', amount: '3', account_number: '0244123456', account_code: 'MTN', iban: 'x' }),
     ].join('\n');
-    const parsed = parsePayoutFile(lines, 'jsonl');
-    expect(parsed.requests.map((r) => r.withdrawal_reference)).toEqual(['A']);
+    const parsed = await check(lines, 'jsonl');
+    expect(parsed.validRows).toBe(1);
     expect(parsed.errors.map((e) => `${e.row}:${e.line}:${e.message}`)).toEqual([
       '2:3:is not valid JSON',
       '3:4:must be a JSON object',
       expect.stringMatching(/^4:5:.*iban/),
     ]);
+  });
+
+  it('names the missing field of a row', async () => {
+    const parsed = await check(`${JSON.stringify({ platform_merchant_id: 'm1', currency: 'GHS', withdrawal_reference: 'A', account_number: '0244123456', account_code: 'MTN' })}\n`, 'jsonl');
+    expect(parsed.summary).toEqual(['1:1:amount']);
   });
 });
