@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createReadStream, statSync, type ReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
@@ -227,6 +228,52 @@ export function payoutFileSize(path: string): number {
   }
 }
 
+/**
+ * The row each identity was first seen on, for finding repeated rows in a large file. It keeps a 64-bit
+ * digest and a row number per identity in typed arrays (16 bytes a row, outside the garbage-collected
+ * heap), not the identities as strings: a 50 MB file's 700,000 rows take about 20 MB. Two identities
+ * sharing a 64-bit digest in one file is a chance of about 1 in 10^8 at that size.
+ */
+class FirstRows {
+  private digests = new BigUint64Array(1 << 12);
+  private rows = new Uint32Array(1 << 12);
+  private size = 0;
+
+  /** The row `key` was first seen on; or, when it is new, records it on `row` and returns undefined. */
+  firstOrAdd(key: string, row: number): number | undefined {
+    // 0 marks an empty slot, so a digest is never 0.
+    const digest = createHash('md5').update(key).digest().readBigUInt64LE(0) | 1n;
+    for (let i = this.slotOf(digest); ; i = (i + 1) & (this.digests.length - 1)) {
+      const at = this.digests[i] as bigint;
+      if (at === digest) return this.rows[i];
+      if (at !== 0n) continue;
+      this.digests[i] = digest;
+      this.rows[i] = row;
+      this.size += 1;
+      if (this.size * 2 > this.digests.length) this.grow();
+      return undefined;
+    }
+  }
+
+  private slotOf(digest: bigint): number {
+    return Number(digest >> 11n) & (this.digests.length - 1);
+  }
+
+  private grow(): void {
+    const { digests, rows } = this;
+    this.digests = new BigUint64Array(digests.length * 2);
+    this.rows = new Uint32Array(digests.length * 2);
+    for (let j = 0; j < digests.length; j += 1) {
+      const digest = digests[j] as bigint;
+      if (digest === 0n) continue;
+      let i = this.slotOf(digest);
+      while (this.digests[i] !== 0n) i = (i + 1) & (this.digests.length - 1);
+      this.digests[i] = digest;
+      this.rows[i] = rows[j] as number;
+    }
+  }
+}
+
 /** What a validation pass found. */
 export interface PayoutFileCheck {
   /** Data rows in the file. */
@@ -262,7 +309,7 @@ export async function checkPayoutFile(path: string, format: PayoutFileFormat, op
     errorCount += 1;
     if (errors.length < MAX_KEPT_ERRORS) errors.push(error);
   };
-  const seen = new Map<string, number>();
+  const seen = new FirstRows();
   const otherMerchants: Record<string, number> = {};
   let rows = 0;
   let validRows = 0;
@@ -281,13 +328,11 @@ export async function checkPayoutFile(path: string, format: PayoutFileFormat, op
     checked.errors.forEach(note);
     const request = checked.request;
     if (!request) continue;
-    const key = identityKey(request);
-    const first = seen.get(key);
+    const first = seen.firstOrAdd(identityKey(request), raw.row);
     if (first !== undefined) {
       note({ row: raw.row, line: raw.line, field: 'withdrawal_reference', message: `repeats row ${first} (same merchant, currency and reference)` });
       continue;
     }
-    seen.set(key, raw.row);
     if (options.merchant !== undefined && request.platform_merchant_id !== options.merchant) {
       otherMerchants[request.platform_merchant_id] = (otherMerchants[request.platform_merchant_id] ?? 0) + 1;
       note({

@@ -104,6 +104,14 @@ describe('checkPayoutFile (CSV)', () => {
     expect((await check('')).errors[0]?.message).toBe('the file has no payout rows');
   });
 
+  it('finds a repeated identity among thousands of rows, naming the first row', async () => {
+    const rows = Array.from({ length: 6000 }, (_, i) => `m1,GHS,WD-${i},10,0244123456,MTN,`);
+    rows.push('m1,GHS,WD-3,10,0244123456,MTN,', 'm1,NGN,WD-3,10,0244123456,MTN,');
+    const parsed = await check(`${HEADER}\n${rows.join('\n')}\n`);
+    expect(parsed.errors.map(formatRowError)).toEqual(['row 6001 (line 6002) withdrawal_reference: repeats row 4 (same merchant, currency and reference)']);
+    expect(parsed.validRows).toBe(6001);
+  });
+
   it('keeps the first errors of a file full of bad rows and counts the rest', async () => {
     const rows = Array.from({ length: MAX_KEPT_ERRORS + 200 }, (_, i) => `m1,GHS,WD-${i},1.234,0244123456,MTN,`).join('\n');
     const parsed = await check(`${HEADER}\n${rows}\n`);
