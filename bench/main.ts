@@ -20,6 +20,7 @@ const PARTS: Record<string, () => Promise<Part>> = {
   reconcile: async () => (await import('./parts/reconcile')).reconcile,
   cost: async () => (await import('./parts/cost')).cost,
   load: async () => (await import('./parts/load')).load,
+  enqueue: async () => (await import('./parts/enqueue')).enqueue,
 };
 const PART_NAMES = Object.keys(PARTS);
 const CHILD_ENV = 'PAYRELAY_BENCH_CHILD';
@@ -112,6 +113,8 @@ async function main(): Promise<void> {
     .addOption(new Option('--load-requests <n>', 'requests of the load test').argParser(positiveInt).default(20_000))
     .addOption(new Option('--load-concurrency <n>', 'requests in flight in the load test').argParser(positiveInt).default(32))
     .addOption(new Option('--load-max-seconds <n>', 'the load test stops after this long whatever the count').argParser(positiveInt).default(180))
+    .addOption(new Option('--enqueue-rows <n>', 'rows of the enqueue part, for the CLI and for its floor (default: 3000; 10000 with --full)').argParser(positiveInt))
+    .addOption(new Option('--enqueue-file-mb <n>', 'size of the file whose check the enqueue part measures peak RSS on').argParser(positiveInt).default(50))
     .addOption(new Option('--log-level <level>', 'POWERTOOLS_LOG_LEVEL of the handlers').choices(['DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'))
     .showHelpAfterError();
   program.parse(process.argv);
@@ -133,6 +136,8 @@ async function main(): Promise<void> {
     loadConcurrency: o.loadConcurrency,
     loadMaxSeconds: o.loadMaxSeconds,
     logLevel: o.logLevel,
+    enqueueRows: o.enqueueRows ?? (full ? 10_000 : 3000),
+    enqueueFileMiB: o.enqueueFileMb,
   };
   const selected: string[] = o.only ?? PART_NAMES;
   const machine = machineInfo();

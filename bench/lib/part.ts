@@ -46,6 +46,10 @@ export interface BenchOptions {
   readonly loadMaxSeconds: number;
   /** POWERTOOLS_LOG_LEVEL for the handlers (the deployed default is INFO). */
   readonly logLevel: string;
+  /** Rows the enqueue part sends through the CLI, and through its floor. */
+  readonly enqueueRows: number;
+  /** Size (MiB) of the file whose check the enqueue part measures peak RSS on. */
+  readonly enqueueFileMiB: number;
 }
 
 export interface PartContext {

@@ -1,0 +1,200 @@
+import { spawn } from 'node:child_process';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { once } from 'node:events';
+import { REPO_ROOT } from '@local/lambda';
+import { BENCH_PROVIDER_SECRET } from '../lib/local-env';
+import { startEmulators } from '../lib/emulator-host';
+import { verdict, type Part } from '../lib/part';
+import { ratio } from '../lib/stats';
+
+export const ENQUEUE_FLOOR_TARGET = 0.8;
+export const ENQUEUE_RATE_TARGET = 1000;
+export const ENQUEUE_RSS_TARGET_MIB = 300;
+
+const HEADER = 'platform_merchant_id,currency,withdrawal_reference,amount,account_number,account_code,expected_name';
+const csvRow = (merchant: string, ref: string, i: number): string =>
+  `${merchant},GHS,${ref},${(i % 9000) + 1}.${String(i % 100).padStart(2, '0')},0244${String(100000 + (i % 900000))},MTN,Kwame Mensah\n`;
+
+/** Writes a payout CSV of `rows` rows, or of at least `bytes` bytes; returns its row count. */
+async function writeCsv(path: string, merchant: string, prefix: string, limit: { rows?: number; bytes?: number }): Promise<number> {
+  const out = createWriteStream(path);
+  out.write(`${HEADER}\n`);
+  let written = HEADER.length + 1;
+  let i = 0;
+  while ((limit.rows !== undefined && i < limit.rows) || (limit.bytes !== undefined && written < limit.bytes)) {
+    const line = csvRow(merchant, `${prefix}-${i}`, i);
+    written += line.length;
+    i += 1;
+    if (!out.write(line)) await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'finish');
+  return i;
+}
+
+/** VmHWM (peak resident set) of a live process, in KiB; undefined once it is gone. */
+function peakRssKiB(pid: number): number | undefined {
+  try {
+    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Runs `payrelay <args>` as an operator does (bin/payrelay.js, its own process) and returns its wall
+ * time and peak RSS (VmHWM read every 50 ms: it only grows, so the last reading is the peak to within
+ * the allocations of the last 50 ms).
+ */
+async function runCli(args: string[], env: Record<string, string>): Promise<{ seconds: number; peakMiB: number; stdout: string; stderr: string }> {
+  const started = performance.now();
+  const child = spawn(process.execPath, [join(REPO_ROOT, 'bin/payrelay.js'), ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let peak = 0;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, peakRssKiB(child.pid as number) ?? 0);
+  }, 50);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
+  child.stderr.on('data', (c: Buffer) => (stderr = (stderr + c.toString('utf8')).slice(-4000)));
+  child.on('exit', () => clearInterval(timer));
+  const [code] = (await once(child, 'close')) as [number | null];
+  const seconds = (performance.now() - started) / 1000;
+  clearInterval(timer);
+  if (code !== 0) throw new Error(`payrelay ${args.join(' ')} exited ${code}: ${stderr.trim()}`);
+  return { seconds, peakMiB: peak / 1024, stdout, stderr };
+}
+
+/**
+ * Bulk enqueue (issue 16 point 8): `payrelay payouts enqueue` of a CSV against the emulators, side by
+ * side with its floor, the same number of rows written by this process as raw conditional PutItems
+ * plus SendMessageBatch of 10, with the CLI's concurrency, against the same emulators; and the peak
+ * RSS of checking a 50 MB file.
+ */
+export const enqueue: Part = async ({ options, progress }) => {
+  const n = options.enqueueRows;
+  const merchant = BENCH_PROVIDER_SECRET.platform_merchant_id;
+  const emulators = await startEmulators({ stage: 'benchenq', provider: BENCH_PROVIDER_SECRET });
+  const dir = mkdtempSync(join(tmpdir(), 'payrelay-bench-enqueue-'));
+  try {
+    Object.assign(process.env, emulators.env);
+    const { writeLocalState } = await import('@local/state');
+    const stateFile = join(dir, 'state.json');
+    writeLocalState(
+      { pid: process.pid, startedAt: new Date().toISOString(), stage: 'benchenq', urls: { gateway: '', kycCallback: '', payoutNotification: '', payoutApi: '', kycApi: '' }, env: emulators.env },
+      stateFile,
+    );
+    const cliEnv = { PAYRELAY_STATE_FILE: stateFile };
+    const { documentClient, sqsClient } = await import('@shared/adapters/aws-clients');
+    const { GetCommand, PutCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { SendMessageBatchCommand } = await import('@aws-sdk/client-sqs');
+    const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
+    const { payoutKey } = await import('@shared/domain/identity');
+    const { acceptRequest, payoutRequestSchema } = await import('@shared/messages/payout-request');
+    const { DEFAULT_ENQUEUE_CONCURRENCY, SEND_BATCH_SIZE } = await import('@cli/enqueue');
+    const table = emulators.env.PAYOUTS_TABLE_NAME as string;
+    const queueUrl = emulators.env.PAYOUTS_QUEUE_URL as string;
+
+    // The floor's items are the repository's own item, as it writes it, under each row's key.
+    const requestOf = (ref: string, i: number) => {
+      const [, currency, withdrawal_reference, amount, account_number, account_code, expected_name] = csvRow(merchant, ref, i).trim().split(',');
+      return payoutRequestSchema.parse({ version: 1, platform_merchant_id: merchant, currency, withdrawal_reference, amount, account_number, account_code, expected_name });
+    };
+    const template = acceptRequest(requestOf('TEMPLATE', 0), new Date());
+    await createPayoutRepository(table).createAccepted(template);
+    const templateItem = (await documentClient.send(new GetCommand({ TableName: table, Key: { pk: payoutKey(template.record.identity) } }))).Item ?? {};
+
+    const floorRun = async (prefix: string): Promise<number> => {
+      const started = performance.now();
+      let next = 0;
+      const lane = async (): Promise<void> => {
+        while (next < n) {
+          const first = next;
+          next += SEND_BATCH_SIZE;
+          const batch = Array.from({ length: Math.min(SEND_BATCH_SIZE, n - first) }, (_, k) => requestOf(`${prefix}-${first + k}`, first + k));
+          await Promise.all(
+            batch.map((request) =>
+              documentClient.send(
+                new PutCommand({
+                  TableName: table,
+                  Item: { ...templateItem, pk: payoutKey(request), withdrawal_reference: request.withdrawal_reference },
+                  ConditionExpression: 'attribute_not_exists(pk)',
+                }),
+              ),
+            ),
+          );
+          await sqsClient.send(
+            new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: batch.map((request, k) => ({ Id: String(k), MessageBody: JSON.stringify(request) })) }),
+          );
+        }
+      };
+      await Promise.all(Array.from({ length: DEFAULT_ENQUEUE_CONCURRENCY }, lane));
+      return n / ((performance.now() - started) / 1000);
+    };
+
+    // Alternate floor and CLI runs, so a change in the machine's load hits both; keep the best of each.
+    const floorRates: number[] = [];
+    const cliRates: number[] = [];
+    let enqueueRssMiB = 0;
+    for (let round = 1; round <= 2; round += 1) {
+      floorRates.push(await floorRun(`FLOOR${round}`));
+      progress(`enqueue: floor round ${round}: ${floorRates.at(-1)?.toFixed(0)} rows/s`);
+      const path = join(dir, `round${round}.csv`);
+      await writeCsv(path, merchant, `CLI${round}`, { rows: n });
+      const cli = await runCli(['--json', 'payouts', 'enqueue', '--file', path], cliEnv);
+      const report = JSON.parse(cli.stdout) as { enqueued: string[] };
+      if (report.enqueued.length !== n) throw new Error(`the CLI enqueued ${report.enqueued.length} of ${n} rows`);
+      cliRates.push(n / cli.seconds);
+      enqueueRssMiB = Math.max(enqueueRssMiB, cli.peakMiB);
+      progress(`enqueue: CLI round ${round}: ${cliRates.at(-1)?.toFixed(0)} rows/s`);
+    }
+    const floor = Math.max(...floorRates);
+    const rate = Math.max(...cliRates);
+
+    const bigPath = join(dir, 'big.csv');
+    const bigRows = await writeCsv(bigPath, merchant, 'BIG', { bytes: options.enqueueFileMiB * 1024 * 1024 });
+    const bigMiB = statSync(bigPath).size / 1024 / 1024;
+    const check = await runCli(['payouts', 'enqueue', '--file', bigPath, '--dry-run', '--merchant', merchant], cliEnv);
+    rmSync(bigPath, { force: true });
+    progress(`enqueue: checked ${bigMiB.toFixed(0)} MB (${bigRows} rows) in ${check.seconds.toFixed(1)} s, peak RSS ${check.peakMiB.toFixed(0)} MiB`);
+
+    const floorRatio = rate / floor;
+    return {
+      part: 'enqueue',
+      title: `8. Bulk enqueue (payrelay payouts enqueue of a CSV, its own process, against the emulators)`,
+      rows: [
+        {
+          metric: `rows/s, ${n} rows (whole command: start, check pass, send pass)`,
+          value: rate.toFixed(0),
+          reference: `floor ${floor.toFixed(0)} rows/s`,
+          ratio: ratio(floorRatio),
+          target: `>= ${ENQUEUE_FLOOR_TARGET}x`,
+          verdict: verdict(floorRatio >= ENQUEUE_FLOOR_TARGET),
+        },
+        { metric: 'rows/s, absolute', value: rate.toFixed(0), target: `>= ${ENQUEUE_RATE_TARGET}`, verdict: verdict(rate >= ENQUEUE_RATE_TARGET) },
+        {
+          metric: `peak RSS checking a ${bigMiB.toFixed(0)} MB file (${bigRows} rows, --dry-run)`,
+          value: `${check.peakMiB.toFixed(0)} MiB`,
+          target: `<= ${ENQUEUE_RSS_TARGET_MIB} MiB`,
+          verdict: verdict(check.peakMiB <= ENQUEUE_RSS_TARGET_MIB),
+        },
+        { metric: `check of the ${bigMiB.toFixed(0)} MB file`, value: `${check.seconds.toFixed(1)} s (${(bigRows / check.seconds).toFixed(0)} rows/s)`, verdict: 'info' },
+        { metric: `peak RSS of the ${n}-row enqueue`, value: `${enqueueRssMiB.toFixed(0)} MiB`, verdict: 'info' },
+      ],
+      data: { rows: n, floorRates, cliRates, floor, rate, floorRatio, bigFileMiB: bigMiB, bigRows, checkSeconds: check.seconds, checkPeakRssMiB: check.peakMiB, enqueueRssMiB },
+      summary: { enqueueRowsPerSecond: rate, enqueueFloorRatio: floorRatio, enqueuePeakRssMiB: check.peakMiB },
+      notes: [
+        `The floor writes the same number of rows from this process: one conditional PutItem per row (the repository's own item) and one SendMessageBatch per 10 rows, ${DEFAULT_ENQUEUE_CONCURRENCY} batches in flight, as the CLI does. Two rounds each, alternating; the best of each is shown. The CLI's figure is its whole command as an operator runs it: process start, a check pass over the file, then the send pass.`,
+        'Both are bound by dynalite, which answers one request at a time on one core (about 3 ms of CPU per conditional PutItem on this machine); DynamoDB serves the writes in parallel, so a deployed stack enqueues faster than either figure.',
+        `Peak RSS is VmHWM of the CLI's process (read from /proc every 50 ms) while it checks a generated ${bigMiB.toFixed(0)} MB file with --dry-run: the file is streamed (csv-parse), and repeated rows are found from 16 bytes per row kept outside the JS heap.`,
+      ],
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    await emulators.stop();
+  }
+};
