@@ -1,4 +1,5 @@
 import { basename, dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import type { Command } from 'commander';
 import { LOCAL_STATE_PATH } from '@local/state';
 import { contextOf, withExample, type CommandContext } from '../context';
@@ -59,8 +60,14 @@ function printErrors(ctx: CommandContext, file: string, check: PayoutFileCheck, 
   throw new CliError(`${check.errorCount} error(s) in ${basename(file)}${merchantNote}; nothing was enqueued`);
 }
 
-function printReport(ctx: CommandContext, rows: number, report: EnqueueReport): void {
-  ctx.out.result({ rows, ...report }, () => {
+/** Seconds spent checking the file and sending its rows (process start not included). */
+interface Timing {
+  readonly checkSeconds: number;
+  sendSeconds: number;
+}
+
+function printReport(ctx: CommandContext, rows: number, report: EnqueueReport, timing: Timing): void {
+  ctx.out.result({ rows, ...report, timing }, () => {
     printTable(
       ['rows', 'enqueued', 'of which recovered', 'skipped (already recorded)', 'failed', 'not reached'],
       [[rows, report.enqueued.length, report.recovered.length, report.skipped.length, report.failed.length, rows - report.handled]],
@@ -71,6 +78,8 @@ function printReport(ctx: CommandContext, rows: number, report: EnqueueReport): 
     }
     for (const f of report.failed.slice(0, 20)) console.error(`not sent: ${f.withdrawal_reference}: ${f.reason}`);
     if (report.failed.length > 20) console.error(`... and ${report.failed.length - 20} more not sent`);
+    const perSecond = timing.sendSeconds > 0 ? ` (${Math.round(report.handled / timing.sendSeconds)} rows/s)` : '';
+    console.log(`checked in ${timing.checkSeconds.toFixed(1)} s, sent in ${timing.sendSeconds.toFixed(1)} s${perSecond}`);
   });
 }
 
@@ -119,6 +128,7 @@ async function enqueueAction(opts: EnqueueOpts, cmd: Command): Promise<void> {
     merchant = own;
   }
 
+  const checkStarted = performance.now();
   const reading = startProgress(`checking ${basename(opts.file)}`, size, 'MB', (n) => Math.round(n / 1e5) / 10);
   let check: PayoutFileCheck;
   try {
@@ -126,6 +136,7 @@ async function enqueueAction(opts: EnqueueOpts, cmd: Command): Promise<void> {
   } finally {
     reading.stop();
   }
+  const timing: Timing = { checkSeconds: (performance.now() - checkStarted) / 1000, sendSeconds: 0 };
   if (check.errorCount > 0) printErrors(ctx, opts.file, check, merchant);
   if (opts.dryRun || !target) {
     ctx.out.result({ valid: true, rows: check.rows, merchant }, () =>
@@ -145,6 +156,7 @@ async function enqueueAction(opts: EnqueueOpts, cmd: Command): Promise<void> {
   const sending = startProgress('enqueue', check.rows, 'rows');
   const signals = stopOnSignals(ctx, controller, () => sending.stop());
   let report: EnqueueReport;
+  const sendStarted = performance.now();
   try {
     report = await enqueuePayouts(
       payoutRequests(opts.file, format),
@@ -161,7 +173,8 @@ async function enqueueAction(opts: EnqueueOpts, cmd: Command): Promise<void> {
   } catch (error) {
     sending.stop();
     if (!(error instanceof EnqueueStoppedError)) throw error;
-    printReport(ctx, check.rows, error.report);
+    timing.sendSeconds = (performance.now() - sendStarted) / 1000;
+    printReport(ctx, check.rows, error.report, timing);
     throw new CliError(
       `enqueue stopped: ${describeError(error.cause)}. ${error.report.enqueued.length} of ${check.rows} row(s) were sent; ` +
         `nothing is lost: run the same command again to complete it: ${sameCommand()}`,
@@ -177,7 +190,8 @@ async function enqueueAction(opts: EnqueueOpts, cmd: Command): Promise<void> {
       );
     }
   }
-  printReport(ctx, check.rows, report);
+  timing.sendSeconds = (performance.now() - sendStarted) / 1000;
+  printReport(ctx, check.rows, report, timing);
   const signal = signals.signal();
   if (report.interrupted && signal) {
     throw new CliError(
