@@ -215,7 +215,8 @@ describe('payrelay payouts enqueue: an interrupted run', () => {
     const stored = await storedStates('K');
     expect(stored.size).toBe(N);
     expect([...stored.keys()].filter((ref) => !messages.has(ref))).toEqual([]);
-    expect(rest.skipped.length).toBeGreaterThan(0);
+    // The >= 30 rows sent before the kill are skipped (marked sent) or recovered (the kill came before the mark).
+    expect(rest.skipped.length + rest.recovered.length).toBeGreaterThanOrEqual(30);
     // Only rows a stopped run recorded may get a second message: at most the batches that were in flight.
     expect([...messages.values()].filter((count) => count > 1).length).toBeLessThanOrEqual(rest.recovered.length);
     expect(rest.recovered.length).toBeLessThanOrEqual(8 * 10);
