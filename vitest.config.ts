@@ -24,7 +24,7 @@ export default defineConfig({
     pool: 'forks',
     env: {
       POWERTOOLS_DEV: 'false',
-      // Lambda runs Node 22; the local Node 20 is supported by the locked SDK versions.
+      // Lambda runs Node 24; the local Node 20 is supported by the locked SDK versions.
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       POWERTOOLS_LOG_LEVEL: 'WARN',
       POWERTOOLS_METRICS_DISABLED: 'true',

@@ -1,4 +1,4 @@
-import { CfnOutput, Duration, Stack } from 'aws-cdk-lib';
+import { ArnFormat, CfnOutput, Duration, Stack } from 'aws-cdk-lib';
 import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import {
   Alarm,
@@ -11,7 +11,7 @@ import {
   type IMetric,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
-import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
@@ -61,7 +61,23 @@ export class PayrelayMonitoring extends Construct {
     if (config.alarms.email) {
       // The AWS-managed SNS key does not let CloudWatch publish; a customer key with a grant does.
       const key = new Key(this, 'AlarmTopicKey', { enableKeyRotation: true, description: `${prefix} alarm topic encryption` });
-      key.grant(new ServicePrincipal('cloudwatch.amazonaws.com'), 'kms:Decrypt', 'kms:GenerateDataKey*');
+      // CloudWatch may use the key only on behalf of this stage's alarms (aws:SourceArn), in this
+      // account: no other alarm, and no other account's CloudWatch, can publish through it.
+      const stack = Stack.of(this);
+      key.addToResourcePolicy(
+        new PolicyStatement({
+          sid: 'AllowThisStageAlarmsToPublish',
+          principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+          actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+          resources: ['*'],
+          conditions: {
+            ArnLike: {
+              'aws:SourceArn': stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: `${prefix}-*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
+            },
+            StringEquals: { 'aws:SourceAccount': stack.account },
+          },
+        }),
+      );
       this.topic = new Topic(this, 'AlarmTopic', { topicName: `${prefix}-alarms`, masterKey: key, enforceSSL: true });
       this.topic.addSubscription(new EmailSubscription(config.alarms.email));
       new CfnOutput(Stack.of(this), OUTPUT.alarmTopicArn, { value: this.topic.topicArn, description: 'SNS topic every alarm notifies' });

@@ -35,6 +35,8 @@ export interface PayrelayFunctionProps {
   /** Present when static egress is on: the function runs in the VPC's private subnets. */
   readonly vpc?: IVpc;
   readonly securityGroups?: ISecurityGroup[];
+  /** Concurrency reserved for (and capping) this function; left out, it shares the account's pool. */
+  readonly reservedConcurrentExecutions?: number;
 }
 
 /** The handlers of payrelay, by function id (the stateless stack builds them, monitoring watches them). */
@@ -54,7 +56,7 @@ const VPC_ENI_ACTIONS = [
 ];
 
 /**
- * A payrelay Lambda function with the project's defaults: Node.js 22 on arm64, bundled locally by
+ * A payrelay Lambda function with the project's defaults: Node.js 24 (nodejs24.x) on arm64, bundled locally by
  * esbuild (minified ESM with source maps, tsconfig path aliases honoured), X-Ray tracing, its own
  * log group with a retention, and the Powertools service, namespace and log level.
  *
@@ -80,7 +82,7 @@ export class PayrelayFunction extends NodejsFunction {
       handler: 'handler',
       projectRoot,
       depsLockFilePath: path.join(projectRoot, 'package-lock.json'),
-      runtime: Runtime.NODEJS_22_X,
+      runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
       timeout: Duration.seconds(definition.timeoutSeconds),
       memorySize: definition.memoryMb,
@@ -90,6 +92,7 @@ export class PayrelayFunction extends NodejsFunction {
       vpc: props.vpc,
       vpcSubnets: props.vpc ? { subnetType: SubnetType.PRIVATE_WITH_EGRESS } : undefined,
       securityGroups: props.securityGroups,
+      reservedConcurrentExecutions: props.reservedConcurrentExecutions,
       environment: {
         POWERTOOLS_SERVICE_NAME: METRICS_SERVICE,
         POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
@@ -101,7 +104,7 @@ export class PayrelayFunction extends NodejsFunction {
       },
       bundling: {
         format: OutputFormat.ESM,
-        target: 'node22',
+        target: 'node24',
         // Prefer the ESM builds of dependencies (middy 6 ships ESM only).
         mainFields: ['module', 'main'],
         banner: ESM_REQUIRE_BANNER,

@@ -65,6 +65,9 @@ const SETTINGS_BY_FUNCTION: Record<FunctionDefinition['id'], readonly string[]> 
   'payout-notification': ['SIGNING_PROFILE', 'WEBHOOK_MAX_BODY_BYTES', 'WEBHOOK_ALLOWED_IPS', 'EVENT_RETENTION_DAYS'],
 };
 
+/** At most one reconciler run at a time (see docs/deploy.md: it needs the account's unreserved minimum). */
+const RECONCILER_RESERVED_CONCURRENCY = 1;
+
 /** TCP ports the provider base URLs use (443 unless the URL names another), plus 443 for AWS APIs. */
 function egressPorts(config: PayrelayConfig): number[] {
   const port = (url: string) => {
@@ -105,7 +108,7 @@ export class PayrelayStatelessStack extends Stack {
       }
     }
 
-    const make = (definition: FunctionDefinition, logicalId: string): PayrelayFunction => {
+    const make = (definition: FunctionDefinition, logicalId: string, reservedConcurrentExecutions?: number): PayrelayFunction => {
       const inVpc = definition.callsProvider && providerCallerSecurityGroup !== undefined;
       return new PayrelayFunction(this, logicalId, {
         definition,
@@ -120,6 +123,7 @@ export class PayrelayStatelessStack extends Stack {
         ),
         vpc: inVpc ? stateful.vpc : undefined,
         securityGroups: inVpc && providerCallerSecurityGroup ? [providerCallerSecurityGroup] : undefined,
+        reservedConcurrentExecutions,
       });
     };
 
@@ -138,11 +142,15 @@ export class PayrelayStatelessStack extends Stack {
       }),
     );
 
-    const reconciler = make(FUNCTIONS.reconciler, 'Reconciler');
+    // Reserved concurrency 1: two runs never overlap, even when a run (time-out 120 s, work budget
+    // 90 s) outlasts the 1-minute schedule; overlapping runs would double the GetPayout calls to a
+    // rate-limited provider. A tick that arrives during a run is throttled, waits in Lambda's async
+    // queue and is dropped once older than the interval: the next run starts when this one ends.
+    const reconciler = make(FUNCTIONS.reconciler, 'Reconciler', RECONCILER_RESERVED_CONCURRENCY);
     reconciler.addEnvironment('PAYOUT_API_BASE_URL', config.payoutApiBaseUrl);
     // A failed run is not retried (neither by EventBridge nor by Lambda's async retries): the next
     // tick reads the same open payouts again, and a retry would only overlap it.
-    reconciler.configureAsyncInvoke({ retryAttempts: 0 });
+    reconciler.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(config.reconcileEveryMinutes) });
     new Rule(this, 'ReconcileSchedule', {
       description: `payrelay ${config.stage}: reconcile open payouts every ${config.reconcileEveryMinutes} minute(s)`,
       schedule: Schedule.rate(Duration.minutes(config.reconcileEveryMinutes)),
@@ -244,11 +252,6 @@ export class PayrelayStatelessStack extends Stack {
 
 /** cdk-nag findings every payrelay function has, each with the reason it is accepted. */
 function acknowledgeLambdaFindings(fn: PayrelayFunction): void {
-  Validations.of(fn).acknowledge({
-    id: 'AwsSolutions::AwsSolutions-L1',
-    reason:
-      'nodejs22.x on purpose: the code is tested on Node 20/22 (the project machines run Node 20; Powertools and middy 6 support 22); 22.x is supported by Lambda until 2027. Move to 24.x together with the test toolchain.',
-  });
   if (!fn.role) return;
   Validations.of(fn.role).acknowledge({
     id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',

@@ -71,7 +71,7 @@ function printSummary(stack: LocalStack, reconcileSeconds: number): void {
 }
 
 async function main(): Promise<void> {
-  // Lambda runs Node 22; the locked SDK supports the local Node 20, so its notice is noise here.
+  // Lambda runs Node 24; the locked SDK supports the local Node 20, so its notice is noise here.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   program.parse();
   const opts = program.opts<{
