@@ -12,6 +12,14 @@ const RETENTION_VALUES = new Set<number>(Object.values(RetentionDays).filter((v)
 
 const positiveInt = z.number().int().positive();
 
+/** An existing Elastic IP: its allocation id (for the NAT gateway) and its address (for the EgressIps output). */
+const elasticIpSchema = z
+  .object({
+    allocationId: z.string().regex(/^eipalloc-[0-9a-f]{8,17}$/, 'must be an Elastic IP allocation id (eipalloc-...)'),
+    publicIp: z.ipv4(),
+  })
+  .strict();
+
 const httpsOrLocalUrl = z.url({ protocol: /^https?$/ }).refine((value) => !value.endsWith('/'), 'must not end with "/"');
 
 /**
@@ -103,10 +111,27 @@ export const payrelayConfigSchema = z
       .object({
         /** Route provider calls through NAT gateways with Elastic IPs the provider can whitelist. */
         staticIps: z.boolean().default(false),
-        /** One NAT gateway (and one IP) per AZ used; 2 survives the loss of an AZ. */
+        /** One NAT gateway (and one IP) per AZ used; 2 survives the loss of an AZ. At most the region's AZ count. */
         natGateways: z.number().int().min(1).max(3).default(1),
+        /**
+         * Elastic IPs that already exist (kept from an earlier deploy, already whitelisted by the
+         * provider): the NAT gateways use these instead of allocating new ones. One per NAT gateway.
+         */
+        elasticIps: z.array(elasticIpSchema).min(1).max(3).optional(),
       })
       .strict()
+      .superRefine((egress, ctx) => {
+        if (egress.elasticIps === undefined) return;
+        if (!egress.staticIps) {
+          ctx.addIssue({ code: 'custom', path: ['elasticIps'], message: 'needs egress.staticIps: true (the addresses are used by the NAT gateways)' });
+        } else if (egress.elasticIps.length !== egress.natGateways) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['elasticIps'],
+            message: `${egress.elasticIps.length} address(es) given but egress.natGateways is ${egress.natGateways}: one NAT gateway per address, so set natGateways to ${egress.elasticIps.length}`,
+          });
+        }
+      })
       .default({ staticIps: false, natGateways: 1 }),
     /** What happens to tables, queues, secrets, IPs and logs when the stack is deleted. */
     removalPolicy: z.enum(['retain', 'destroy']).default('retain'),
@@ -116,6 +141,21 @@ export const payrelayConfigSchema = z
         throttleRateLimit: positiveInt.default(50),
         /** Burst of requests the API accepts above the steady rate. */
         throttleBurstLimit: positiveInt.default(100),
+        /**
+         * A custom domain for the callback API: the production way to get callback URLs that survive
+         * destroying and recreating the app stack (the default execute-api hostname changes then).
+         */
+        domain: z
+          .object({
+            /** e.g. `callbacks.example.com`; you point it at the `ApiDomainTarget` output in DNS. */
+            name: z.string().regex(/^(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))+$/, 'must be a lower-case DNS name such as callbacks.example.com'),
+            /** An ACM certificate for `name`, issued in the stack's region (regional endpoint). */
+            certificateArn: z
+              .string()
+              .regex(/^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[0-9a-f-]+$/, 'must be an ACM certificate ARN (arn:aws:acm:<region>:<account>:certificate/<id>)'),
+          })
+          .strict()
+          .optional(),
       })
       .strict()
       .default({ throttleRateLimit: 50, throttleBurstLimit: 100 }),

@@ -28,6 +28,8 @@ export const OUTPUT = {
   kycApiBaseUrl: 'KycApiBaseUrl',
   egressIps: 'EgressIps',
   dashboardName: 'DashboardName',
+  /** Only with `api.domain`: the regional hostname the custom domain's DNS record points at. */
+  apiDomainTarget: 'ApiDomainTarget',
   /** Only with `alarms.email`. */
   alarmTopicArn: 'AlarmTopicArn',
 } as const;

@@ -42,6 +42,9 @@ export const CONTEXT_OVERRIDES = {
   removalPolicy: 'removalPolicy',
   signingProfile: 'signingProfile',
   workerMaxConcurrency: 'worker.maxConcurrency',
+  egressElasticIps: 'egress.elasticIps',
+  apiDomainName: 'api.domain.name',
+  apiCertificateArn: 'api.domain.certificateArn',
 } as const;
 
 type OverrideKey = keyof typeof CONTEXT_OVERRIDES;
@@ -49,8 +52,20 @@ type OverrideKey = keyof typeof CONTEXT_OVERRIDES;
 const BOOLEAN_KEYS = new Set<OverrideKey>(['staticEgress']);
 const NUMBER_KEYS = new Set<OverrideKey>(['natGateways', 'workerMaxConcurrency']);
 
+/** `eipalloc-0abc=203.0.113.10,eipalloc-0def=203.0.113.11`: the form `-c egressElasticIps=...` takes. */
+function parseElasticIps(value: string): Array<{ allocationId: string; publicIp: string }> {
+  return value.split(',').map((pair) => {
+    const [allocationId, publicIp, extra] = pair.trim().split('=');
+    if (!allocationId || !publicIp || extra !== undefined) {
+      throw new PayrelayConfigError(`context key egressElasticIps: expected <allocation id>=<ip>[,...] (e.g. eipalloc-0abc=203.0.113.10), got "${value}"`);
+    }
+    return { allocationId, publicIp };
+  });
+}
+
 function coerce(key: OverrideKey, value: unknown): unknown {
   if (typeof value !== 'string') return value;
+  if (key === 'egressElasticIps') return parseElasticIps(value);
   if (BOOLEAN_KEYS.has(key)) {
     if (value === 'true') return true;
     if (value === 'false') return false;

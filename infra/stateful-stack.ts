@@ -1,5 +1,7 @@
-import { Duration, RemovalPolicy, SecretValue, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, SecretValue, Stack, type StackProps, Token, Validations } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption, type ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { DomainName, EndpointType, SecurityPolicy } from 'aws-cdk-lib/aws-apigatewayv2';
+import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import { CfnEIP, FlowLogDestination, GatewayVpcEndpointAwsService, FlowLogTrafficType, NatProvider, SubnetType, Vpc, type IVpc } from 'aws-cdk-lib/aws-ec2';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Secret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -19,7 +21,7 @@ import {
   type KeyDefinition,
   type TableDefinition,
 } from '@shared/config/resources';
-import type { PayrelayConfig } from './config';
+import { PayrelayConfigError, type PayrelayConfig } from './config';
 import type { GrantableResources } from './access';
 
 /** SQS must not hand a message to a second worker while the first may still run: AWS's rule is >= 6x. */
@@ -42,6 +44,8 @@ export interface PayrelayStatefulResources {
   readonly kycSecret: ISecret;
   /** Every table, queue and secret by its id in shared/config/resources.ts: what infra/access.ts grants name. */
   readonly byId: GrantableResources;
+  /** Present with `api.domain`: the callback API's custom domain, kept with the data so its DNS target never changes. */
+  readonly apiDomain?: DomainName;
   /** Present when static egress is on. */
   readonly vpc?: IVpc;
   /** The Elastic IPs provider calls leave from (empty without static egress). */
@@ -62,7 +66,8 @@ function projection(index: IndexDefinition): { projectionType: ProjectionType; n
 
 /**
  * The resources that hold data or identity: the three tables, the payouts queue and its DLQ, the two
- * secrets and, with static egress, the VPC and the Elastic IPs the provider whitelists. Kept apart from
+ * secrets, with static egress the VPC and the Elastic IPs the provider whitelists, and with
+ * `api.domain` the callback API's custom domain. Kept apart from
  * the functions so a redeploy of code never touches them; RETAIN unless the stage says otherwise.
  */
 export class PayrelayStatefulStack extends Stack {
@@ -135,6 +140,19 @@ export class PayrelayStatefulStack extends Stack {
 
     const vpc = config.egress.staticIps ? this.staticEgress(config, name, removalPolicy, config.logRetentionDays as RetentionDays) : undefined;
 
+    let apiDomain: DomainName | undefined;
+    if (config.api.domain) {
+      // Here, not in the app stack: destroying and recreating the app stack only re-maps the new
+      // API to this domain, so the callback URLs and the DNS record stay as they are.
+      apiDomain = new DomainName(this, 'CallbackApiDomain', {
+        domainName: config.api.domain.name,
+        certificate: Certificate.fromCertificateArn(this, 'CallbackApiCertificate', config.api.domain.certificateArn),
+        endpointType: EndpointType.REGIONAL,
+        securityPolicy: SecurityPolicy.TLS_1_2,
+      });
+      apiDomain.applyRemovalPolicy(removalPolicy);
+    }
+
     this.resources = {
       payoutsTable: tableById(PAYOUTS_TABLE.id),
       eventsTable: tableById(EVENTS_TABLE.id),
@@ -143,6 +161,7 @@ export class PayrelayStatefulStack extends Stack {
       payoutsDlq,
       providerSecret,
       kycSecret,
+      apiDomain,
       byId: {
         tables: Object.fromEntries([...tables].map(([id, { table }]) => [id, table])),
         queues: { [PAYOUTS_QUEUE.id]: payoutsQueue, [PAYOUTS_QUEUE.deadLetterQueueId]: payoutsDlq },
@@ -178,21 +197,34 @@ export class PayrelayStatefulStack extends Stack {
 
   /**
    * A VPC whose private subnets reach the internet only through NAT gateways holding Elastic IPs
-   * created here, so the IPs survive NAT replacement and are known before the first call.
+   * created here (or adopted from `egress.elasticIps`), so the IPs survive NAT replacement, are
+   * known before the first call, and every IP listed in EgressIps is one a NAT gateway uses.
    */
   private staticEgress(config: PayrelayConfig, name: (id: string) => string, removalPolicy: RemovalPolicy, retention: RetentionDays): Vpc {
     const count = config.egress.natGateways;
-    const eips = Array.from({ length: count }, (_, i) => {
-      const eip = new CfnEIP(this, `EgressIp${i + 1}`, { domain: 'vpc', tags: [{ key: 'Name', value: name(`egress-${i + 1}`) }] });
-      eip.applyRemovalPolicy(removalPolicy);
-      return eip;
-    });
-    this.egressIps.push(...eips.map((eip) => eip.attrPublicIp));
+    const zones = this.availabilityZones.length;
+    if (count > zones) {
+      // The VPC would place NAT gateways in `zones` AZs only; the extra IPs would be allocated,
+      // paid for and sent to the provider without ever carrying a call.
+      throw new PayrelayConfigError(
+        `invalid payrelay configuration: egress.natGateways: ${count} NAT gateways need ${count} availability zones, but ${this.stackName} has ${zones}` +
+          (Token.isUnresolved(this.region) ? ' (an environment-agnostic stack always has 2: deploy with an account and region to use 3)' : '') +
+          `; set natGateways to at most ${zones}`,
+      );
+    }
+    const allocations =
+      config.egress.elasticIps?.map((eip) => ({ allocationId: eip.allocationId, publicIp: eip.publicIp })) ??
+      Array.from({ length: count }, (_, i) => {
+        const eip = new CfnEIP(this, `EgressIp${i + 1}`, { domain: 'vpc', tags: [{ key: 'Name', value: name(`egress-${i + 1}`) }] });
+        eip.applyRemovalPolicy(removalPolicy);
+        return { allocationId: eip.attrAllocationId, publicIp: eip.attrPublicIp };
+      });
+    this.egressIps.push(...allocations.map((a) => a.publicIp));
     const vpc = new Vpc(this, 'EgressVpc', {
       vpcName: name('egress'),
       maxAzs: Math.max(2, count),
       natGateways: count,
-      natGatewayProvider: NatProvider.gateway({ eipAllocationIds: eips.map((eip) => eip.attrAllocationId) }),
+      natGatewayProvider: NatProvider.gateway({ eipAllocationIds: allocations.map((a) => a.allocationId) }),
       subnetConfiguration: [
         { name: 'public', subnetType: SubnetType.PUBLIC, cidrMask: 24 },
         { name: 'private', subnetType: SubnetType.PRIVATE_WITH_EGRESS, cidrMask: 22 },

@@ -1,6 +1,6 @@
-import { CfnOutput, Duration, Fn, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, Duration, Fn, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
-import { HttpApi, HttpMethod, HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
+import { ApiMapping, HttpApi, HttpMethod, HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { Peer, Port, SecurityGroup } from 'aws-cdk-lib/aws-ec2';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
@@ -80,7 +80,8 @@ function egressPorts(config: PayrelayConfig): number[] {
 /**
  * The code and its wiring: the four functions, the HTTP API with the callback routes, the SQS event
  * source of the worker, the reconcile schedule, and the alarms and dashboard. Holds no data, so it
- * can be destroyed and redeployed freely.
+ * can be destroyed and redeployed; the callback URLs survive that only on a custom domain
+ * (`api.domain`, kept in the data stack), since a recreated API gets a new default hostname.
  */
 export class PayrelayStatelessStack extends Stack {
   readonly functions: PayrelayFunctions;
@@ -214,6 +215,7 @@ export class PayrelayStatelessStack extends Stack {
         'Providers cannot send our credentials: the KYC route is authorised by the unguessable token in its path (checked against the KYC secret), and order notifications by their SHA-512 body signature, both verified in the handler before anything is stored or applied.',
     });
 
+    const output = (key: string, value: string, description: string) => new CfnOutput(this, key, { value, description });
     this.monitoring = new PayrelayMonitoring(this, 'Monitoring', {
       config,
       functions: this.functions,
@@ -222,15 +224,24 @@ export class PayrelayStatelessStack extends Stack {
       payoutsDlq: stateful.payoutsDlq,
     });
 
-    const baseUrl = this.apiStage.url;
+    if (stateful.apiDomain) {
+      new ApiMapping(this, 'CallbackApiMapping', { api: this.api, domainName: stateful.apiDomain, stage: this.apiStage });
+      output(OUTPUT.apiDomainTarget, stateful.apiDomain.regionalDomainName, `DNS target of ${stateful.apiDomain.name}: a CNAME (or Route 53 alias) to this`);
+    } else if (config.removalPolicy === 'retain') {
+      Annotations.of(this).addWarningV2(
+        'payrelay:no-api-domain',
+        'api.domain is not set: the callback URLs use the API\'s default hostname, which changes if this stack is destroyed and recreated (every registered notification URL and open KYC order would break). Production stages should set api.domain (docs/deploy.md).',
+      );
+    }
+    // With a custom domain the URLs to register are on it: they survive a recreated app stack.
+    const baseUrl = stateful.apiDomain ? `https://${config.api.domain?.name}/` : this.apiStage.url;
     const routeUrl = (functionId: FunctionDefinition['id']) => {
       const route = ROUTES.find((r) => r.functionId === functionId);
       if (!route) throw new Error(`no route for ${functionId} in shared/config/functions.ts`);
       // Drop the leading "/" (the stage URL ends with one) and any trailing path parameter.
       return `${baseUrl}${route.path.slice(1).replace(/\{[^}]+\}$/, '')}`;
     };
-    const output = (key: string, value: string, description: string) => new CfnOutput(this, key, { value, description });
-    output(OUTPUT.apiUrl, baseUrl, 'Base URL of the callback API');
+    output(OUTPUT.apiUrl, baseUrl, stateful.apiDomain ? 'Base URL of the callback API on its custom domain' : 'Base URL of the callback API (default hostname)');
     output(OUTPUT.kycCallbackBaseUrl, routeUrl('kyc-callback'), 'KYC callback URL without its token: append callback_token from the KYC secret');
     output(OUTPUT.payoutNotificationUrl, routeUrl('payout-notification'), 'Order notification URL to register with the payout provider');
     output(OUTPUT.payoutsTableName, stateful.payoutsTable.table.tableName, 'Payouts table (PAYOUTS_TABLE_NAME)');

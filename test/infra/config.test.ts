@@ -47,6 +47,24 @@ describe('payrelay configuration', () => {
     );
   });
 
+  it('checks adopted Elastic IPs against static egress and the NAT gateway count', () => {
+    const eip = { allocationId: 'eipalloc-0123456789abcdef0', publicIp: '203.0.113.10' };
+    expect(configError(() => parsePayrelayConfig({ ...valid, egress: { elasticIps: [eip] } }, 't'))).toMatch(/egress\.elasticIps: needs egress\.staticIps: true/);
+    expect(configError(() => parsePayrelayConfig({ ...valid, egress: { staticIps: true, natGateways: 2, elasticIps: [eip] } }, 't'))).toMatch(
+      /egress\.elasticIps: 1 address\(es\) given but egress\.natGateways is 2/,
+    );
+    expect(configError(() => parsePayrelayConfig({ ...valid, egress: { staticIps: true, elasticIps: [{ allocationId: 'eip-1', publicIp: '1.2.3' }] } }, 't'))).toMatch(
+      /egress\.elasticIps\.0\.allocationId: must be an Elastic IP allocation id[\s\S]*egress\.elasticIps\.0\.publicIp: /,
+    );
+    expect(parsePayrelayConfig({ ...valid, egress: { staticIps: true, elasticIps: [eip] } }, 't').egress.elasticIps).toEqual([eip]);
+  });
+
+  it('checks the custom domain and its certificate ARN', () => {
+    expect(configError(() => parsePayrelayConfig({ ...valid, api: { domain: { name: 'Callbacks.Example.com', certificateArn: 'arn:aws:iam::1:x' } } }, 't'))).toMatch(
+      /api\.domain\.name: must be a lower-case DNS name[\s\S]*api\.domain\.certificateArn: must be an ACM certificate ARN/,
+    );
+  });
+
   it('refuses a provider URL with a trailing slash', () => {
     expect(configError(() => parsePayrelayConfig({ ...valid, kycApiBaseUrl: 'https://kyc.example.com/' }, 't'))).toMatch(
       /kycApiBaseUrl: must not end with "\/"/,
@@ -76,6 +94,25 @@ describe('stage selection and context overrides', () => {
       'context key staticEgress: expected true or false, got "yes"',
     );
     expect(configError(() => resolveStageConfig(context({ natGateways: 'two' })))).toMatch(/^context key natGateways: expected a whole number/);
+  });
+
+  it('takes adopted Elastic IPs and the custom domain from -c', () => {
+    const config = resolveStageConfig(
+      context({
+        stage: 'prod',
+        egressElasticIps: 'eipalloc-0123456789abcdef0=203.0.113.10,eipalloc-0fedcba9876543210=203.0.113.11',
+        apiDomainName: 'callbacks.example.com',
+        apiCertificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0',
+      }),
+    );
+    expect(config.egress.elasticIps).toEqual([
+      { allocationId: 'eipalloc-0123456789abcdef0', publicIp: '203.0.113.10' },
+      { allocationId: 'eipalloc-0fedcba9876543210', publicIp: '203.0.113.11' },
+    ]);
+    expect(config.api.domain?.name).toBe('callbacks.example.com');
+    expect(configError(() => resolveStageConfig(context({ egressElasticIps: 'eipalloc-0123456789abcdef0' })))).toMatch(
+      /^context key egressElasticIps: expected <allocation id>=<ip>/,
+    );
   });
 
   it('lists the known stages when the stage is unknown', () => {

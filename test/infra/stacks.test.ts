@@ -1,4 +1,4 @@
-import { Validations } from 'aws-cdk-lib';
+import { App, Validations } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { IConstruct } from 'constructs';
@@ -6,18 +6,27 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { FUNCTIONS, ROUTES } from '@shared/config/functions';
 import { EVENTS_TABLE, KYC_SECRET, PROVIDER_SECRET, TABLES, resourceName } from '@shared/config/resources';
 import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE } from '@shared/observability/metric-names';
+import { buildApp } from '@infra/build-app';
 import { OUTPUT } from '@infra/outputs';
 import { VISIBILITY_TIMEOUT_FACTOR } from '@infra/stateful-stack';
-import { buildTestApp, synthPayrelay, type SynthesizedPayrelay } from './cdk-app';
+import { buildTestApp, cdkJsonContext, synthPayrelay, type SynthesizedPayrelay } from './cdk-app';
 
 type Resources = Record<string, { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string }>;
 
 const base = { payoutApiBaseUrl: 'https://payout.example.com', kycApiBaseUrl: 'https://kyc.example.com:8443' };
 
+const CERTIFICATE_ARN = 'arn:aws:acm:eu-west-1:123456789012:certificate/0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0';
+
 /** Production-like: static egress with 2 NAT gateways, alarm e-mail, RETAIN. */
 let prod: SynthesizedPayrelay;
 /** Defaults plus DESTROY: no VPC, no alarm topic. */
 let dev: SynthesizedPayrelay;
+/** RETAIN with static egress on Elastic IPs kept from an earlier deploy, and no custom domain. */
+let adopted: SynthesizedPayrelay;
+const ADOPTED_IPS = [
+  { allocationId: 'eipalloc-0123456789abcdef0', publicIp: '203.0.113.10' },
+  { allocationId: 'eipalloc-0fedcba9876543210', publicIp: '203.0.113.11' },
+];
 
 beforeAll(() => {
   prod = synthPayrelay({
@@ -29,8 +38,10 @@ beforeAll(() => {
     maxReceiveCount: 7,
     reconcileEveryMinutes: 2,
     settings: { kycGating: true, webhookAllowedIps: ['203.0.113.0/24', '198.51.100.7'] },
+    api: { domain: { name: 'callbacks.example.com', certificateArn: CERTIFICATE_ARN } },
   });
   dev = synthPayrelay({ ...base, stage: 'dev', removalPolicy: 'destroy' });
+  adopted = synthPayrelay({ ...base, stage: 'adopted', egress: { staticIps: true, natGateways: 2, elasticIps: ADOPTED_IPS } });
 });
 
 const resourcesOf = (template: Template, type: string): Resources => template.findResources(type) as Resources;
@@ -313,6 +324,30 @@ describe('functions', () => {
 });
 
 describe('callback API', () => {
+  it('keeps its custom domain in the data stack and maps the API to it from the app stack, so the URLs survive a recreated app stack', () => {
+    prod.stateful.hasResourceProperties('AWS::ApiGatewayV2::DomainName', {
+      DomainName: 'callbacks.example.com',
+      DomainNameConfigurations: [Match.objectLike({ CertificateArn: CERTIFICATE_ARN, EndpointType: 'REGIONAL', SecurityPolicy: 'TLS_1_2' })],
+    });
+    expect(Object.values(resourcesOf(prod.stateful, 'AWS::ApiGatewayV2::DomainName'))[0]?.DeletionPolicy).toBe('Retain');
+    prod.stateless.resourceCountIs('AWS::ApiGatewayV2::DomainName', 0);
+    prod.stateless.hasResourceProperties('AWS::ApiGatewayV2::ApiMapping', { DomainName: Match.anyValue(), Stage: Match.anyValue() });
+    const outputs = prod.stateless.toJSON().Outputs as Record<string, { Value: unknown }>;
+    expect(outputs[OUTPUT.payoutNotificationUrl]?.Value).toBe('https://callbacks.example.com/callbacks/payout-notifications');
+    expect(outputs[OUTPUT.kycCallbackBaseUrl]?.Value).toBe('https://callbacks.example.com/callbacks/kyc/');
+    expect(JSON.stringify(outputs[OUTPUT.apiDomainTarget]?.Value)).toContain('RegionalDomainName');
+    // Without a domain: the default hostname, no mapping.
+    dev.stateless.resourceCountIs('AWS::ApiGatewayV2::ApiMapping', 0);
+    expect(JSON.stringify((dev.stateless.toJSON().Outputs as Record<string, { Value: unknown }>)[OUTPUT.payoutNotificationUrl]?.Value)).toContain('execute-api');
+  });
+
+  it('warns a retained stage that has no custom domain', () => {
+    const warnings = adopted.assembly.getStackByName(adopted.payrelay.stateless.stackName).messages.filter((m) => m.level === 'warning');
+    expect(warnings.map((w) => String(w.entry.data))).toEqual(expect.arrayContaining([expect.stringMatching(/api\.domain is not set/)]));
+    const devWarnings = dev.assembly.getStackByName(dev.payrelay.stateless.stackName).messages.map((m) => String(m.entry.data));
+    expect(devWarnings.join()).not.toMatch(/api\.domain is not set/);
+  });
+
   it('serves exactly the ROUTES of shared/config/functions.ts, each on its function', () => {
     const routes = Object.values(resourcesOf(prod.stateless, 'AWS::ApiGatewayV2::Route'));
     expect(routes.map((r) => r.Properties.RouteKey).sort()).toEqual(ROUTES.map((r) => `${r.method} ${r.path}`).sort());
@@ -350,6 +385,28 @@ describe('static egress', () => {
     prod.stateless.hasResourceProperties('AWS::EC2::SecurityGroup', {
       SecurityGroupEgress: Match.arrayWith([Match.objectLike({ FromPort: 443, ToPort: 443 }), Match.objectLike({ FromPort: 8443, ToPort: 8443 })]),
     });
+  });
+
+  it('lists in EgressIps exactly the IPs the NAT gateways hold', () => {
+    const natAllocations = (template: Template) =>
+      Object.values(resourcesOf(template, 'AWS::EC2::NatGateway')).map((n) => JSON.stringify(n.Properties.AllocationId));
+    const eipIds = Object.keys(resourcesOf(prod.stateful, 'AWS::EC2::EIP')).sort();
+    expect(natAllocations(prod.stateful).map((a) => eipIds.find((id) => a.includes(id)))).toEqual(eipIds);
+    const egressOutput = JSON.stringify((prod.stateless.toJSON().Outputs as Record<string, { Value: unknown }>)[OUTPUT.egressIps]?.Value);
+    expect(eipIds.filter((id) => egressOutput.includes(id))).toEqual(eipIds);
+  });
+
+  it('reuses Elastic IPs kept from an earlier deploy instead of allocating new ones', () => {
+    adopted.stateful.resourceCountIs('AWS::EC2::EIP', 0);
+    const allocations = Object.values(resourcesOf(adopted.stateful, 'AWS::EC2::NatGateway')).map((n) => n.Properties.AllocationId);
+    expect(allocations.sort()).toEqual(ADOPTED_IPS.map((ip) => ip.allocationId).sort());
+    expect((adopted.stateless.toJSON().Outputs as Record<string, { Value: unknown }>)[OUTPUT.egressIps]?.Value).toBe('203.0.113.10,203.0.113.11');
+  });
+
+  it('refuses more NAT gateways than the stack has availability zones', () => {
+    expect(() => buildTestApp({ ...base, stage: 'three', egress: { staticIps: true, natGateways: 3 } })).toThrow(
+      /egress\.natGateways: 3 NAT gateways need 3 availability zones, but payrelay-three-data has 2 \(an environment-agnostic stack always has 2/,
+    );
   });
 
   it('is off by default: no VPC, no NAT, functions outside any VPC', () => {
@@ -422,8 +479,6 @@ describe('outputs', () => {
   it('name everything an operator and the CLI need on the app stack', () => {
     const outputs = prod.stateless.toJSON().Outputs as Record<string, { Value: unknown }>;
     expect(Object.keys(outputs)).toEqual(expect.arrayContaining(Object.values(OUTPUT)));
-    expect(JSON.stringify(outputs[OUTPUT.kycCallbackBaseUrl]?.Value)).toContain('/callbacks/kyc/"');
-    expect(JSON.stringify(outputs[OUTPUT.payoutNotificationUrl]?.Value)).toContain('/callbacks/payout-notifications"');
     expect(JSON.stringify(outputs[OUTPUT.egressIps]?.Value)).toContain('EgressIp2');
     expect(outputs[OUTPUT.kycApiBaseUrl]?.Value).toBe(base.kycApiBaseUrl);
     expect((dev.stateless.toJSON().Outputs as Record<string, { Value: unknown }>)[OUTPUT.egressIps]?.Value).toBe('none (static egress is off)');
@@ -451,6 +506,14 @@ describe('cdk-nag AwsSolutions', () => {
     const { app, payrelay } = buildTestApp({ ...base, stage: 'dev' });
     new Queue(payrelay.stateful, 'UnencryptedQueue', { enforceSSL: false });
     expect(() => app.synth()).toThrow(/AwsSolutions-SQS4/);
+  });
+
+  // The repository's own stage files, as `cdk synth -c stage=...` builds them (bundling skipped).
+  it('passes for the dev and prod stage files, and for dev with static egress on', () => {
+    for (const context of [{ stage: 'dev' }, { stage: 'prod' }, { stage: 'dev', staticEgress: 'true' }]) {
+      const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], ...context } });
+      expect(() => buildApp(app).app.synth(), JSON.stringify(context)).not.toThrow();
+    }
   });
 
   it('acknowledges only specific rules, each with a reason a reviewer can check', () => {
