@@ -15,6 +15,7 @@ import { callbacksPage, callbackViewPage, replayAction } from './pages/callbacks
 import { kycConfirmAction, kycPage } from './pages/kyc';
 import { overviewPage } from './pages/overview';
 import { payoutDetailPage, payoutsPage } from './pages/payouts';
+import { reviewPage } from './pages/review';
 
 /** The static files the pages load: the console's own script and style, and Chart.js from node_modules. */
 function staticFiles(): Map<string, { body: string; type: string }> {
@@ -82,6 +83,7 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono<Env> {
   app.get('/', async (c) => render(c, overviewPage(ctx, services, now())));
   app.get('/payouts', async (c) => render(c, payoutsPage(ctx, services, c.req.query())));
   app.get('/payouts/view', async (c) => render(c, payoutDetailPage(ctx, services, c.req.query(), now())));
+  app.get('/review', async (c) => render(c, reviewPage(ctx, services, c.req.query())));
   app.get('/callbacks', async (c) => render(c, callbacksPage(ctx, services, c.req.query(), now())));
   app.get('/callbacks/view', async (c) => render(c, callbackViewPage(ctx, services, c.req.query())));
   app.post('/callbacks/replay', async (c) => render(c, replayAction(ctx, services, formOf(c), now())));

@@ -18,6 +18,7 @@ export interface PageContext {
 const NAV: ReadonlyArray<readonly [string, string]> = [
   ['/', 'Overview'],
   ['/payouts', 'Payouts'],
+  ['/review', 'Review'],
   ['/callbacks', 'Callbacks'],
   ['/kyc', 'KYC subjects'],
 ];

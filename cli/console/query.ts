@@ -46,3 +46,6 @@ export const optionalText = (max: number) =>
 /** A required text field with a length bound. */
 export const requiredText = (max: number) =>
   z.string({ message: 'is required' }).trim().min(1, 'is required').max(max, `must be at most ${max} characters`);
+
+/** An optional field whose empty value (an untouched form input) means "not given". */
+export const blankAsAbsent = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());

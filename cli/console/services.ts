@@ -1,7 +1,7 @@
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { OperatorEventStore } from '@shared/adapters/event-store';
 import type { KycRepository } from '@shared/adapters/kyc-repository';
-import type { PayoutRepository } from '@shared/ports/payouts';
+import type { PayoutStore } from '@shared/adapters/payout-repository';
 import type { KycServiceClient } from '@shared/providers/kyc-client';
 import { requireEnv, type Target } from '../target';
 
@@ -11,7 +11,7 @@ import { requireEnv, type Target } from '../target';
  */
 export interface ConsoleServices {
   readonly target: Target;
-  readonly payouts: PayoutRepository;
+  readonly payouts: PayoutStore;
   readonly events: OperatorEventStore;
   readonly kyc: KycRepository;
   readonly kycClient: KycServiceClient;

@@ -69,6 +69,41 @@ describe('ops console in a browser', () => {
     expect(answer?.headers()['content-security-policy']).toContain("script-src 'self'");
   });
 
+  it('draws the overview charts with the scenario\'s payouts in them', async () => {
+    await page.goto(`${consoleHandle.url}/`);
+    await page.waitForSelector('#chart-per-hour[data-rendered="true"]', { timeout: 10_000 });
+    await page.waitForSelector('#chart-time-to-final[data-rendered="true"]', { timeout: 10_000 });
+    const drawn = await page.$$eval('canvas[data-chart]', (canvases) =>
+      canvases.map((c) => {
+        const canvas = c as unknown as { width: number; dataset: { chart?: string } };
+        const data = JSON.parse(canvas.dataset.chart ?? '{}') as { series: Array<{ label: string; values: number[] }> };
+        return { id: c.id, total: data.series.flatMap((s) => s.values).reduce((a, b) => a + b, 0), width: canvas.width };
+      }),
+    );
+    expect(drawn).toEqual([
+      { id: 'chart-per-hour', total: expect.any(Number), width: expect.any(Number) },
+      { id: 'chart-time-to-final', total: expect.any(Number), width: expect.any(Number) },
+    ]);
+    for (const chart of drawn) {
+      expect(chart.total).toBeGreaterThanOrEqual(4);
+      expect(chart.width).toBeGreaterThan(100);
+    }
+    const byState = await page.$$eval('main table tbody tr', (trs) => trs.map((tr) => tr.textContent ?? ''));
+    expect(byState.some((row) => /SUCCEEDED\s*[1-9]/.test(row))).toBe(true);
+  });
+
+  it('lists one state newest change first, for one merchant', async () => {
+    await page.goto(`${consoleHandle.url}/payouts?state=REJECTED&merchant=${encodeURIComponent(stack.providerSecret?.platform_merchant_id ?? '')}`);
+    const refs = await page.$$eval('tbody tr td:first-child', (tds) => tds.map((td) => td.textContent));
+    expect(refs).toContain(scenario.rejected);
+    const other = await page.goto(`${consoleHandle.url}/payouts?state=REJECTED&merchant=someone-else`);
+    expect(other?.status()).toBe(200);
+    expect(await page.$$eval('tbody tr', (trs) => trs.length)).toBe(0);
+    const bad = await page.goto(`${consoleHandle.url}/payouts?state=PAID`);
+    expect(bad?.status()).toBe(400);
+    expect(await page.$eval('#problem', (e) => e.textContent)).toMatch(/^state: must be one of ACCEPTED/);
+  });
+
   it('finds a payout by reference and shows its timeline, masked account and callbacks', async () => {
     await page.goto(`${consoleHandle.url}/payouts`);
     await page.type('input[name=reference]', scenario.succeeded);

@@ -4,7 +4,7 @@ import { maskAccountsInJsonText } from '@shared/domain/account';
 import type { StoredEvent } from '@shared/ports/callbacks';
 import { replayEvents, ReplayRangeError, type ReplayResult } from '@shared/app/replay-events';
 import { confirmPage, csrfField, donePage, page, table, withQuery, type Html, type PageContext } from '../layout';
-import { BadRequestError, day, isoTime, NotFoundError, optionalText, parseInput, requiredText } from '../query';
+import { BadRequestError, blankAsAbsent, day, isoTime, NotFoundError, optionalText, parseInput, requiredText } from '../query';
 import type { ConsoleServices } from '../services';
 import { noTelemetry } from '@cli/commands/kyc';
 import { consoleLog } from '../log';
@@ -14,8 +14,8 @@ const DAY_MS = 86_400_000;
 const MAX_ROWS = 500;
 
 const listQuery = z.object({
-  day: day.optional(),
-  source: z.enum(['kyc', 'payout-notification'], { message: 'must be kyc or payout-notification' }).optional().or(z.literal('').transform(() => undefined)),
+  day: blankAsAbsent(day),
+  source: blankAsAbsent(z.enum(['kyc', 'payout-notification'], { message: 'must be kyc or payout-notification' })),
   reference: optionalText(2048),
 });
 

@@ -1,9 +1,10 @@
 import { html } from 'hono/html';
 import { parsePayoutKey, payoutKey } from '@shared/domain/identity';
-import type { Payout } from '@shared/domain/payout';
+import { PAYOUT_STATES, type Payout } from '@shared/domain/payout';
+import { InvalidListCursorError } from '@shared/domain/errors';
 import type { StoredEvent } from '@shared/ports/callbacks';
 import { page, table, withQuery, type Html, type PageContext } from '../layout';
-import { NotFoundError, optionalText, parseInput, requiredText } from '../query';
+import { BadRequestError, blankAsAbsent, day, NotFoundError, optionalText, parseInput, requiredText } from '../query';
 import type { ConsoleServices } from '../services';
 import * as z from 'zod';
 
@@ -31,21 +32,65 @@ export function payoutRow(payout: Payout): unknown[] {
 
 export const PAYOUT_COLUMNS = ['reference', 'merchant', 'amount', 'state', 'last change', 'reason'] as const;
 
-const searchQuery = z.object({ reference: optionalText(2048) });
+/** Rows per page of a state listing. */
+const PAGE_SIZE = 50;
 
-/** Payouts: search by reference through the reference index. */
+const searchQuery = z.object({
+  reference: optionalText(2048),
+  state: blankAsAbsent(z.enum(PAYOUT_STATES, { message: `must be one of ${PAYOUT_STATES.join(', ')}` })),
+  merchant: optionalText(256),
+  from: blankAsAbsent(day),
+  to: blankAsAbsent(day),
+  cursor: optionalText(4096),
+});
+
+/**
+ * Payouts: by reference (the reference index), or by state with merchant and last-change date range
+ * (the repository's index-backed listing, newest change first, a page at a time). Never a scan.
+ */
 export async function payoutsPage(ctx: PageContext, services: ConsoleServices, query: unknown): Promise<Html> {
-  const { reference } = parseInput(searchQuery, query);
-  const found = reference ? await services.payouts.findByReference(reference) : undefined;
+  const q = parseInput(searchQuery, query);
+  const updatedFrom = q.from ? new Date(`${q.from}T00:00:00.000Z`) : undefined;
+  const updatedTo = q.to ? new Date(`${q.to}T23:59:59.999Z`) : undefined;
+  if (updatedFrom && updatedTo && updatedTo < updatedFrom) throw new BadRequestError('to: must not be before from');
+  let results: Html;
+  if (q.reference) {
+    const found = (await services.payouts.findByReference(q.reference)).filter((p) => !q.merchant || p.record.identity.platform_merchant_id === q.merchant);
+    results = table([...PAYOUT_COLUMNS], found.map(payoutRow), `no payout with reference ${q.reference}`);
+  } else if (q.state) {
+    let listed;
+    try {
+      listed = await services.payouts.listByState({
+        state: q.state,
+        limit: PAGE_SIZE,
+        ...(q.merchant ? { merchant: q.merchant } : {}),
+        ...(updatedFrom ? { updatedFrom } : {}),
+        ...(updatedTo ? { updatedTo } : {}),
+        ...(q.cursor ? { cursor: q.cursor } : {}),
+      });
+    } catch (error) {
+      if (error instanceof InvalidListCursorError) throw new BadRequestError(`cursor: ${error.message}`);
+      throw error;
+    }
+    const next = listed.cursor ? withQuery('/payouts', { state: q.state, merchant: q.merchant, from: q.from, to: q.to, cursor: listed.cursor }) : undefined;
+    results = html`${table([...PAYOUT_COLUMNS], listed.payouts.map(payoutRow), `no ${q.state} payout matches`)}
+<p class="pager">${q.cursor ? html`<a href="${withQuery('/payouts', { state: q.state, merchant: q.merchant, from: q.from, to: q.to })}">first page</a>` : ''}${next ? html`<a href="${next}" id="next-page">next page →</a>` : ''}</p>`;
+  } else {
+    results = html`<p class="hint">Search a payout by its withdrawal_reference, or list one state (newest change first), optionally for one merchant and a range of days of last change.</p>`;
+  }
   return page(
     ctx,
     'Payouts',
     '/payouts',
     html`<form method="get" action="/payouts" class="search">
-  <label>Reference <input name="reference" value="${reference ?? ''}" placeholder="withdrawal_reference"></label>
+  <label>Reference <input name="reference" value="${q.reference ?? ''}" placeholder="withdrawal_reference"></label>
+  <label>State <select name="state"><option value="">(by reference)</option>${PAYOUT_STATES.map((s) => html`<option value="${s}"${q.state === s ? html` selected` : ''}>${s}</option>`)}</select></label>
+  <label>Merchant <input name="merchant" value="${q.merchant ?? ''}" placeholder="platform_merchant_id"></label>
+  <label>Changed from <input name="from" value="${q.from ?? ''}" placeholder="YYYY-MM-DD"></label>
+  <label>to <input name="to" value="${q.to ?? ''}" placeholder="YYYY-MM-DD"></label>
   <button type="submit">Search</button>
 </form>
-${found === undefined ? html`<p class="hint">Search a payout by its withdrawal_reference.</p>` : table([...PAYOUT_COLUMNS], found.map(payoutRow), `no payout with reference ${reference}`)}`,
+${results}`,
   );
 }
 
