@@ -21,6 +21,7 @@ const PARTS: Record<string, () => Promise<Part>> = {
   cost: async () => (await import('./parts/cost')).cost,
   load: async () => (await import('./parts/load')).load,
   enqueue: async () => (await import('./parts/enqueue')).enqueue,
+  console: async () => (await import('./parts/console')).consolePages,
 };
 const PART_NAMES = Object.keys(PARTS);
 const CHILD_ENV = 'PAYRELAY_BENCH_CHILD';
@@ -115,6 +116,7 @@ async function main(): Promise<void> {
     .addOption(new Option('--load-max-seconds <n>', 'the load test stops after this long whatever the count').argParser(positiveInt).default(180))
     .addOption(new Option('--enqueue-rows <n>', 'rows of the enqueue part, for the CLI and for its floor (default: 3000; 10000 with --full)').argParser(positiveInt))
     .addOption(new Option('--enqueue-file-mb <n>', 'size of the file whose check the enqueue part measures peak RSS on').argParser(positiveInt).default(50))
+    .addOption(new Option('--console-payouts <n>', 'payouts stored for the console part').argParser(positiveInt).default(100_000))
     .addOption(new Option('--log-level <level>', 'POWERTOOLS_LOG_LEVEL of the handlers').choices(['DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'))
     .showHelpAfterError();
   program.parse(process.argv);
@@ -135,6 +137,7 @@ async function main(): Promise<void> {
     loadRequests: o.loadRequests,
     loadConcurrency: o.loadConcurrency,
     loadMaxSeconds: o.loadMaxSeconds,
+    consolePayouts: o.consolePayouts,
     logLevel: o.logLevel,
     enqueueRows: o.enqueueRows ?? (full ? 10_000 : 3000),
     enqueueFileMiB: o.enqueueFileMb,

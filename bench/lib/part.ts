@@ -44,6 +44,8 @@ export interface BenchOptions {
   readonly loadRequests: number;
   readonly loadConcurrency: number;
   readonly loadMaxSeconds: number;
+  /** Payouts stored for the console part. */
+  readonly consolePayouts: number;
   /** POWERTOOLS_LOG_LEVEL for the handlers (the deployed default is INFO). */
   readonly logLevel: string;
   /** Rows the enqueue part sends through the CLI, and through its floor. */

@@ -21,6 +21,7 @@ export const SUMMARY_KEYS = [
   'getPayoutCallsPerPayout',
   'costPer1MWebhooks',
   'costPer1MPayouts',
+  'consolePageMaxMs',
 ] as const;
 
 export type SummaryKey = (typeof SUMMARY_KEYS)[number];

@@ -13,7 +13,7 @@ import type { ConsoleServices } from './services';
 import { consoleLog } from './log';
 import { callbacksPage, callbackViewPage, replayAction } from './pages/callbacks';
 import { kycConfirmAction, kycPage } from './pages/kyc';
-import { overviewPage } from './pages/overview';
+import { overviewFigures, overviewPage, overviewSnapshots } from './pages/overview';
 import { payoutDetailPage, payoutsPage } from './pages/payouts';
 import { reviewPage } from './pages/review';
 
@@ -47,6 +47,8 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono<Env> {
   const now = options.clock ?? (() => new Date());
   const ctx: PageContext = { targetLabel: services.target.label, csrf: secrets.csrf };
   const files = staticFiles();
+  const overview = overviewSnapshots(() => overviewFigures(services, now()), now);
+  overview.warm();
   const app = new Hono<Env>();
 
   const render = async (c: Context, body: Html | Promise<Html>, status: 200 | 400 | 401 | 403 | 404 | 409 | 500 = 200) => c.html(await body, status);
@@ -80,7 +82,7 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono<Env> {
     return c.body(file.body);
   });
 
-  app.get('/', async (c) => render(c, overviewPage(ctx, services, now())));
+  app.get('/', async (c) => render(c, overviewPage(ctx, overview)));
   app.get('/payouts', async (c) => render(c, payoutsPage(ctx, services, c.req.query())));
   app.get('/payouts/view', async (c) => render(c, payoutDetailPage(ctx, services, c.req.query(), now())));
   app.get('/review', async (c) => render(c, reviewPage(ctx, services, c.req.query())));

@@ -28,7 +28,7 @@ function listShardOf(pk: string, state: PayoutState): string | undefined {
 }
 
 /** The stored item: snake_case identity fields (they key the indexes), the rest as the entity has them. */
-interface PayoutItem {
+export interface PayoutItem {
   pk: string;
   platform_merchant_id: string;
   currency: string;
@@ -60,7 +60,8 @@ interface PayoutItem {
   listShard?: string;
 }
 
-function toItem(payout: Payout): PayoutItem {
+/** The stored item of a payout, index attributes included (also what bulk seeding in the bench writes). */
+export function toItem(payout: Payout): PayoutItem {
   const r = payout.record;
   const open = !payout.isFinal;
   const pk = payoutKey(r.identity);

@@ -3,6 +3,7 @@ import { isListedState } from '@shared/adapters/payout-repository';
 import { FINAL_STATES, PAYOUT_STATES, type Payout, type PayoutState } from '@shared/domain/payout';
 import { formatAge, page, table, withQuery, type Html, type PageContext } from '../layout';
 import type { ConsoleServices } from '../services';
+import { consoleLog } from '../log';
 
 const HOUR_MS = 3_600_000;
 const WINDOW_HOURS = 24;
@@ -113,19 +114,69 @@ export async function overviewFigures(services: ConsoleServices, now: Date): Pro
   };
 }
 
+/** A computed overview and when: the page shows its age. */
+export interface OverviewSnapshot {
+  readonly figures: OverviewFigures;
+  readonly at: Date;
+  readonly tookMs: number;
+}
+
+/**
+ * The overview's figures, computed off the request path: the first page view waits for them, later
+ * views get the latest snapshot at once and, when it is older than `maxAgeMs`, start one new
+ * computation in the background (never two at a time). Counting and charting read whole index
+ * ranges, which with 100,000 payouts takes seconds; an operator's page must not.
+ */
+export function overviewSnapshots(compute: () => Promise<OverviewFigures>, clock: () => Date, maxAgeMs = 60_000) {
+  let latest: OverviewSnapshot | undefined;
+  let running: Promise<OverviewSnapshot> | undefined;
+  const refresh = (): Promise<OverviewSnapshot> => {
+    running ??= (async () => {
+      const started = clock();
+      try {
+        const figures = await compute();
+        latest = { figures, at: started, tookMs: clock().getTime() - started.getTime() };
+        return latest;
+      } finally {
+        running = undefined;
+      }
+    })();
+    return running;
+  };
+  return {
+    /** Starts the first computation now, so the first page view finds it under way or done. */
+    warm(): void {
+      refresh().catch(logFailure);
+    },
+    async get(): Promise<OverviewSnapshot> {
+      if (!latest) return refresh();
+      if (clock().getTime() - latest.at.getTime() > maxAgeMs) refresh().catch(logFailure);
+      return latest;
+    },
+  };
+}
+
+function logFailure(error: unknown): void {
+  consoleLog.error('console: the overview could not be computed', { error: (error as Error).name, reason: (error as Error).message });
+}
+
+export type OverviewSnapshots = ReturnType<typeof overviewSnapshots>;
+
 /**
  * Overview: payouts by state, payouts per hour by outcome over the last 24 hours, the time-to-final
  * distribution, the NEEDS_REVIEW count, the DLQ depth and the oldest UNKNOWN or SUBMITTED payout.
  */
-export async function overviewPage(ctx: PageContext, services: ConsoleServices, now: Date): Promise<Html> {
-  const f = await overviewFigures(services, now);
+export async function overviewPage(ctx: PageContext, snapshots: OverviewSnapshots): Promise<Html> {
+  const snapshot = await snapshots.get();
+  const f = snapshot.figures;
   const perHourChart = JSON.stringify({ labels: f.hourLabels, series: f.perHour, stacked: true, xTitle: 'hour (UTC)', yTitle: 'payouts' });
   const ttfChart = JSON.stringify({ labels: f.timeToFinal.labels, series: [{ label: 'payouts', values: f.timeToFinal.values }], xTitle: 'from accepted to final', yTitle: 'payouts' });
   return page(
     ctx,
     'Overview',
     '/',
-    html`<section class="tiles">
+    html`<p class="hint" id="as-of">As of ${snapshot.at.toISOString()} (computed in ${snapshot.tookMs} ms; recomputed in the background when older than a minute: reload for newer).</p>
+<section class="tiles">
   <a class="tile" href="/review"><span class="label">NEEDS_REVIEW</span><span class="value" id="needs-review">${f.needsReview}</span></a>
   <div class="tile"><span class="label">DLQ depth</span><span class="value" id="dlq-depth">${f.dlqDepth}</span></div>
   <div class="tile"><span class="label">oldest UNKNOWN or SUBMITTED</span><span class="value" id="oldest-open">${
