@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { overviewSnapshots, type OverviewFigures } from '@cli/console/pages/overview';
+import { maskAccountsInJsonText } from '@shared/domain/account';
+
+const figures = (n: number): OverviewFigures =>
+  ({ byState: [], hourLabels: [], perHour: [], timeToFinal: { labels: [], values: [], sampled: n }, needsReview: n, dlqDepth: 0 }) as OverviewFigures;
+
+describe('overview snapshots', () => {
+  it('waits for the first computation, then answers from the snapshot until it is older than the limit', async () => {
+    let now = 0;
+    let computed = 0;
+    const snapshots = overviewSnapshots(async () => figures(++computed), () => new Date(now), 60_000);
+    expect((await snapshots.get()).figures.needsReview).toBe(1);
+    now = 30_000;
+    expect((await snapshots.get()).figures.needsReview).toBe(1);
+    expect(computed).toBe(1);
+    now = 61_000;
+    // Stale: the old snapshot answers now, a new one is computed in the background.
+    expect((await snapshots.get()).figures.needsReview).toBe(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect((await snapshots.get()).figures.needsReview).toBe(2);
+  });
+
+  it('never runs two computations at a time', async () => {
+    let release: () => void = () => {};
+    let started = 0;
+    const snapshots = overviewSnapshots(
+      () => {
+        started += 1;
+        return new Promise<OverviewFigures>((resolve) => {
+          release = () => resolve(figures(started));
+        });
+      },
+      () => new Date(0),
+    );
+    snapshots.warm();
+    const a = snapshots.get();
+    const b = snapshots.get();
+    release();
+    expect((await a).figures).toBe((await b).figures);
+    expect(started).toBe(1);
+  });
+
+  it('tries again on the next view when a computation failed', async () => {
+    let fail = true;
+    const snapshots = overviewSnapshots(async () => {
+      if (fail) throw new Error('table unreachable');
+      return figures(7);
+    }, () => new Date(0));
+    await expect(snapshots.get()).rejects.toThrow('table unreachable');
+    fail = false;
+    expect((await snapshots.get()).figures.needsReview).toBe(7);
+  });
+});
+
+describe('maskAccountsInJsonText', () => {
+  it('masks account and phone members and keeps every other byte of the text', () => {
+    const body = '{"account_number" : "0123456789","note":"caf\\u00e9 \\/ 100.50","phone":"+233244123456","nested":{"accountNumber":"12"}}';
+    expect(maskAccountsInJsonText(body)).toBe(
+      '{"account_number" : "******6789","note":"caf\\u00e9 \\/ 100.50","phone":"*********3456","nested":{"accountNumber":"**"}}',
+    );
+  });
+});
