@@ -1,6 +1,6 @@
 import { html } from 'hono/html';
 import * as z from 'zod';
-import { InvalidListCursorError } from '@shared/app/ports';
+import { InvalidListCursorError } from '@shared/domain/errors';
 import { page, table, withQuery, type Html, type PageContext } from '../layout';
 import { BadRequestError, optionalText, parseInput } from '../query';
 import type { ConsoleServices } from '../services';
