@@ -30,6 +30,7 @@ async function main(): Promise<void> {
       const shots: Array<[string, string]> = [
         ['overview', '/'],
         ['payouts', `/payouts?reference=${encodeURIComponent(timedOut)}`],
+        ['review', '/review'],
         ['callbacks', '/callbacks'],
         ['kyc', `/kyc?user_reference=${encodeURIComponent(demo.kyc.userReference)}`],
       ];
