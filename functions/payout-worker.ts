@@ -26,6 +26,7 @@ import { METRIC } from '@shared/observability/metric-names';
 import { metrics } from '@shared/observability/metrics';
 import { KycServiceClient } from '@shared/providers/kyc-client';
 import { PayoutServiceClient } from '@shared/providers/payout-client';
+import { describeDefiniteRefusals, parseDefiniteRefusals } from '@shared/providers/refusals';
 import { resolveSigningProfile } from '@shared/signing';
 
 /*
@@ -44,6 +45,8 @@ const config = loadConfig(
     PROVIDER_TIMEOUT_MS: envInt(10_000),
     NAME_MATCH_THRESHOLD: z.coerce.number().min(0).max(1).optional().transform((v) => v ?? DEFAULT_NAME_MATCH_THRESHOLD),
     KYC_GATING: envBoolean(false),
+    /** Payout refusals known to be final (JSON list of {status, message}); empty: every refusal is settled through GetPayout. */
+    PAYOUT_DEFINITE_REFUSALS: z.string().optional(),
     KYC_TABLE_NAME: z.string().optional(),
     KYC_SECRET_ID: z.string().optional(),
     KYC_API_BASE_URL: z.string().optional(),
@@ -55,6 +58,7 @@ const config = loadConfig(
 );
 
 const signingProfile = resolveSigningProfile(config.SIGNING_PROFILE);
+const definiteRefusals = parseDefiniteRefusals(config.PAYOUT_DEFINITE_REFUSALS);
 const repository = createPayoutRepository(config.PAYOUTS_TABLE_NAME);
 const telemetry = telemetryFrom(metrics);
 const deadLetters = createDeadLetterSink(config.PAYOUTS_DLQ_URL);
@@ -89,7 +93,7 @@ const processPayout = createProcessPayout({
   clock: systemClock,
   telemetry,
   log: logger,
-  settings: { nameMatchThreshold: config.NAME_MATCH_THRESHOLD, kycGating: config.KYC_GATING },
+  settings: { nameMatchThreshold: config.NAME_MATCH_THRESHOLD, kycGating: config.KYC_GATING, definiteRefusals },
 });
 const rejectInvalid = createRejectInvalidRequest({ repository, clock: systemClock, telemetry, log: logger });
 
@@ -99,6 +103,7 @@ logger.info('payout worker settings', {
   providerTimeoutMs: config.PROVIDER_TIMEOUT_MS,
   nameMatchThreshold: config.NAME_MATCH_THRESHOLD,
   kycGating: config.KYC_GATING,
+  definiteRefusals: describeDefiniteRefusals(definiteRefusals),
   maxReceiveCount: config.PAYOUTS_MAX_RECEIVE_COUNT,
   concurrency: config.WORKER_CONCURRENCY,
 });

@@ -48,6 +48,14 @@ const settingsSchema = z
     nameMatchThreshold: z.number().min(0).max(1).optional(),
     /** KYC_GATING: refuse payouts for users whose KYC is not approved. */
     kycGating: z.boolean().optional(),
+    /**
+     * PAYOUT_DEFINITE_REFUSALS: Payout refusals known to be final (FAILED at once), as
+     * `{ status, message }` with message a case-insensitive pattern. Empty by default: every refusal
+     * is settled through GetPayout.
+     */
+    payoutDefiniteRefusals: z
+      .array(z.object({ status: z.number().int().min(200).max(499), message: z.string().min(1).max(200) }).strict())
+      .optional(),
     /** RESUBMIT_UNKNOWN_NOT_FOUND: resubmit an UNKNOWN payout the provider says it does not know. */
     resubmitUnknownNotFound: z.boolean().optional(),
     /** REVIEW_AFTER_MINUTES: age after which an open payout goes to NEEDS_REVIEW. */

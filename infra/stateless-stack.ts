@@ -34,6 +34,7 @@ function settingsEnvironment(config: PayrelayConfig): Record<string, string> {
     ['PROVIDER_STATUS_MAP', s.providerStatusMap],
     ['NAME_MATCH_THRESHOLD', s.nameMatchThreshold],
     ['KYC_GATING', s.kycGating === undefined ? undefined : s.kycGating ? 'on' : 'off'],
+    ['PAYOUT_DEFINITE_REFUSALS', s.payoutDefiniteRefusals === undefined ? undefined : JSON.stringify(s.payoutDefiniteRefusals)],
     ['RESUBMIT_UNKNOWN_NOT_FOUND', s.resubmitUnknownNotFound],
     ['REVIEW_AFTER_MINUTES', s.reviewAfterMinutes],
     ['NOT_FOUND_GRACE_MINUTES', s.notFoundGraceMinutes],
@@ -50,7 +51,15 @@ function settingsEnvironment(config: PayrelayConfig): Record<string, string> {
 
 /** Which settings each function reads (docs/architecture.md), so none gets a variable it ignores. */
 const SETTINGS_BY_FUNCTION: Record<FunctionDefinition['id'], readonly string[]> = {
-  'payout-worker': ['SIGNING_PROFILE', 'BEARER_PREFIX', 'PROVIDER_TIMEOUT_MS', 'NAME_MATCH_THRESHOLD', 'KYC_GATING', 'WORKER_CONCURRENCY'],
+  'payout-worker': [
+    'SIGNING_PROFILE',
+    'BEARER_PREFIX',
+    'PROVIDER_TIMEOUT_MS',
+    'NAME_MATCH_THRESHOLD',
+    'KYC_GATING',
+    'PAYOUT_DEFINITE_REFUSALS',
+    'WORKER_CONCURRENCY',
+  ],
   reconciler: [
     'SIGNING_PROFILE',
     'BEARER_PREFIX',

@@ -32,8 +32,18 @@ export interface OperationFaults {
   latencyMs?: number;
   /** Answer a 5xx before anything is committed. */
   errorRate?: number;
-  /** The 5xx status used by errorRate (default 503). */
+  /** The status used by errorRate: a 5xx or 429 (default 503). */
   errorStatus?: number;
+  /** Retry-After header sent with errorRate answers: seconds ("30") or an HTTP date. */
+  retryAfter?: string;
+  /** Answer one of `refusals` before anything is committed. */
+  refusalRate?: number;
+  /** Commit (the money moves), then answer one of `refusals`: a provider that refuses after the fact. */
+  refusalAfterCommitRate?: number;
+  /** The raw answers of refusalRate and refusalAfterCommitRate, one picked per fault (default REFUSAL_ANSWERS). */
+  refusals?: RawAnswer[];
+  /** getPayout: answer "not found" for a payout GetPayout has already shown (a flapping read side). */
+  flapRate?: number;
   /** Commit, then never answer: the socket is held until the client gives up (or stop()). */
   timeoutRate?: number;
   /** Commit, then destroy the connection without an answer. */
@@ -56,6 +66,28 @@ export interface OperationFaults {
   times?: number;
 }
 
+/** An answer sent as is: any status, any body text (JSON, HTML, empty). */
+export interface RawAnswer {
+  status: number;
+  body: string;
+  /** Content-Type header (default application/json). */
+  contentType?: string;
+}
+
+/**
+ * Refusals real providers send, in words and statuses payrelay cannot know in advance, plus bad
+ * input: an empty body, an HTML error page, a refusal without a message.
+ */
+export const REFUSAL_ANSWERS: readonly RawAnswer[] = Object.freeze([
+  { status: 200, body: '{"success":false,"message":"reference has been used"}' },
+  { status: 400, body: '{"success":false,"message":"Transaction could not be processed"}' },
+  { status: 422, body: '{"error":"unprocessable payout request"}' },
+  { status: 400, body: '{"success":false}' },
+  { status: 400, body: '' },
+  { status: 400, body: '<html><body><h1>400 Bad Request</h1></body></html>', contentType: 'text/html' },
+  { status: 502, body: '<html><body><h1>502 Bad Gateway</h1></body></html>', contentType: 'text/html' },
+]);
+
 /** The kinds of injected faults, as counted by `faultCounts()`. */
 export type FaultKind =
   | 'latency'
@@ -67,7 +99,10 @@ export type FaultKind =
   | 'slowProgression'
   | 'alternativeWords'
   | 'gatewayError'
-  | 'keysReset';
+  | 'keysReset'
+  | 'refusal'
+  | 'refusalAfterCommit'
+  | 'flap';
 
 /** Thrown when a fault configuration names an unknown operation or has an out-of-range value. */
 export class FaultConfigError extends Error {
@@ -82,6 +117,9 @@ const RATE_FIELDS = [
   'outOfOrderRate',
   'alternativeWordsRate',
   'gatewayErrorRate',
+  'refusalRate',
+  'refusalAfterCommitRate',
+  'flapRate',
 ] as const;
 const COUNT_FIELDS = [
   'latencyMs',
@@ -100,9 +138,17 @@ export function validateFaults(operation: string, faults: unknown): OperationFau
   if (faults === null || typeof faults !== 'object' || Array.isArray(faults)) {
     throw new FaultConfigError(`faults for ${operation} must be an object`);
   }
-  const known = new Set<string>([...RATE_FIELDS, ...COUNT_FIELDS]);
+  const known = new Set<string>([...RATE_FIELDS, ...COUNT_FIELDS, 'retryAfter', 'refusals']);
   for (const [key, value] of Object.entries(faults)) {
     if (!known.has(key)) throw new FaultConfigError(`unknown fault field "${key}" for ${operation}`);
+    if (key === 'retryAfter') {
+      if (typeof value !== 'string' || value.length > 64) throw new FaultConfigError(`fault ${operation}.retryAfter must be a string (seconds or an HTTP date)`);
+      continue;
+    }
+    if (key === 'refusals') {
+      validateRawAnswers(operation, value);
+      continue;
+    }
     if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
       throw new FaultConfigError(`fault ${operation}.${key} must be a non-negative number`);
     }
@@ -111,10 +157,24 @@ export function validateFaults(operation: string, faults: unknown): OperationFau
     }
   }
   const status = (faults as OperationFaults).errorStatus;
-  if (status !== undefined && (status < 500 || status > 599)) {
-    throw new FaultConfigError(`fault ${operation}.errorStatus must be a 5xx status`);
+  if (status !== undefined && status !== 429 && (status < 500 || status > 599)) {
+    throw new FaultConfigError(`fault ${operation}.errorStatus must be 429 or a 5xx status`);
   }
   return { ...(faults as OperationFaults) };
+}
+
+function validateRawAnswers(operation: string, value: unknown): void {
+  if (!Array.isArray(value) || value.length === 0) throw new FaultConfigError(`fault ${operation}.refusals must be a non-empty array`);
+  for (const [i, answer] of value.entries()) {
+    const a = answer as Partial<RawAnswer> | null;
+    if (a === null || typeof a !== 'object' || typeof a.status !== 'number' || !Number.isInteger(a.status) || a.status < 200 || a.status > 599) {
+      throw new FaultConfigError(`fault ${operation}.refusals[${i}].status must be an HTTP status from 200 to 599`);
+    }
+    if (typeof a.body !== 'string') throw new FaultConfigError(`fault ${operation}.refusals[${i}].body must be a string (may be empty)`);
+    if (a.contentType !== undefined && typeof a.contentType !== 'string') {
+      throw new FaultConfigError(`fault ${operation}.refusals[${i}].contentType must be a string`);
+    }
+  }
 }
 
 /** The fault settings in force, the PRNG rolls against them, and the counts of what was injected. */
@@ -178,6 +238,12 @@ export class FaultBook {
     const hit = rate >= 1 || this.random() < rate;
     if (hit) this.count(operation, kind);
     return hit;
+  }
+
+  /** Picks one of the operation's refusal answers (seeded PRNG). */
+  refusal(operation: FaultOperation): RawAnswer {
+    const list = this.get(operation).refusals ?? REFUSAL_ANSWERS;
+    return list[Math.floor(this.random() * list.length) % list.length] as RawAnswer;
   }
 
   /** The latency to add to this call, counted when non-zero. */

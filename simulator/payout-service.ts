@@ -99,11 +99,14 @@ interface PayoutRecord {
   checks: number;
   settleAfterMs: number;
   settleAfterChecks: number;
+  /** GetPayout has answered with this record at least once (the flap fault forgets only shown payouts). */
+  shown: boolean;
 }
 
 /** Per payout identity: how often Payout was asked for and how often it actually executed. */
 interface LedgerCounts {
   identity: PayoutIdentity;
+  calls: number;
   attempts: number;
   executions: number;
   duplicates: number;
@@ -113,6 +116,8 @@ interface LedgerCounts {
 export interface LedgerEntry extends PayoutIdentity {
   /** Payouts committed (money moved) for this identity: must never exceed 1. */
   executions: number;
+  /** Every Payout HTTP request that named this identity, whatever happened to it (faults included). */
+  calls: number;
   /** Authenticated, signed Payout requests for this identity, including refused ones. */
   attempts: number;
   /** Requests answered by the duplicate rule (refused or answered with the existing payout). */
@@ -385,7 +390,7 @@ export class PayoutService {
     const key = payoutKey(identity);
     let entry = this.counts.get(key);
     if (!entry) {
-      entry = { identity, attempts: 0, executions: 0, duplicates: 0 };
+      entry = { identity, calls: 0, attempts: 0, executions: 0, duplicates: 0 };
       this.counts.set(key, entry);
     }
     return entry;
@@ -408,6 +413,16 @@ export class PayoutService {
         },
       },
     };
+  }
+
+  /**
+   * Counts one Payout HTTP request in the request log, before any fault or check: the proof of "at
+   * most one Payout call per reference" counts calls, not only executions.
+   */
+  recordCall(body: Record<string, unknown>): void {
+    const { platform_merchant_id, currency, withdrawal_reference } = body;
+    if (typeof platform_merchant_id !== 'string' || typeof currency !== 'string' || typeof withdrawal_reference !== 'string') return;
+    this.countsFor({ platform_merchant_id, currency, withdrawal_reference }).calls += 1;
   }
 
   /**
@@ -472,6 +487,7 @@ export class PayoutService {
       checks: 0,
       settleAfterMs: this.settings.progression.settleAfterMs + slowMs,
       settleAfterChecks: this.settings.progression.settleAfterChecks + slowChecks,
+      shown: false,
     };
     this.payouts.set(payoutKey(identity), record);
     counts.executions += 1;
@@ -536,12 +552,11 @@ export class PayoutService {
       withdrawal_reference: query.get('withdrawal_reference') as string,
     };
     const record = this.payouts.get(payoutKey(identity));
-    if (!record || record.partner_code !== partner.partner_code) {
-      return {
-        status: 200,
-        body: { withdrawal_reference: '', amount: '', currency: '', status: '', customer: {} },
-      };
-    }
+    const notFound: Reply = { status: 200, body: { withdrawal_reference: '', amount: '', currency: '', status: '', customer: {} } };
+    if (!record || record.partner_code !== partner.partner_code) return notFound;
+    // A flapping read side: a payout it has already shown is, now and then, "not found".
+    if (record.shown && this.deps.faults.roll('getPayout', 'flap', this.deps.faults.get('getPayout').flapRate)) return notFound;
+    record.shown = true;
     // settleAfterChecks is the number of checks that still see the payout in progress.
     const due = record.checks >= record.settleAfterChecks && Date.now() - record.createdMs >= record.settleAfterMs;
     record.checks += 1;
@@ -579,6 +594,7 @@ export class PayoutService {
     return {
       ...counts.identity,
       executions: counts.executions,
+      calls: counts.calls,
       attempts: counts.attempts,
       duplicates: counts.duplicates,
       status: record ? this.statusWord(record.state) : 'NOT_CREATED',

@@ -5,6 +5,8 @@ export interface Reply {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
+  /** Sent as is instead of the JSON of `body` (an injected refusal: HTML, empty, anything). */
+  raw?: string;
 }
 
 /** Thrown by a route to answer with a specific status and body (a refusal, not a simulator bug). */

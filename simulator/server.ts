@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { adminRoute, type SimulatorAdmin } from './admin';
-import type { FaultBook, FaultOperation } from './faults';
+import type { FaultBook, FaultOperation, RawAnswer } from './faults';
 import { kycRefusal, payoutRefusal, SimHttpError, type Reply } from './refusals';
 import { parseJsonObject, readBody } from './request-body';
 import { sleep } from './sleep';
@@ -24,6 +24,8 @@ interface Route {
   /** The fault operation of the route; routes without one take no faults. */
   operation?: FaultOperation;
   kyc: boolean;
+  /** Sees every request of the route before any fault (the Payout request log). */
+  observe?(ctx: RouteContext): void;
   run(ctx: RouteContext): Reply | Promise<Reply>;
 }
 
@@ -43,7 +45,14 @@ export function buildRoutes(payout: PayoutService, kyc: KycService, collectionOr
       kyc: false,
       run: (c) => payout.accountVerification(c.headers, c.body),
     },
-    { method: 'POST', pattern: exact(PAYOUT_PATHS.payout), operation: 'payout', kyc: false, run: (c) => payout.payout(c.headers, c.body) },
+    {
+      method: 'POST',
+      pattern: exact(PAYOUT_PATHS.payout),
+      operation: 'payout',
+      kyc: false,
+      observe: (c) => payout.recordCall(c.body),
+      run: (c) => payout.payout(c.headers, c.body),
+    },
     { method: 'GET', pattern: exact(PAYOUT_PATHS.getPayout), operation: 'getPayout', kyc: false, run: (c) => payout.getPayout(c.headers, c.query) },
     { method: 'POST', pattern: exact(collectionOrderPath), operation: 'collectionOrder', kyc: false, run: (c) => payout.collectionOrder(c.headers, c.body) },
     { method: 'GET', pattern: /^\/one-time\/([0-9a-f]+)$/, kyc: false, run: (c) => payout.readOneTimeLink(c.params[0] as string) },
@@ -72,6 +81,11 @@ export function buildRoutes(payout: PayoutService, kyc: KycService, collectionOr
   ];
 }
 
+/** A Reply that sends an injected raw answer. */
+function rawReply(answer: RawAnswer): Reply {
+  return { status: answer.status, body: undefined, raw: answer.body, headers: { 'content-type': answer.contentType ?? 'application/json' } };
+}
+
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
 
 /** Request handling: routing, injected faults, error mapping and held (timed-out) responses. */
@@ -85,7 +99,7 @@ export function createRequestHandler(deps: {
   const { routes, admin, faults, log, held } = deps;
 
   const send = (res: ServerResponse, reply: Reply): void => {
-    const text = JSON.stringify(reply.body);
+    const text = reply.raw ?? JSON.stringify(reply.body);
     res.writeHead(reply.status, { 'content-type': 'application/json', ...(reply.headers ?? {}) });
     res.end(text);
   };
@@ -120,15 +134,30 @@ export function createRequestHandler(deps: {
         }
         operation = route.operation;
         const body = method === 'POST' ? parseJsonObject(text, refuse) : {};
+        route.observe?.({ headers: req.headers, query: url.searchParams, body, params });
         if (operation) {
           const latency = faults.latency(operation);
           if (latency > 0) await sleep(latency);
           const settings = faults.get(operation);
           if (faults.roll(operation, 'error', settings.errorRate)) {
-            throw refuse(settings.errorStatus ?? 503, 'service temporarily unavailable (injected fault)');
+            const status = settings.errorStatus ?? 503;
+            const message = status === 429 ? 'too many requests (injected fault)' : 'service temporarily unavailable (injected fault)';
+            const headers = settings.retryAfter === undefined ? undefined : { 'retry-after': settings.retryAfter };
+            const replyNow: Reply = { status, body: { success: false, message }, ...(headers ? { headers } : {}) };
+            log.info('request refused', { method, path, status, reason: 'injected fault' });
+            send(res, replyNow);
+            return;
+          }
+          if (faults.roll(operation, 'refusal', settings.refusalRate)) {
+            send(res, rawReply(faults.refusal(operation)));
+            return;
           }
         }
         reply = await route.run({ headers: req.headers, query: url.searchParams, body, params });
+        if (operation && reply.status < 300 && faults.roll(operation, 'refusalAfterCommit', faults.get(operation).refusalAfterCommitRate)) {
+          // Committed (the route ran), then refused in the provider's own words.
+          reply = rawReply(faults.refusal(operation));
+        }
       }
     } catch (error) {
       if (error instanceof SimHttpError) {

@@ -47,6 +47,8 @@ export interface PayoutItem {
   submit_retry_allowed?: boolean;
   resubmit_authorized?: boolean;
   not_found_since?: string;
+  acknowledged_at?: string;
+  refused_at?: string;
   submit_intent_at?: string;
   checks: number;
   reason?: string;
@@ -84,6 +86,8 @@ export function toItem(payout: Payout): PayoutItem {
     submit_retry_allowed: r.submitRetryAllowed || undefined,
     resubmit_authorized: r.resubmitAuthorized || undefined,
     not_found_since: r.notFoundSince,
+    acknowledged_at: r.acknowledgedAt,
+    refused_at: r.refusedAt,
     submit_intent_at: r.submitIntentAt,
     checks: r.checks,
     reason: r.reason,
@@ -117,6 +121,8 @@ function fromItem(item: PayoutItem): Payout {
     submitRetryAllowed: item.submit_retry_allowed,
     resubmitAuthorized: item.resubmit_authorized,
     notFoundSince: item.not_found_since,
+    acknowledgedAt: item.acknowledged_at,
+    refusedAt: item.refused_at,
     submitIntentAt: item.submit_intent_at,
     checks: item.checks,
     nextCheckAt: item.nextCheckAt,

@@ -9,6 +9,7 @@ import {
   ProviderUnauthorizedError,
   ProviderUnavailableError,
 } from '@shared/providers/provider-errors';
+import { isDefiniteRefusal, type DefiniteRefusal } from '@shared/providers/refusals';
 import { METRIC } from '@shared/observability/metric-names';
 import { withCredentialRefresh } from './credential-refresh';
 import { countOutcome } from './outcome-metrics';
@@ -29,6 +30,8 @@ export interface ProcessPayoutSettings {
   readonly nameMatchThreshold: number;
   /** KYC_GATING: when on, a request with a user_reference is paid only for an approved subject. */
   readonly kycGating: boolean;
+  /** PAYOUT_DEFINITE_REFUSALS: refusals known to be final (FAILED at once); empty by default. */
+  readonly definiteRefusals?: readonly DefiniteRefusal[];
 }
 
 export interface ProcessPayoutDeps {
@@ -160,9 +163,15 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
     let next: (current: Payout, now: Date) => Payout;
     let outcome: ProcessPayoutResult['outcome'];
     try {
-      const accepted = await withCredentialRefresh(credentials, (creds) => provider.payout(body, creds));
-      next = (current, now) => current.submitted(accepted.data?.status, now);
-      outcome = 'submitted';
+      const answer = await withCredentialRefresh(credentials, (creds) => provider.payout(body, creds));
+      if (answer.success === true) {
+        next = (current, now) => current.submitted(answer.data?.status, now);
+        outcome = 'submitted';
+      } else {
+        // Rule 2: only an explicit acceptance is one. Anything else is settled through GetPayout.
+        next = (current, now) => current.unknown('provider answered Payout without an explicit acceptance (success: true)', now);
+        outcome = 'unknown';
+      }
     } catch (error) {
       if (error instanceof ProviderUnavailableError || error instanceof ProviderUnauthorizedError) {
         // Nothing reached the provider (or it refused our keys twice): leave a one-time retry token
@@ -170,18 +179,25 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
         await saveOutcome(intent, (current, now) => current.submitNotSent(now, `payout call not sent: ${error.name}`));
         throw new RetryLaterError(`payout call not sent: ${error.name}`);
       }
-      if (error instanceof ProviderRejectedError && !error.duplicateReference) {
-        next = (current, now) => current.failed(`provider refused the payout: ${error.providerMessage ?? error.message}`, now);
+      if (error instanceof ProviderRejectedError && !error.duplicateReference && isDefiniteRefusal(settings.definiteRefusals ?? [], error)) {
+        next = (current, now) => current.failed(`provider refused the payout (a definite refusal): ${error.providerMessage ?? ''}`, now);
         outcome = 'failed';
+      } else if (error instanceof ProviderRejectedError) {
+        // Rule 2: a provider may refuse after it committed the payout, in any words. UNKNOWN with the
+        // provider's words, checked through GetPayout at once; FAILED only if GetPayout says so.
+        const words = error.providerMessage ? `"${error.providerMessage}"` : 'no message';
+        const why = error.duplicateReference
+          ? `provider reports a duplicate withdrawal_reference (HTTP ${error.httpStatus ?? '?'}: ${words})`
+          : `provider refused the payout (HTTP ${error.httpStatus ?? '?'}: ${words}); settled through GetPayout`;
+        next = (current, now) => current.refused(why, now, { acknowledged: error.duplicateReference });
+        outcome = 'unknown';
       } else {
-        // Rule 2: ambiguous (time-out, reset, 5xx, unparseable), a duplicate reference, or anything
-        // unexpected after the request may have left: UNKNOWN, resolved by GetPayout, never retried blind.
+        // Rule 2: ambiguous (time-out, reset, 5xx, unparseable), or anything unexpected after the
+        // request may have left: UNKNOWN, resolved by GetPayout, never retried blind.
         const why =
-          error instanceof ProviderRejectedError
-            ? 'provider reports a duplicate withdrawal_reference'
-            : error instanceof ProviderAmbiguousError
-              ? `ambiguous payout outcome: ${error.message}`
-              : `unexpected error after the payout call: ${(error as Error).name}`;
+          error instanceof ProviderAmbiguousError
+            ? `ambiguous payout outcome: ${error.message}`
+            : `unexpected error after the payout call: ${(error as Error).name}`;
         next = (current, now) => current.unknown(why, now);
         outcome = 'unknown';
       }

@@ -132,14 +132,13 @@ export function createReconcilePayouts(
       if (answer.outcome === 'failed') {
         return payout.failed(`provider reports ${status}`, now, status);
       }
-      if (answer.outcome === 'in_progress' && payout.state !== 'SUBMITTED') {
-        return payout.submitted(status, now, `provider holds the payout (${status})`);
-      }
+      // Any other record shows the provider holds the reference: the not-found run ends (rule 1).
       if (answer.outcome === 'unrecognized') {
         log.warn('unrecognized provider status; not final', { payoutKey: payout.key, providerStatus: status });
       }
-      if (overdue) return payout.needsReview(`still ${status || 'open'} after ${reviewMinutes} minutes`, now);
-      return payout.checked(now, { providerStatus: status });
+      const held = payout.heldByProvider(status, now);
+      if (overdue) return held.needsReview(`still ${status || 'open'} after ${reviewMinutes} minutes`, now);
+      return held;
     }
 
     // The provider does not know this withdrawal_reference.
@@ -149,26 +148,35 @@ export function createReconcilePayouts(
       const deadline = Date.parse(r.createdAt) + settings.reviewAfterMs;
       return payout.checked(now, { nextCheckAt: new Date(Math.min(now.getTime() + NOT_SENT_RECHECK_MS, deadline)) });
     }
-    const since = r.notFoundSince ?? now.toISOString();
-    const base = payout.state === 'SUBMITTING' ? payout.unknown('worker stopped after writing the payout intent', now) : payout;
-    const graceOver = now.getTime() - Date.parse(since) >= settings.notFoundGraceMs;
-    if (!graceOver) return base.checked(now, { notFoundSince: since });
-    if (base.state === 'SUBMITTED') {
-      return base.needsReview('contradictory provider answers: accepted, now unknown to the provider', now);
+    const base = (
+      payout.state === 'SUBMITTING' ? payout.unknown('worker stopped after writing the payout intent', now) : payout
+    ).notFound(now);
+    // The grace period counts from the start of the current unbroken not-found run.
+    if (base.notFoundForMs(now) < settings.notFoundGraceMs) return base;
+    const graceMinutes = Math.round(settings.notFoundGraceMs / 60_000);
+    if (base.acknowledged) {
+      const since = base.record.acknowledgedAt ? ` at ${base.record.acknowledgedAt}` : '';
+      return base.needsReview(
+        `contradictory provider answers: the provider acknowledged this reference${since}, and has not known it for ${graceMinutes} minutes since ${base.record.notFoundSince}`,
+        now,
+      );
+    }
+    if (base.record.refusedAt !== undefined) {
+      return base.failed(`refused; the provider does not hold it (not found for ${graceMinutes} minutes after the refusal)`, now);
     }
     if (base.record.resubmitAuthorized) {
       if (overdue) return base.needsReview(`resubmission authorized but not done within ${reviewMinutes} minutes`, now);
-      return base.checked(now);
+      return base;
     }
     if (settings.resubmitUnknownNotFound) {
       log.warn('provider does not know this payout; one resubmission authorized: enqueue the original request again', {
         payoutKey: payout.key,
         withdrawalReference: r.identity.withdrawal_reference,
       });
-      return base.authorizeResubmit(now, settings.notFoundGraceMs).checked(now);
+      return base.authorizeResubmit(now, settings.notFoundGraceMs);
     }
     return base.needsReview(
-      `provider does not know this withdrawal_reference after ${Math.round(settings.notFoundGraceMs / 60_000)} minutes (resubmission disabled)`,
+      `provider does not know this withdrawal_reference after ${graceMinutes} minutes (resubmission disabled)`,
       now,
     );
   }

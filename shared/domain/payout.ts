@@ -94,8 +94,23 @@ export interface PayoutRecord {
   readonly submitRetryAllowed?: boolean;
   /** Set by the reconciler when the provider positively does not know an UNKNOWN payout (rule 1). */
   readonly resubmitAuthorized?: boolean;
-  /** When the provider first answered that it does not know this withdrawal_reference. */
+  /**
+   * Start of the current unbroken run of "not found" answers from GetPayout. Any answer showing the
+   * provider holds the reference ends the run (cleared); the grace period counts from here.
+   */
   readonly notFoundSince?: string;
+  /**
+   * When the provider first showed it holds this withdrawal_reference (an acceptance, a duplicate
+   * refusal, any GetPayout record or status word). A fact: once set it never changes, and a payout
+   * with it is never submitted again.
+   */
+  readonly acknowledgedAt?: string;
+  /**
+   * When the latest Payout call was answered with a refusal that is not on the operator's list of
+   * definite refusals. The payout is UNKNOWN until GetPayout settles it; "not found" for the whole
+   * grace period then means FAILED (the provider does not hold it).
+   */
+  readonly refusedAt?: string;
   /** When the latest submission intent was written (SUBMITTING, or a resubmission). */
   readonly submitIntentAt?: string;
   /** GetPayout checks made so far; drives the back-off. */
@@ -182,8 +197,22 @@ export class Payout {
     const r = this.record;
     if (r.state === 'VERIFYING' || r.state === 'ACCEPTED') return r.submitAttempts === 0;
     if (r.state === 'SUBMITTING') return r.submitRetryAllowed === true;
-    if (r.state === 'UNKNOWN') return r.resubmitAuthorized === true;
+    if (r.state === 'UNKNOWN') return r.resubmitAuthorized === true && !this.acknowledged;
     return false;
+  }
+
+  /**
+   * Whether the provider has ever shown it holds this reference. SUBMITTED counts even without
+   * `acknowledgedAt` (payouts stored before the fact was recorded were accepted by the provider).
+   */
+  get acknowledged(): boolean {
+    return this.record.acknowledgedAt !== undefined || this.state === 'SUBMITTED';
+  }
+
+  /** How long the current unbroken "not found" run has lasted at `now` (0 when there is none). */
+  notFoundForMs(now: Date): number {
+    const since = this.record.notFoundSince;
+    return since === undefined ? 0 : Math.max(0, now.getTime() - Date.parse(since));
   }
 
   /** Age of the payout in ms at `now`. */
@@ -239,7 +268,7 @@ export class Payout {
       return this.next(changes, now, { to: 'SUBMITTING', reason: 'payout intent recorded' });
     }
     // A retry or a resubmission stays in its state: the token is spent by this conditional write.
-    return this.next({ ...changes, notFoundSince: undefined }, now);
+    return this.next({ ...changes, notFoundSince: undefined, refusedAt: undefined }, now);
   }
 
   /** The Payout call definitely did not reach the provider: allow one more attempt by a redelivery. */
@@ -248,19 +277,86 @@ export class Payout {
     return this.next({ submitRetryAllowed: this.state === 'SUBMITTING', resubmitAuthorized: this.state === 'UNKNOWN', reason }, now);
   }
 
+  /** The provider explicitly accepted the Payout call: it holds the reference from now on. */
   submitted(providerStatus: string | undefined, now: Date, reason = 'provider accepted the payout'): Payout {
     return this.next(
-      { providerStatus, nextCheckAt: iso(new Date(now.getTime() + backoffMs(0))), checks: 0 },
+      {
+        providerStatus,
+        nextCheckAt: iso(new Date(now.getTime() + backoffMs(0))),
+        checks: 0,
+        acknowledgedAt: this.record.acknowledgedAt ?? iso(now),
+        notFoundSince: undefined,
+        refusedAt: undefined,
+      },
       now,
       { to: 'SUBMITTED', reason },
     );
   }
 
-  /** An ambiguous outcome. A resubmission that is ambiguous again stays UNKNOWN (no self-move in history). */
-  unknown(reason: string, now: Date): Payout {
-    const changes = { reason, nextCheckAt: iso(new Date(now.getTime() + backoffMs(0))) };
+  /**
+   * GetPayout shows the provider holds this reference (any record, any status word that is not
+   * final): the not-found run ends and the acknowledgement is recorded. SUBMITTING and UNKNOWN move
+   * to SUBMITTED (the move's reason keeps the evidence in history); SUBMITTED records a check.
+   */
+  heldByProvider(providerStatus: string, now: Date, nextCheckAt?: Date): Payout {
+    if (this.state !== 'SUBMITTED') {
+      const word = providerStatus === '' ? 'a record without a status word' : providerStatus;
+      const moved = this.submitted(providerStatus, now, `provider holds the payout (${word})`);
+      return nextCheckAt ? moved.next({ nextCheckAt: iso(nextCheckAt) }, now) : moved;
+    }
+    const checks = this.record.checks + 1;
+    const nextAt = nextCheckAt ?? new Date(now.getTime() + backoffMs(checks));
+    return this.next(
+      {
+        providerStatus,
+        checks,
+        nextCheckAt: iso(nextAt),
+        acknowledgedAt: this.record.acknowledgedAt ?? iso(now),
+        notFoundSince: undefined,
+      },
+      now,
+    );
+  }
+
+  /**
+   * An ambiguous outcome (time-out, reset, 5xx, an unreadable or unexpected answer). A resubmission
+   * that is ambiguous again stays UNKNOWN (no self-move in history). `notBefore` delays the first
+   * check (a Retry-After).
+   */
+  unknown(reason: string, now: Date, notBefore?: Date): Payout {
+    const first = Math.max(now.getTime() + backoffMs(0), notBefore?.getTime() ?? 0);
+    const changes = { reason, nextCheckAt: iso(new Date(first)) };
     if (this.state === 'UNKNOWN') return this.next(changes, now);
     return this.next(changes, now, { to: 'UNKNOWN', reason });
+  }
+
+  /**
+   * The Payout call was refused, and the refusal is not known to be definite: a provider may refuse
+   * after it committed the payout, in any words. UNKNOWN with the provider's words as the reason,
+   * due for a GetPayout check at once (or at `notBefore`). A refusal that names the reference as
+   * already used (`acknowledged`) is the provider showing it holds it.
+   */
+  refused(reason: string, now: Date, options: { acknowledged: boolean; notBefore?: Date }): Payout {
+    const changes: Partial<PayoutRecord> = {
+      reason,
+      refusedAt: iso(now),
+      nextCheckAt: iso(new Date(Math.max(now.getTime(), options.notBefore?.getTime() ?? 0))),
+      ...(options.acknowledged ? { acknowledgedAt: this.record.acknowledgedAt ?? iso(now), notFoundSince: undefined } : {}),
+    };
+    if (this.state === 'UNKNOWN') return this.next(changes, now);
+    return this.next(changes, now, { to: 'UNKNOWN', reason });
+  }
+
+  /**
+   * Records a check GetPayout answered "not found": starts the unbroken not-found run unless one is
+   * already running, and schedules the next check.
+   */
+  notFound(now: Date): Payout {
+    const checks = this.record.checks + 1;
+    return this.next(
+      { checks, nextCheckAt: iso(new Date(now.getTime() + backoffMs(checks))), notFoundSince: this.record.notFoundSince ?? iso(now) },
+      now,
+    );
   }
 
   failed(reason: string, now: Date, providerStatus?: string): Payout {
@@ -279,28 +375,22 @@ export class Payout {
   }
 
   /** Records a reconciliation look that did not change the state, and schedules the next one. */
-  checked(now: Date, details: { providerStatus?: string; notFoundSince?: string; nextCheckAt?: Date } = {}): Payout {
+  checked(now: Date, details: { nextCheckAt?: Date } = {}): Payout {
     const checks = this.record.checks + 1;
     const nextAt = details.nextCheckAt ?? new Date(now.getTime() + backoffMs(checks));
-    return this.next(
-      {
-        checks,
-        nextCheckAt: iso(nextAt),
-        ...(details.providerStatus !== undefined ? { providerStatus: details.providerStatus } : {}),
-        ...(details.notFoundSince !== undefined ? { notFoundSince: details.notFoundSince } : {}),
-      },
-      now,
-    );
+    return this.next({ checks, nextCheckAt: iso(nextAt) }, now);
   }
 
   /**
-   * Rule 1's one exception: the provider positively answered that it does not know this reference,
-   * for longer than the grace period, so one more Payout call with the same reference is allowed.
+   * Rule 1's one exception: the provider has answered that it does not know this reference without
+   * a break for the whole grace period, and has never acknowledged it, so one more Payout call with
+   * the same reference is allowed.
    */
   authorizeResubmit(now: Date, graceMs: number): Payout {
     const since = this.record.notFoundSince;
     if (this.state !== 'UNKNOWN') throw new IllegalTransitionError(this.state, 'SUBMITTING');
-    if (since === undefined || now.getTime() - Date.parse(since) < graceMs) {
+    // Never after the provider showed it holds the reference, however long it forgets it afterwards.
+    if (this.acknowledged || since === undefined || this.notFoundForMs(now) < graceMs) {
       throw new PayoutAlreadySubmittedError(this.state);
     }
     return this.next(

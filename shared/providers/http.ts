@@ -166,8 +166,9 @@ const DUPLICATE = /duplicate|already (exists|used|processed)/i;
 
 /**
  * Turns an HTTP answer into a parsed JSON body or one of the four failure classes:
- * 401/403 Unauthorized; 5xx, 408, 429, 1xx/3xx and a 4xx without a body Ambiguous; any other 4xx
- * Rejected (409 or a "duplicate" message sets duplicateReference); 2xx unparseable Ambiguous;
+ * 401/403 Unauthorized; 5xx, 408, 429, 1xx/3xx and a 4xx without a JSON body (empty, an HTML
+ * page) Ambiguous; any other 4xx Rejected (409 or a "duplicate" message sets duplicateReference,
+ * a hint only: payrelay settles every Payout refusal through GetPayout); 2xx unparseable Ambiguous;
  * 2xx with `success: false` Rejected. Statuses in `passthrough` are returned parsed (or as
  * undefined when empty) for the caller to interpret.
  */
@@ -203,7 +204,9 @@ export function interpretResponse(
     }
     return { status, body };
   }
-  if (status >= 400 && status < 500 && status !== 408 && status !== 429 && parsed !== undefined) {
+  // A refusal needs a readable answer: an empty body or an HTML error page (a proxy, a gateway)
+  // says nothing definite about the request.
+  if (status >= 400 && status < 500 && status !== 408 && status !== 429 && parsed?.ok === true) {
     throw new ProviderRejectedError(operation, `refused with HTTP ${status}${said}`, {
       ...details,
       duplicateReference: status === 409 || DUPLICATE.test(rawMessage ?? ''),

@@ -124,7 +124,7 @@ describe('payrelay payouts enqueue --resend-authorized', () => {
       );
       await repository.createAccepted(accepted);
       let next = accepted.startVerifying(start).startSubmitting(start, 'Kwame Mensah').unknown('time-out', start);
-      if (authorize) next = next.checked(start, { notFoundSince: start.toISOString() }).authorizeResubmit(new Date(), 15 * 60_000);
+      if (authorize) next = next.notFound(start).authorizeResubmit(new Date(), 15 * 60_000);
       await repository.save(accepted, next);
     };
     await unknown('R-1', true);

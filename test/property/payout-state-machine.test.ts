@@ -12,16 +12,29 @@ import { PAYOUT_STATE_RANK } from '@test/support/payout-rank';
  */
 
 
-type Op =
-  | { kind: 'startVerifying' | 'reject' | 'startSubmitting' | 'submitNotSent' | 'submitted' | 'unknown' | 'failed' | 'succeeded' | 'needsReview' | 'authorizeResubmit' }
-  | { kind: 'checked'; notFound: boolean };
+const KINDS = [
+  'startVerifying',
+  'reject',
+  'startSubmitting',
+  'submitNotSent',
+  'submitted',
+  'unknown',
+  'refused',
+  'refusedDuplicate',
+  'failed',
+  'succeeded',
+  'needsReview',
+  'authorizeResubmit',
+  'checked',
+  'notFound',
+  'held',
+] as const;
+type Op = { kind: (typeof KINDS)[number] };
 
-const opArb: fc.Arbitrary<Op> = fc.oneof(
-  fc.constantFrom(
-    ...(['startVerifying', 'reject', 'startSubmitting', 'submitNotSent', 'submitted', 'unknown', 'failed', 'succeeded', 'needsReview', 'authorizeResubmit'] as const),
-  ).map((kind) => ({ kind }) as Op),
-  fc.boolean().map((notFound) => ({ kind: 'checked', notFound }) as Op),
-);
+const opArb: fc.Arbitrary<Op> = fc.constantFrom(...KINDS).map((kind) => ({ kind }));
+
+/** Operations after which the provider has shown it holds the reference. */
+const ACKNOWLEDGING: ReadonlySet<Op['kind']> = new Set(['submitted', 'refusedDuplicate', 'held']);
 
 /** One step: an operation and how many minutes passed before it. */
 const stepArb = fc.record({ op: opArb, minutes: fc.integer({ min: 0, max: 30 }) });
@@ -50,8 +63,16 @@ function apply(p: Payout, op: Op, now: Date): Payout {
       return p.needsReview('property: review', now);
     case 'authorizeResubmit':
       return p.authorizeResubmit(now, GRACE_MS);
+    case 'refused':
+      return p.refused('property: refused', now, { acknowledged: false });
+    case 'refusedDuplicate':
+      return p.refused('property: duplicate', now, { acknowledged: true });
     case 'checked':
-      return p.checked(now, op.notFound ? { notFoundSince: p.record.notFoundSince ?? now.toISOString() } : { providerStatus: 'PENDING' });
+      return p.checked(now);
+    case 'notFound':
+      return p.notFound(now);
+    case 'held':
+      return p.heldByProvider('GATEWAY_ERROR', now);
   }
 }
 
@@ -78,6 +99,9 @@ describe('payout state machine (property)', () => {
         // the previous call never reached the provider (not sent) or is unknown to it (not found).
         let allowance = 1;
         let payoutCalls = 0;
+        // Whether the provider ever showed it holds the reference, and where the current not-found run began.
+        let acknowledged = false;
+        let runStart: number | undefined;
         for (const { op, minutes } of steps) {
           clock += minutes * 60_000;
           const now = new Date(clock);
@@ -121,8 +145,19 @@ describe('payout state machine (property)', () => {
           if (op.kind === 'submitNotSent' || op.kind === 'authorizeResubmit') allowance = 1;
           if (op.kind === 'authorizeResubmit') {
             expect(before.state).toBe('UNKNOWN');
-            expect(clock - Date.parse(before.record.notFoundSince ?? '')).toBeGreaterThanOrEqual(GRACE_MS);
+            expect(acknowledged, 'resubmission authorized after the provider acknowledged the reference').toBe(false);
+            expect(runStart, 'resubmission authorized without a not-found run').toBeDefined();
+            expect(clock - (runStart ?? clock)).toBeGreaterThanOrEqual(GRACE_MS);
           }
+          if (ACKNOWLEDGING.has(op.kind)) {
+            acknowledged = true;
+            runStart = undefined;
+            expect(after.record.acknowledgedAt).toBeDefined();
+            expect(after.record.notFoundSince).toBeUndefined();
+          }
+          if (op.kind === 'notFound') runStart ??= clock;
+          if (op.kind === 'startSubmitting') runStart = undefined;
+          if (acknowledged) expect(after.acknowledged).toBe(true);
           payout = after;
         }
         expect(payout.record.submitAttempts).toBe(payoutCalls);

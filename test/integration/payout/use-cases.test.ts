@@ -10,8 +10,8 @@ import { Payout } from '@shared/domain/payout';
 import { maskAccount } from '@shared/domain/account';
 import { payoutRequestSchema, type PayoutRequestInput } from '@shared/messages/payout-request';
 import { METRIC } from '@shared/observability/metric-names';
-import { ProviderRejectedError } from '@shared/providers/provider-errors';
 import { PayoutServiceClient, credentialsFromSecret } from '@shared/providers/payout-client';
+import { mapProviderStatus } from '@shared/providers/status-map';
 import { MERCHANT_ID, PARTNER_CODE, expectAtMostOneExecution, identityOf, ledgerOf, request, startHarness, type Harness } from './harness';
 
 /*
@@ -60,6 +60,8 @@ function system(
     kyc?: KycApproval;
     worker?: Partial<ProcessPayoutSettings>;
     reconcile?: Partial<ReconcileSettings>;
+    /** What the reconciler asks GetPayout through (default: the simulator). */
+    reads?: PayoutProvider;
   } = {},
 ) {
   const clock = new TestClock();
@@ -71,7 +73,7 @@ function system(
     kyc: options.kyc,
     settings: { nameMatchThreshold: 0.85, kycGating: false, ...options.worker },
   });
-  const reconcile = createReconcilePayouts({ ...common, provider: client, settings: { ...RECONCILE, ...options.reconcile } });
+  const reconcile = createReconcilePayouts({ ...common, provider: options.reads ?? client, settings: { ...RECONCILE, ...options.reconcile } });
   const parse = (r: PayoutRequestInput) => payoutRequestSchema.parse(r);
   return {
     clock,
@@ -295,6 +297,138 @@ describe('reconciliation rules (rule 1 not-found handling, rule 3 nothing lost)'
   });
 });
 
+/** GetPayout answers scripted per call ('notFound' or a status word); every other call goes to the simulator. */
+function scriptedReads(r: PayoutRequestInput, script: string[], clock: () => Date) {
+  const answers: Array<{ at: number; found: boolean }> = [];
+  const provider: PayoutProvider = {
+    verifyAccount: (input, creds) => client.verifyAccount(input, creds),
+    payout: (input, creds) => client.payout(input, creds),
+    getPayout: async (identity, creds) => {
+      // Other tests' payouts are open in the same table: only this reference is scripted.
+      if (identity.withdrawal_reference !== r.withdrawal_reference) return client.getPayout(identity, creds);
+      const word = script.shift() ?? 'notFound';
+      const found = word !== 'notFound';
+      answers.push({ at: clock().getTime(), found });
+      if (!found) return { found: false, outcome: mapProviderStatus(undefined), raw: {} };
+      return {
+        found: true,
+        status: word,
+        outcome: mapProviderStatus(word),
+        raw: { withdrawal_reference: r.withdrawal_reference, amount: r.amount, currency: r.currency, status: word },
+      };
+    },
+  };
+  /** When the current unbroken run of "not found" answers began (undefined if the last answer was found). */
+  const runStart = (): number | undefined => {
+    let start: number | undefined;
+    for (const a of answers) start = a.found ? undefined : (start ?? a.at);
+    return start;
+  };
+  return { provider, answers, runStart, everFound: () => answers.some((a) => a.found) };
+}
+
+describe('issue 12: "not found" is an unbroken run, and a refusal is settled through GetPayout', () => {
+  /**
+   * Runs the reconciler each time the payout is due, `checks` times or until it is final, and after
+   * each run checks rule 1: a resubmission token or a "does not know" review only after an unbroken
+   * not-found run of the whole grace period, and never after the provider acknowledged the reference.
+   */
+  async function reconcileWhileDue(s: ReturnType<typeof system>, r: PayoutRequestInput, reads: ReturnType<typeof scriptedReads>, checks: number) {
+    for (let i = 0; i < checks; i++) {
+      const before = await payoutOf(r);
+      if (!before || before.isFinal) break;
+      const due = Date.parse(before.record.nextCheckAt ?? '') - s.clock.now().getTime();
+      s.clock.advance(Math.max(0, due));
+      await s.reconcile();
+      const after = await payoutOf(r);
+      const now = s.clock.now().getTime();
+      const run = reads.runStart();
+      const notKnown = after?.record.resubmitAuthorized === true || /does not know/.test(after?.record.reason ?? '');
+      if (notKnown) {
+        expect(reads.everFound(), 'acted on "not found" after the provider acknowledged the reference').toBe(false);
+        expect(run, 'acted on "not found" without a not-found run').toBeDefined();
+        expect(now - (run ?? now), 'acted on "not found" before the grace period of the current run').toBeGreaterThanOrEqual(15 * MINUTE);
+      }
+      // A redelivery of the request after every run: it must never pay once the provider acknowledged it.
+      await s.pay(r);
+    }
+  }
+
+  it('never resubmits after the provider acknowledged the reference (404, GATEWAY_ERROR, then 404s; resubmission on)', async () => {
+    const r = request();
+    let now = (): Date => new Date();
+    const reads = scriptedReads(r, ['notFound', 'GATEWAY_ERROR'], () => now());
+    const s = system({ reads: reads.provider, reconcile: { resubmitUnknownNotFound: true, reviewAfterMs: 24 * 60 * MINUTE } });
+    now = () => s.clock.now();
+    await unknownToProvider(s, r);
+    await reconcileWhileDue(s, r, reads, 10);
+    const last = await payoutOf(r);
+    expect(last?.record.acknowledgedAt).toBeDefined();
+    expect(last?.state).toBe('NEEDS_REVIEW');
+    expect(last?.record.reason).toMatch(/contradictory provider answers: the provider acknowledged this reference/);
+    // The only Payout call is the first one (refused with a 5xx before the provider committed it).
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ calls: 1, executions: 0 });
+  });
+
+  it('restarts the grace period at the first "not found" after an acknowledging answer (resubmission off)', async () => {
+    const r = request();
+    let now = (): Date => new Date();
+    const reads = scriptedReads(r, ['notFound', 'notFound', 'notFound', 'GATEWAY_ERROR'], () => now());
+    const s = system({ reads: reads.provider, reconcile: { reviewAfterMs: 24 * 60 * MINUTE } });
+    now = () => s.clock.now();
+    await unknownToProvider(s, r);
+    await reconcileWhileDue(s, r, reads, 12);
+    const last = await payoutOf(r);
+    expect(last?.state).toBe('NEEDS_REVIEW');
+    expect(last?.record.reason).toMatch(/contradictory provider answers/);
+    const review = Date.parse(last?.record.history.at(-1)?.at ?? '');
+    const firstAfterAck = reads.answers.findLast((a, i) => !a.found && reads.answers[i - 1]?.found === true)?.at ?? review;
+    expect(review - firstAfterAck).toBeGreaterThanOrEqual(15 * MINUTE);
+  });
+
+  it.each([
+    ['200 "reference has been used"', { status: 200, body: '{"success":false,"message":"reference has been used"}' }],
+    ['400 "Transaction could not be processed"', { status: 400, body: '{"success":false,"message":"Transaction could not be processed"}' }],
+  ])('a refusal after the provider committed the payout (%s) is UNKNOWN, checked at once, and SUCCEEDED, never FAILED', async (_name, refusal) => {
+    const s = system();
+    const r = request();
+    h.sim.admin.setFaults('payout', { refusalAfterCommitRate: 1, refusals: [refusal], times: 1 });
+    expect(await s.pay(r)).toMatchObject({ outcome: 'unknown', state: 'UNKNOWN' });
+    const refused = await payoutOf(r);
+    expect(refused?.record.reason).toContain(JSON.parse(refusal.body).message);
+    expect(refused?.record.nextCheckAt).toBe(s.clock.now().toISOString());
+    // Due at once: a run at the same instant settles it through GetPayout.
+    await s.reconcile();
+    expect((await payoutOf(r))?.state).toBe('SUCCEEDED');
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ calls: 1, executions: 1 });
+  });
+
+  it.each([false, true])('a refusal the provider does not hold for the whole grace period is FAILED "refused; the provider does not hold it" (resubmission %s)', async (resubmit) => {
+    const s = system({ reconcile: { resubmitUnknownNotFound: resubmit } });
+    const r = request();
+    h.sim.admin.setFaults('payout', { refusalRate: 1, refusals: [{ status: 400, body: '{"success":false,"message":"Transaction could not be processed"}' }], times: 1 });
+    expect(await s.pay(r)).toMatchObject({ outcome: 'unknown', state: 'UNKNOWN' });
+    await s.reconcile();
+    expect((await payoutOf(r))?.state).toBe('UNKNOWN');
+    s.clock.advance(16 * MINUTE);
+    await s.reconcile();
+    const last = await payoutOf(r);
+    expect(last?.state).toBe('FAILED');
+    expect(last?.record.reason).toMatch(/^refused; the provider does not hold it/);
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ calls: 1, executions: 0 });
+  });
+
+  it('a refusal on the operator list of definite refusals is FAILED at once; any other stays UNKNOWN', async () => {
+    const s = system({ worker: { definiteRefusals: [{ status: 400, message: /insufficient (balance|funds)/i }] } });
+    const [listed, other] = [request(), request()];
+    h.sim.admin.setFaults('payout', { refusalRate: 1, refusals: [{ status: 400, body: '{"success":false,"message":"Insufficient balance"}' }], times: 1 });
+    expect(await s.pay(listed)).toMatchObject({ outcome: 'failed', state: 'FAILED' });
+    expect((await payoutOf(listed))?.record.reason).toMatch(/definite refusal\): Insufficient balance/);
+    h.sim.admin.setFaults('payout', { refusalRate: 1, refusals: [{ status: 200, body: '{"success":false,"message":"Insufficient balance"}' }], times: 1 });
+    expect(await s.pay(other)).toMatchObject({ outcome: 'unknown', state: 'UNKNOWN' });
+  });
+});
+
 describe('worker outcomes the simulator produces only through explicit ports', () => {
   it('keeps SUBMITTING with a one-time retry token when the Payout call could not be sent, and pays once on redelivery', async () => {
     const broken: PayoutProvider = {
@@ -375,20 +509,6 @@ describe('worker outcomes the simulator produces only through explicit ports', (
     expect(await s.pay(r)).toMatchObject({ outcome: 'submitted', state: 'SUBMITTED' });
     expect((await payoutOf(r))?.state).toBe('SUBMITTED');
     expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ executions: 1 });
-  });
-
-  it('records a definite refusal of Payout as FAILED (a refusal after a successful verification)', async () => {
-    // The simulator refuses Payout only for what verification already refused, so this port stands in for it.
-    const refusing: PayoutProvider = {
-      verifyAccount: (input, creds) => client.verifyAccount(input, creds),
-      getPayout: (identity, creds) => client.getPayout(identity, creds),
-      payout: async () => {
-        throw new ProviderRejectedError('payout', 'refused', { httpStatus: 400, providerMessage: 'insufficient balance', duplicateReference: false });
-      },
-    };
-    const r = request();
-    expect(await system({ provider: refusing }).pay(r)).toMatchObject({ outcome: 'failed', state: 'FAILED' });
-    expect((await payoutOf(r))?.record.reason).toMatch(/insufficient balance/);
   });
 
   it('records a duplicate-reference refusal as UNKNOWN, never FAILED, and reconciles it (rule 2)', async () => {

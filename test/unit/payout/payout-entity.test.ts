@@ -103,7 +103,7 @@ describe('Payout state machine', () => {
   it('authorizes one resubmission only after the provider has not known the reference for the grace period', () => {
     const unknown = submitting().unknown('time-out', at(1));
     expect(() => unknown.authorizeResubmit(at(2), 15 * 60_000)).toThrow(PayoutAlreadySubmittedError);
-    const seen = unknown.checked(at(2), { notFoundSince: at(2).toISOString() });
+    const seen = unknown.notFound(at(2));
     expect(() => seen.authorizeResubmit(at(10), 15 * 60_000)).toThrow(PayoutAlreadySubmittedError);
     const allowed = seen.authorizeResubmit(at(17), 15 * 60_000);
     expect(allowed.maySubmit).toBe(true);
