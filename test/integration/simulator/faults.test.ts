@@ -34,7 +34,8 @@ describe('faults on incoming operations', () => {
     const s = await start({ faults: { payout: { latencyMs: 600 } } });
     const { client, creds } = fixture(s, 200);
     await expect(client.payout(ghsPayout('lat-1'), creds)).rejects.toBeInstanceOf(ProviderAmbiguousError);
-    expect(s.admin.ledger()).toEqual([]);
+    // The request log counts the call; nothing was executed.
+    expect(s.admin.ledger()).toMatchObject([{ withdrawal_reference: 'lat-1', calls: 1, attempts: 0, executions: 0, status: 'NOT_CREATED' }]);
     expect(s.admin.faults().counts.payout).toEqual({ latency: 1 });
   });
 
@@ -44,9 +45,9 @@ describe('faults on incoming operations', () => {
     const error = await client.payout(ghsPayout('err-1'), creds).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProviderAmbiguousError);
     expect(error).toMatchObject({ httpStatus: 502 });
-    expect(s.admin.ledger()).toEqual([]);
+    expect(s.admin.ledger()).toMatchObject([{ calls: 1, executions: 0 }]);
     await expect(client.payout(ghsPayout('err-1'), creds)).resolves.toMatchObject({ success: true });
-    expect(s.admin.ledger()[0]).toMatchObject({ executions: 1 });
+    expect(s.admin.ledger()[0]).toMatchObject({ calls: 2, executions: 1 });
     expect(s.admin.faults().counts.payout).toEqual({ error: 1 });
   });
 
@@ -101,6 +102,44 @@ describe('faults on incoming operations', () => {
     await client.payout(ghsPayout('gw-1'), creds);
     expect(await client.getPayout(identity('gw-1'), creds)).toMatchObject({ status: 'GATEWAY_ERROR', outcome: 'unrecognized' });
     expect(s.admin.ledger().find((e) => e.withdrawal_reference === 'gw-1')?.status).toBe('PENDING');
+  });
+
+  it('refuses after committing, in the configured words and status; refusalRate refuses before committing', async () => {
+    const s = await start({
+      faults: { payout: { refusalAfterCommitRate: 1, refusals: [{ status: 200, body: '{"success":false,"message":"reference has been used"}' }], times: 1 } },
+    });
+    const { client, creds, identity } = fixture(s);
+    await expect(client.payout(ghsPayout('rac-1'), creds)).rejects.toMatchObject({ name: 'ProviderRejectedError', httpStatus: 200, providerMessage: 'reference has been used' });
+    expect(s.admin.ledger()).toMatchObject([{ withdrawal_reference: 'rac-1', calls: 1, executions: 1 }]);
+    expect(await client.getPayout(identity('rac-1'), creds)).toMatchObject({ found: true });
+
+    s.admin.setFaults('payout', { refusalRate: 1, refusals: [{ status: 502, body: '<html><h1>502</h1></html>', contentType: 'text/html' }] });
+    await expect(client.payout(ghsPayout('rbc-1'), creds)).rejects.toBeInstanceOf(ProviderAmbiguousError);
+    expect(s.admin.ledger().find((e) => e.withdrawal_reference === 'rbc-1')).toMatchObject({ calls: 1, executions: 0 });
+    expect(s.admin.faults().counts.payout).toEqual({ refusalAfterCommit: 1, refusal: 1 });
+  });
+
+  it('answers 429 with the configured Retry-After header', async () => {
+    const s = await start({ faults: { getPayout: { errorRate: 1, errorStatus: 429, retryAfter: '7' } } });
+    const response = await fetch(`${s.payoutBaseUrl}${'/api/v1/no-auth/PartnerP2P/GetPayout'}?platform_merchant_id=m&currency=GHS&withdrawal_reference=x`);
+    expect(response.status).toBe(429);
+    expect(response.headers.get('retry-after')).toBe('7');
+  });
+
+  it('a flapping read side answers "not found" only for a payout it has already shown', async () => {
+    const s = await start({ faults: { getPayout: { flapRate: 1 } } });
+    const { client, creds, identity } = fixture(s);
+    await client.payout(ghsPayout('flap-1'), creds);
+    expect(await client.getPayout(identity('flap-1'), creds)).toMatchObject({ found: true });
+    expect(await client.getPayout(identity('flap-1'), creds)).toMatchObject({ found: false });
+    expect(s.admin.faults().counts.getPayout).toEqual({ flap: 1 });
+  });
+
+  it('refuses fault settings it cannot honour, naming the field', async () => {
+    const s = await start();
+    expect(() => s.admin.setFaults('payout', { errorStatus: 418 })).toThrow(/errorStatus must be 429 or a 5xx/);
+    expect(() => s.admin.setFaults('payout', { refusals: [] })).toThrow(/refusals must be a non-empty array/);
+    expect(() => s.admin.setFaults('payout', { refusals: [{ status: 200, body: 1 as unknown as string }] })).toThrow(/refusals\[0\]\.body/);
   });
 
   it('resets the partner keys mid-run after N calls: the next call gets 401, the mailed keys work', async () => {

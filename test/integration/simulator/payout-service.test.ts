@@ -138,7 +138,7 @@ describe('payout service: Payout and GetPayout', () => {
     expect(final).toMatchObject({ found: true, status: 'COMPLETED', outcome: 'succeeded' });
     expect(final.raw).toMatchObject({ customer: { accountName: 'Kwame Mensah' }, channel: 'mobile_money', network: 'MTN' });
     expect(s.admin.ledger()).toEqual([
-      { ...identity, executions: 1, attempts: 1, duplicates: 0, status: 'COMPLETED', amount: '25.50' },
+      { ...identity, executions: 1, calls: 1, attempts: 1, duplicates: 0, status: 'COMPLETED', amount: '25.50' },
     ]);
   });
 
