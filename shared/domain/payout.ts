@@ -261,6 +261,9 @@ export class Payout {
       submitRetryAllowed: false,
       resubmitAuthorized: false,
       submitIntentAt: at,
+      // A new call starts a new story: no not-found run and no refusal carry over to it.
+      notFoundSince: undefined,
+      refusedAt: undefined,
       nextCheckAt: iso(new Date(now.getTime() + FIRST_CHECK_AFTER_MS)),
       ...(verifiedName !== undefined ? { verifiedName } : {}),
     };
@@ -268,7 +271,7 @@ export class Payout {
       return this.next(changes, now, { to: 'SUBMITTING', reason: 'payout intent recorded' });
     }
     // A retry or a resubmission stays in its state: the token is spent by this conditional write.
-    return this.next({ ...changes, notFoundSince: undefined, refusedAt: undefined }, now);
+    return this.next(changes, now);
   }
 
   /** The Payout call definitely did not reach the provider: allow one more attempt by a redelivery. */
@@ -352,6 +355,8 @@ export class Payout {
    * already running, and schedules the next check.
    */
   notFound(now: Date): Payout {
+    // Only a payout whose Payout call may have been sent can be looked up.
+    if (!['SUBMITTING', 'SUBMITTED', 'UNKNOWN'].includes(this.state)) throw new IllegalTransitionError(this.state, this.state);
     const checks = this.record.checks + 1;
     return this.next(
       { checks, nextCheckAt: iso(new Date(now.getTime() + backoffMs(checks))), notFoundSince: this.record.notFoundSince ?? iso(now) },
