@@ -26,7 +26,7 @@ import { METRIC } from '@shared/observability/metric-names';
 import { metrics } from '@shared/observability/metrics';
 import { KycServiceClient } from '@shared/providers/kyc-client';
 import { PayoutServiceClient } from '@shared/providers/payout-client';
-import { describeDefiniteRefusals, parseDefiniteRefusals } from '@shared/providers/refusals';
+import { describeDefiniteRefusals, parseDefiniteRefusals } from '@shared/domain/definite-refusals';
 import { resolveSigningProfile } from '@shared/signing';
 
 /*

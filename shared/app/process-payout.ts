@@ -9,7 +9,7 @@ import {
   ProviderUnauthorizedError,
   ProviderUnavailableError,
 } from '@shared/providers/provider-errors';
-import { isDefiniteRefusal, type DefiniteRefusal } from '@shared/providers/refusals';
+import { isDefiniteRefusal, type DefiniteRefusal } from '@shared/domain/definite-refusals';
 import { METRIC } from '@shared/observability/metric-names';
 import { withCredentialRefresh } from './credential-refresh';
 import { countOutcome } from './outcome-metrics';

@@ -1,3 +1,5 @@
+import { DomainError } from './errors';
+
 /**
  * Definite refusals: the Payout refusals an operator knows to be final before anything was
  * committed (for example 400 "insufficient balance"). Every other refusal is settled through
@@ -12,7 +14,7 @@ export interface DefiniteRefusal {
 }
 
 /** Thrown when PAYOUT_DEFINITE_REFUSALS is not a valid list. */
-export class DefiniteRefusalsError extends Error {
+export class DefiniteRefusalsError extends DomainError {
   override name = 'DefiniteRefusalsError';
 }
 
