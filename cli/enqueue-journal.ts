@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { isAlive } from '@local/state';
 
 /**
  * A write-ahead journal of `payouts enqueue`, so that a run stopped at any point (Ctrl-C, SIGTERM, a
@@ -36,15 +37,6 @@ export interface EnqueueJournal {
 interface EarlierJournal {
   readonly path: string;
   readonly pending: Set<string>;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** The keys a journal file leaves pending: `+` lines with no later `-` line. */

@@ -52,7 +52,8 @@ export function readLocalState(path = LOCAL_STATE_PATH): LocalState | undefined 
   return isAlive(state.pid) ? state : undefined;
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process with this pid runs (EPERM: it does, under another user). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
