@@ -9,6 +9,7 @@ import { credentialsFromCachedSecret } from '@shared/adapters/credentials';
 import { systemClock } from '@shared/adapters/system-clock';
 import { telemetryFrom } from '@shared/adapters/telemetry';
 import { RECONCILE_DEFAULTS, createReconcilePayouts, type ReconcileSummary } from '@shared/app/reconcile-payouts';
+import { WATCH_DEFAULTS, watchSettingsFromDays } from '@shared/app/watch-final-payouts';
 import { envBoolean, envInt, loadConfig, requiredString } from '@shared/config/env';
 import { logger } from '@shared/observability/logger';
 import { metrics } from '@shared/observability/metrics';
@@ -34,6 +35,9 @@ const config = loadConfig(
     REVIEW_AFTER_MINUTES: envInt(1440),
     NOT_FOUND_GRACE_MINUTES: envInt(15),
     RECONCILE_CONCURRENCY: envInt(RECONCILE_DEFAULTS.concurrency),
+    REVIEW_WATCH_HOURLY_DAYS: envInt(WATCH_DEFAULTS.reviewHourlyDays),
+    REVIEW_WATCH_DAILY_DAYS: envInt(WATCH_DEFAULTS.reviewDailyDays),
+    REVERSAL_WATCH_DAYS: envInt(WATCH_DEFAULTS.reversalWatchDays),
   }),
 );
 
@@ -46,6 +50,11 @@ const settings = {
   concurrency: config.RECONCILE_CONCURRENCY,
   pageSize: RECONCILE_DEFAULTS.pageSize,
   budgetMs: RECONCILE_DEFAULTS.budgetMs,
+  watch: watchSettingsFromDays({
+    reviewHourlyDays: config.REVIEW_WATCH_HOURLY_DAYS,
+    reviewDailyDays: config.REVIEW_WATCH_DAILY_DAYS,
+    reversalWatchDays: config.REVERSAL_WATCH_DAYS,
+  }),
 };
 
 const reconcilePayouts = createReconcilePayouts({
@@ -73,6 +82,9 @@ logger.info('reconciler settings', {
   reviewAfterMinutes: config.REVIEW_AFTER_MINUTES,
   notFoundGraceMinutes: config.NOT_FOUND_GRACE_MINUTES,
   concurrency: config.RECONCILE_CONCURRENCY,
+  reviewWatchHourlyDays: config.REVIEW_WATCH_HOURLY_DAYS,
+  reviewWatchDailyDays: config.REVIEW_WATCH_DAILY_DAYS,
+  reversalWatchDays: config.REVERSAL_WATCH_DAYS,
 });
 
 async function lambdaHandler(_event: ScheduledEvent, context: Context): Promise<ReconcileSummary> {

@@ -52,10 +52,12 @@ export interface PayoutItem {
   submit_intent_at?: string;
   checks: number;
   reason?: string;
+  retry_of?: string;
+  retried_as?: string;
   history: PayoutHistoryEntry[];
   createdAt: string;
   updatedAt: string;
-  /** Present only while open: this is what makes the `open-by-next-check` index sparse. */
+  /** Present only while open or watched: this is what makes the `open-by-next-check` index sparse. */
   openShard?: string;
   nextCheckAt?: string;
   /** Present only in UNKNOWN and final states: this is what makes the `by-state` index sparse. */
@@ -65,7 +67,8 @@ export interface PayoutItem {
 /** The stored item of a payout, index attributes included (also what bulk seeding in the bench writes). */
 export function toItem(payout: Payout): PayoutItem {
   const r = payout.record;
-  const open = !payout.isFinal;
+  // Watched final payouts (NEEDS_REVIEW, SUCCEEDED) stay in the index until their watch ends.
+  const open = !payout.isFinal || payout.isWatched;
   const pk = payoutKey(r.identity);
   return {
     pk,
@@ -91,6 +94,8 @@ export function toItem(payout: Payout): PayoutItem {
     submit_intent_at: r.submitIntentAt,
     checks: r.checks,
     reason: r.reason,
+    retry_of: r.retryOf,
+    retried_as: r.retriedAs,
     history: [...r.history],
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
@@ -127,6 +132,8 @@ function fromItem(item: PayoutItem): Payout {
     checks: item.checks,
     nextCheckAt: item.nextCheckAt,
     reason: item.reason,
+    retryOf: item.retry_of,
+    retriedAs: item.retried_as,
     history: item.history,
     createdAt: item.createdAt,
     updatedAt: item.updatedAt,
@@ -441,15 +448,16 @@ export function createPayoutRepository(tableName: string, client: DynamoDBDocume
       for (const item of entries) {
         try {
           // No version bump: this only moves the next check earlier, so it must not make a
-          // concurrent worker's conditional write fail.
+          // concurrent worker's conditional write fail. A SUCCEEDED or NEEDS_REVIEW payout whose watch
+          // ended comes back for one look: a notification may report returned money or a late answer.
           await client.send(
             new UpdateCommand({
               TableName: tableName,
               Key: { pk: item.pk },
-              UpdateExpression: 'SET #next = :now',
-              ConditionExpression: 'attribute_exists(#shard)',
-              ExpressionAttributeNames: { '#next': 'nextCheckAt', '#shard': 'openShard' },
-              ExpressionAttributeValues: { ':now': now.toISOString() },
+              UpdateExpression: 'SET #next = :now, #shard = if_not_exists(#shard, :open)',
+              ConditionExpression: 'attribute_exists(#shard) OR #state IN (:succeeded, :review)',
+              ExpressionAttributeNames: { '#next': 'nextCheckAt', '#shard': 'openShard', '#state': 'state' },
+              ExpressionAttributeValues: { ':now': now.toISOString(), ':open': openShardOf(String(item.pk), SHARDS.open), ':succeeded': 'SUCCEEDED', ':review': 'NEEDS_REVIEW' },
             }),
           );
           marked += 1;

@@ -9,6 +9,7 @@ export function countOutcome(telemetry: Telemetry, payout: Payout): void {
     FAILED: METRIC.payoutFailed,
     REJECTED: METRIC.payoutRejected,
     NEEDS_REVIEW: METRIC.payoutNeedsReview,
+    REVERSED: METRIC.payoutReversed,
     UNKNOWN: METRIC.payoutUnknownOutcome,
   }[payout.state as string];
   if (metric) telemetry.count(metric);

@@ -7,8 +7,11 @@ import { withCredentialRefresh } from './credential-refresh';
 import { ConcurrentModificationError } from '@shared/domain/errors';
 import type { Clock, Log, Telemetry } from '@shared/ports/runtime';
 import type { CredentialsSource, PayoutProvider, PayoutRepository, PayoutStatusAnswer } from '@shared/ports/payouts';
+import { DEFAULT_WATCH_SETTINGS, decideWatched, type WatchSettings } from './watch-final-payouts';
 
 export interface ReconcileSettings {
+  /** How long and how often NEEDS_REVIEW and SUCCEEDED payouts are still asked about (default: WATCH_DEFAULTS). */
+  readonly watch?: WatchSettings;
   /** REVIEW_AFTER_MINUTES: an open payout older than this goes to NEEDS_REVIEW. */
   readonly reviewAfterMs: number;
   /** NOT_FOUND_GRACE_MINUTES: how long "the provider does not know it" must last before acting on it. */
@@ -97,9 +100,26 @@ export function createReconcilePayouts(
 ): (options?: { budgetMs?: number }) => Promise<ReconcileSummary> {
   const { repository, provider, credentials, clock, telemetry, log, settings } = deps;
 
+  /** A watched final payout (NEEDS_REVIEW, SUCCEEDED): ask GetPayout at the watch's low rate. */
+  async function decideFinal(payout: Payout, now: Date): Promise<Payout> {
+    let answer: PayoutStatusAnswer | undefined;
+    try {
+      answer = await withCredentialRefresh(credentials, (creds) => provider.getPayout(payout.record.identity, creds));
+    } catch (error) {
+      log.warn('GetPayout failed for a watched payout; will check again', { payoutKey: payout.key, error: (error as Error).name });
+    }
+    const contradiction = answer?.found ? contradicts(payout, answer) : undefined;
+    if (contradiction) {
+      log.warn('watched payout: contradictory provider answer ignored', { payoutKey: payout.key, contradiction });
+      answer = undefined;
+    }
+    return decideWatched(payout, answer, now, settings.watch ?? DEFAULT_WATCH_SETTINGS);
+  }
+
   /** Decides the next version of one payout at `now` (at least a recorded check with its next time). */
   async function decide(payout: Payout, now: Date): Promise<Payout> {
     const r = payout.record;
+    if (payout.isFinal) return decideFinal(payout, now);
     const overdue = payout.ageMs(now) >= settings.reviewAfterMs;
     const reviewMinutes = Math.round(settings.reviewAfterMs / 60_000);
 
@@ -131,6 +151,9 @@ export function createReconcilePayouts(
       if (answer.outcome === 'succeeded') return payout.succeeded(status, now);
       if (answer.outcome === 'failed') {
         return payout.failed(`provider reports ${status}`, now, status);
+      }
+      if (answer.outcome === 'reversed') {
+        return payout.succeeded(status, now).reversed(`provider reports ${status}: the delivered money came back`, now, status);
       }
       // Any other record shows the provider holds the reference: the not-found run ends (rule 1).
       if (answer.outcome === 'unrecognized') {
@@ -195,7 +218,7 @@ export function createReconcilePayouts(
     const reconcileOne = async (identity: PayoutIdentity): Promise<void> => {
       try {
         const payout = await repository.get(identity);
-        if (!payout || payout.isFinal) return;
+        if (!payout || !payout.isWatched) return;
         const now = clock.now();
         if (payout.record.nextCheckAt) {
           maxLagSeconds = Math.max(maxLagSeconds, (now.getTime() - Date.parse(payout.record.nextCheckAt)) / 1000);

@@ -4,7 +4,9 @@ import { payoutKey, type PayoutIdentity } from './identity';
 /**
  * The payout state machine (docs/money-safety.md, "The payout states"):
  * ACCEPTED -> VERIFYING -> REJECTED | SUBMITTING -> SUBMITTED | UNKNOWN | FAILED;
- * SUBMITTED | UNKNOWN -> SUCCEEDED | FAILED | NEEDS_REVIEW.
+ * SUBMITTED | UNKNOWN -> SUCCEEDED | FAILED | NEEDS_REVIEW;
+ * NEEDS_REVIEW -> SUCCEEDED | FAILED (the provider's later definite answer, or an operator with evidence);
+ * SUCCEEDED -> REVERSED (the provider reports that the delivered money came back).
  * Two extra forward edges: UNKNOWN -> SUBMITTED (the provider later confirms it holds the payout)
  * and ACCEPTED | VERIFYING | SUBMITTING -> NEEDS_REVIEW (nothing processed it in time).
  */
@@ -18,11 +20,22 @@ export const PAYOUT_STATES = [
   'FAILED',
   'SUCCEEDED',
   'NEEDS_REVIEW',
+  'REVERSED',
 ] as const;
 export type PayoutState = (typeof PAYOUT_STATES)[number];
 
-/** Final states leave the reconciler's sparse index; nothing moves them again. */
-export const FINAL_STATES: ReadonlySet<PayoutState> = new Set(['REJECTED', 'FAILED', 'SUCCEEDED', 'NEEDS_REVIEW']);
+/**
+ * States the processing path is done with: no message and no regular reconciliation moves them.
+ * Two of them are still watched (WATCHED_STATES); the others never move again.
+ */
+export const FINAL_STATES: ReadonlySet<PayoutState> = new Set(['REJECTED', 'FAILED', 'SUCCEEDED', 'NEEDS_REVIEW', 'REVERSED']);
+
+/**
+ * Final states the reconciler still asks GetPayout about, at a low rate and for a bounded time:
+ * NEEDS_REVIEW (a later definite answer settles it) and SUCCEEDED (returned money makes it REVERSED).
+ * A watched payout keeps a `nextCheckAt`; without one it has left the reconciler's index.
+ */
+export const WATCHED_STATES: ReadonlySet<PayoutState> = new Set(['NEEDS_REVIEW', 'SUCCEEDED']);
 
 const TRANSITIONS: Readonly<Record<PayoutState, readonly PayoutState[]>> = {
   ACCEPTED: ['VERIFYING', 'REJECTED', 'NEEDS_REVIEW'],
@@ -32,8 +45,9 @@ const TRANSITIONS: Readonly<Record<PayoutState, readonly PayoutState[]>> = {
   UNKNOWN: ['SUBMITTED', 'SUCCEEDED', 'FAILED', 'NEEDS_REVIEW'],
   REJECTED: [],
   FAILED: [],
-  SUCCEEDED: [],
-  NEEDS_REVIEW: [],
+  SUCCEEDED: ['REVERSED'],
+  NEEDS_REVIEW: ['SUCCEEDED', 'FAILED'],
+  REVERSED: [],
 };
 
 /** Whether `to` is a legal forward move from `from`. */
@@ -69,7 +83,23 @@ export interface PayoutHistoryEntry {
   readonly to: PayoutState;
   readonly at: string;
   readonly reason: string;
+  /** An operator's action: who took it. */
+  readonly by?: string;
+  /** An operator's action: the evidence they gave. */
+  readonly evidence?: string;
+  /** An operator's action: what GetPayout answered at that moment (or why it could not be asked). */
+  readonly providerAnswer?: string;
 }
+
+/** What an operator's action records besides the move itself (money-safety: who, evidence, the provider's word). */
+export interface OperatorAudit {
+  readonly by: string;
+  readonly evidence: string;
+  readonly providerAnswer: string;
+}
+
+/** Fixed wording of history entries that other parts (docs, alarms, tests) rely on. */
+export const SETTLED_AFTER_REVIEW = 'settled by the provider after review';
 
 /** The stored shape of a payout. Holds the masked account number only, never the full one. */
 export interface PayoutRecord {
@@ -118,6 +148,10 @@ export interface PayoutRecord {
   /** Next reconciliation time while open; absent once final. */
   readonly nextCheckAt?: string;
   readonly reason?: string;
+  /** A retry of a FAILED payout: the withdrawal_reference of the first payout (same merchant and currency). */
+  readonly retryOf?: string;
+  /** Set on a FAILED payout once `payouts retry` started its replacement: that payout's withdrawal_reference. */
+  readonly retriedAs?: string;
   readonly history: readonly PayoutHistoryEntry[];
   readonly createdAt: string;
   readonly updatedAt: string;
@@ -132,10 +166,17 @@ export interface NewPayout {
   readonly expectedName?: string;
   readonly userReference?: string;
   readonly metadata?: Record<string, string>;
+  readonly retryOf?: string;
 }
 
 /** How long a fresh payout waits before the reconciler first looks at it (if no message moved it). */
 export const FIRST_CHECK_AFTER_MS = 60_000;
+
+/** First look at a payout handed to a person; the reconciler then follows its review-watch settings. */
+export const REVIEW_FIRST_CHECK_MS = 60 * 60_000;
+
+/** First look for returned money after a success; the reconciler then follows its reversal-watch settings. */
+export const REVERSAL_FIRST_CHECK_MS = 24 * 60 * 60_000;
 
 /** Back-off of reconciliation checks: 1 m, 2 m, 5 m, 15 m, then hourly. */
 export const CHECK_BACKOFF_MINUTES = [1, 2, 5, 15, 60] as const;
@@ -188,6 +229,16 @@ export class Payout {
   get isFinal(): boolean {
     return isFinal(this.record.state);
   }
+  /** Whether the reconciler still looks at this payout (open, or final but still watched). */
+  get isWatched(): boolean {
+    return this.record.nextCheckAt !== undefined;
+  }
+
+  /** When the payout entered its current state (the last history entry that moved it). */
+  get enteredStateAt(): string {
+    const entry = [...this.record.history].reverse().find((h) => h.to === this.state && h.from !== this.state);
+    return entry?.at ?? this.record.updatedAt;
+  }
 
   /**
    * Whether a delivery of the payout request may still call Payout: only before any attempt could
@@ -220,21 +271,26 @@ export class Payout {
     return now.getTime() - Date.parse(this.record.createdAt);
   }
 
-  private next(changes: Partial<PayoutRecord>, now: Date, move?: { to: PayoutState; reason: string }): Payout {
+  private next(
+    changes: Partial<PayoutRecord>,
+    now: Date,
+    move?: { to: PayoutState; reason: string; audit?: OperatorAudit },
+  ): Payout {
     const r = this.record;
     let history = r.history;
     let state = r.state;
     if (move) {
       if (!canTransition(r.state, move.to)) throw new IllegalTransitionError(r.state, move.to);
-      history = [...history, { from: r.state, to: move.to, at: iso(now), reason: move.reason }];
+      history = [...history, { from: r.state, to: move.to, at: iso(now), reason: move.reason, ...move.audit }];
       state = move.to;
     }
     // Any state move spends an unspent retry or resubmission token: tokens only live within one state.
     const tokens = move ? { submitRetryAllowed: undefined, resubmitAuthorized: undefined } : {};
     const merged: PayoutRecord = { ...r, ...changes, ...tokens, state, history, version: r.version + 1, updatedAt: iso(now) };
     if (isFinal(state)) {
-      const { nextCheckAt: _n, submitRetryAllowed: _s, resubmitAuthorized: _a, ...closed } = merged;
-      return new Payout(closed);
+      const { nextCheckAt, submitRetryAllowed: _s, resubmitAuthorized: _a, ...closed } = merged;
+      // A watched final state keeps the next check it was given; any other final state leaves the index.
+      return new Payout(WATCHED_STATES.has(state) && nextCheckAt !== undefined ? { ...closed, nextCheckAt } : closed);
     }
     return new Payout(merged);
   }
@@ -368,15 +424,61 @@ export class Payout {
     return this.next({ reason, providerStatus }, now, { to: 'FAILED', reason });
   }
 
+  /**
+   * The provider reports the money delivered. The payout stays watched for returned money: its first
+   * look comes a day later (REVERSAL_FIRST_CHECK_MS); the reconciler's settings decide how long after.
+   * From NEEDS_REVIEW the reason says it was settled by the provider after review.
+   */
   succeeded(providerStatus: string, now: Date): Payout {
-    return this.next({ providerStatus, reason: undefined }, now, {
-      to: 'SUCCEEDED',
-      reason: `provider reports ${providerStatus}`,
+    const reason =
+      this.state === 'NEEDS_REVIEW' ? `${SETTLED_AFTER_REVIEW}: provider reports ${providerStatus}` : `provider reports ${providerStatus}`;
+    return this.next(
+      { providerStatus, reason: undefined, nextCheckAt: iso(new Date(now.getTime() + REVERSAL_FIRST_CHECK_MS)) },
+      now,
+      { to: 'SUCCEEDED', reason },
+    );
+  }
+
+  /** A person must look. The reconciler keeps asking the provider at a low rate (first look in an hour). */
+  needsReview(reason: string, now: Date): Payout {
+    return this.next({ reason, nextCheckAt: iso(new Date(now.getTime() + REVIEW_FIRST_CHECK_MS)) }, now, {
+      to: 'NEEDS_REVIEW',
+      reason,
     });
   }
 
-  needsReview(reason: string, now: Date): Payout {
-    return this.next({ reason }, now, { to: 'NEEDS_REVIEW', reason });
+  /** The provider reports that the delivered money came back. Final; raises its own alarm. */
+  reversed(reason: string, now: Date, providerStatus?: string): Payout {
+    return this.next({ reason, ...(providerStatus !== undefined ? { providerStatus } : {}) }, now, { to: 'REVERSED', reason });
+  }
+
+  /**
+   * An operator settles a NEEDS_REVIEW payout with evidence. The history entry records who, the
+   * evidence and the provider's answer at that moment; the use case checks that answer first.
+   */
+  resolveByOperator(to: 'SUCCEEDED' | 'FAILED', audit: OperatorAudit, now: Date): Payout {
+    if (this.state !== 'NEEDS_REVIEW') throw new IllegalTransitionError(this.state, to);
+    const reason = `resolved as ${to} by ${audit.by}: ${audit.evidence}`;
+    const watch = to === 'SUCCEEDED' ? { nextCheckAt: iso(new Date(now.getTime() + REVERSAL_FIRST_CHECK_MS)) } : {};
+    return this.next({ reason, ...watch }, now, { to, reason, audit });
+  }
+
+  /** A watched final payout leaves the reconciler's index: its watch period is over. */
+  unwatch(now: Date): Payout {
+    if (!isFinal(this.state)) throw new IllegalTransitionError(this.state, this.state);
+    return this.next({ nextCheckAt: undefined }, now);
+  }
+
+  /**
+   * Links a FAILED payout to the new payout that retries it (a note in history, no state move). The
+   * conditional write of this version is what makes a second, different retry impossible.
+   */
+  retriedWith(newReference: string, by: string, now: Date): Payout {
+    if (this.state !== 'FAILED') throw new IllegalTransitionError(this.state, 'ACCEPTED');
+    const reason = `retried as ${newReference} by ${by}`;
+    const entry: PayoutHistoryEntry = { from: this.state, to: this.state, at: iso(now), reason, by };
+    const linked = this.next({ retriedAs: newReference }, now);
+    return new Payout({ ...linked.record, history: [...linked.record.history, entry] });
   }
 
   /** Records a reconciliation look that did not change the state, and schedules the next one. */

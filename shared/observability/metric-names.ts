@@ -7,6 +7,7 @@ export const METRIC = {
   payoutFailed: 'PayoutFailed',
   payoutRejected: 'PayoutRejected',
   payoutNeedsReview: 'PayoutNeedsReview',
+  payoutReversed: 'PayoutReversed',
   payoutUnknownOutcome: 'PayoutUnknownOutcome',
   nameMismatch: 'NameMismatch',
   dlqSend: 'DlqSend',

@@ -1,9 +1,12 @@
-/** What payrelay makes of a GetPayout status word. Only 'succeeded' and 'failed' are final. */
-export type PayoutStatusOutcome = 'succeeded' | 'failed' | 'in_progress' | 'unrecognized';
+/**
+ * What payrelay makes of a GetPayout status word. 'succeeded', 'failed' and 'reversed' are definite;
+ * 'reversed' means the money was delivered and came back (a SUCCEEDED payout becomes REVERSED).
+ */
+export type PayoutStatusOutcome = 'succeeded' | 'failed' | 'reversed' | 'in_progress' | 'unrecognized';
 
 export type StatusMap = Readonly<Record<string, PayoutStatusOutcome>>;
 
-const OUTCOMES: readonly PayoutStatusOutcome[] = ['succeeded', 'failed', 'in_progress', 'unrecognized'];
+const OUTCOMES: readonly PayoutStatusOutcome[] = ['succeeded', 'failed', 'reversed', 'in_progress', 'unrecognized'];
 
 /** Thrown when PROVIDER_STATUS_MAP is not a valid status table. */
 export class StatusMapError extends Error {
@@ -11,13 +14,18 @@ export class StatusMapError extends Error {
 }
 
 /**
- * Status words seen in the provider's docs. The GATEWAY_* words are listed explicitly as
+ * Status words seen in the provider's docs, plus the words for returned money (REFUND is the payment
+ * status of the provider's order notifications; REVERSED and REFUNDED are its likely GetPayout forms:
+ * override with PROVIDER_STATUS_MAP when the provider uses another). The GATEWAY_* words are listed explicitly as
  * unrecognized: a gateway trouble says nothing final about the money.
  */
 export const DEFAULT_STATUS_MAP: StatusMap = Object.freeze({
   COMPLETED: 'succeeded',
   SUCCESSFUL: 'succeeded',
   FAILED: 'failed',
+  REVERSED: 'reversed',
+  REFUNDED: 'reversed',
+  REFUND: 'reversed',
   PENDING: 'in_progress',
   INITIATED: 'in_progress',
   GATEWAY_ERROR: 'unrecognized',

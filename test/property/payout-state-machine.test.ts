@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '@shared/domain/errors';
-import { FINAL_STATES, Payout, canTransition } from '@shared/domain/payout';
+import { FINAL_STATES, Payout, WATCHED_STATES, canTransition } from '@shared/domain/payout';
 import { fuzzSeed, runs, scaledTimeout } from './runs';
 import { PAYOUT_STATE_RANK } from '@test/support/payout-rank';
 
@@ -13,6 +13,8 @@ import { PAYOUT_STATE_RANK } from '@test/support/payout-rank';
 
 
 const KINDS = [
+  'reversed',
+  'unwatch',
   'startVerifying',
   'reject',
   'startSubmitting',
@@ -67,6 +69,10 @@ function apply(p: Payout, op: Op, now: Date): Payout {
       return p.refused('property: refused', now, { acknowledged: false });
     case 'refusedDuplicate':
       return p.refused('property: duplicate', now, { acknowledged: true });
+    case 'reversed':
+      return p.reversed('property: money came back', now, 'REVERSED');
+    case 'unwatch':
+      return p.unwatch(now);
     case 'checked':
       return p.checked(now);
     case 'notFound':
@@ -128,9 +134,10 @@ describe('payout state machine (property)', () => {
           } else {
             expect(after.state).toBe(before.state);
           }
-          if (FINAL_STATES.has(before.state)) expect(after.state).toBe(before.state);
+          // A final state moves only along a watched state's edges (NEEDS_REVIEW -> SUCCEEDED | FAILED, SUCCEEDED -> REVERSED).
+          if (FINAL_STATES.has(before.state) && after.state !== before.state) expect(WATCHED_STATES.has(before.state)).toBe(true);
           if (after.isFinal) {
-            expect(after.record.nextCheckAt).toBeUndefined();
+            if (!WATCHED_STATES.has(after.state)) expect(after.record.nextCheckAt).toBeUndefined();
             expect(after.maySubmit).toBe(false);
           }
 

@@ -10,8 +10,9 @@ export const PAYOUT_STATE_RANK: Readonly<Record<PayoutState, number>> = {
   SUBMITTING: 2,
   UNKNOWN: 3,
   SUBMITTED: 4,
-  REJECTED: 5,
-  FAILED: 5,
-  SUCCEEDED: 5,
   NEEDS_REVIEW: 5,
+  REJECTED: 6,
+  FAILED: 6,
+  SUCCEEDED: 6,
+  REVERSED: 7,
 };

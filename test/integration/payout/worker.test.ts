@@ -61,7 +61,8 @@ describe('payout worker and reconciler handlers (dynalite, fauxqs, simulator)', 
     expect(done?.state).toBe('SUCCEEDED');
     expect(done?.record.providerStatus).toBe('COMPLETED');
     expect(done?.record.history.map((e) => e.to)).toEqual(['ACCEPTED', 'VERIFYING', 'SUBMITTING', 'SUBMITTED', 'SUCCEEDED']);
-    expect(done?.record.nextCheckAt).toBeUndefined();
+    // Still watched for returned money, first a day later (REVERSAL_FIRST_CHECK_MS).
+    expect(Date.parse(done?.record.nextCheckAt ?? '') - Date.now()).toBeGreaterThan(23 * 60 * 60_000);
   });
 
   it('rejects a name mismatch with both names recorded, and never calls Payout', async () => {

@@ -42,16 +42,16 @@ describe('Payout state machine', () => {
     expect(p.version).toBe(5);
     expect(p.record.history.map((h) => h.to)).toEqual(['ACCEPTED', 'VERIFYING', 'SUBMITTING', 'SUBMITTED', 'SUCCEEDED']);
     expect(p.record.history.map((h) => h.from)).toEqual([null, 'ACCEPTED', 'VERIFYING', 'SUBMITTING', 'SUBMITTED']);
-    expect(p.record.nextCheckAt).toBeUndefined();
+    // Watched for returned money: first look a day after the success.
+    expect(p.record.nextCheckAt).toBe(at(2 + 24 * 60).toISOString());
     expect(p.record.verifiedName).toBe('Ama Owusu');
   });
 
-  it('never leaves a final state', () => {
+  it('leaves a final state only along the watched edges: NEEDS_REVIEW -> SUCCEEDED | FAILED, SUCCEEDED -> REVERSED', () => {
     const finals = PAYOUT_STATES.filter(isFinal);
-    expect(finals.sort()).toEqual(['FAILED', 'NEEDS_REVIEW', 'REJECTED', 'SUCCEEDED']);
-    for (const from of finals) {
-      for (const to of PAYOUT_STATES) expect(canTransition(from, to)).toBe(false);
-    }
+    expect(finals.sort()).toEqual(['FAILED', 'NEEDS_REVIEW', 'REJECTED', 'REVERSED', 'SUCCEEDED']);
+    const edges = finals.flatMap((from) => PAYOUT_STATES.filter((to) => canTransition(from, to)).map((to) => `${from}->${to}`));
+    expect(edges.sort()).toEqual(['NEEDS_REVIEW->FAILED', 'NEEDS_REVIEW->SUCCEEDED', 'SUCCEEDED->REVERSED']);
     const done = submitting().submitted('PENDING', at(1)).succeeded('COMPLETED', at(2));
     expect(() => done.failed('late FAILED', at(3))).toThrow(IllegalTransitionError);
     expect(() => done.needsReview('x', at(3))).toThrow(IllegalTransitionError);

@@ -178,7 +178,8 @@ describe('GetPayout', () => {
     ['pending', 'in_progress'],
     ['INITIATED', 'in_progress'],
     ['GATEWAY_ERROR', 'unrecognized'],
-    ['REVERSED', 'unrecognized'],
+    ['REVERSED', 'reversed'],
+    ['ON_HOLD', 'unrecognized'],
   ])('maps %s to %s', async (status, outcome) => {
     reply = () => ({ status: 200, body: { withdrawal_reference: identity.withdrawal_reference, status } });
     expect((await client().getPayout(identity, creds)).outcome).toBe(outcome);

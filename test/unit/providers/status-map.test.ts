@@ -44,7 +44,7 @@ describe('parseStatusMap', () => {
     ['{', /not valid JSON/],
     ['[]', /must be a JSON object/],
     ['"x"', /must be a JSON object/],
-    ['{"PAID":"success"}', /maps PAID to "success"; allowed: succeeded, failed, in_progress, unrecognized/],
+    ['{"PAID":"success"}', /maps PAID to "success"; allowed: succeeded, failed, reversed, in_progress, unrecognized/],
     ['{"PAID":true}', /maps PAID to true/],
     ['{"":"failed"}', /word "" must be/],
   ])('rejects %j', (json, message) => {

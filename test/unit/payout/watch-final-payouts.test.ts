@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import { IllegalTransitionError, Payout, SETTLED_AFTER_REVIEW } from '@shared/domain/payout';
+import { decideWatched, nextWatchCheck, watchSettingsFromDays } from '@shared/app/watch-final-payouts';
+import type { PayoutStatusAnswer } from '@shared/ports/payouts';
+
+const t0 = new Date('2026-01-01T00:00:00.000Z');
+const HOUR = 60 * 60_000;
+const DAY = 24 * HOUR;
+const at = (ms: number): Date => new Date(t0.getTime() + ms);
+const settings = watchSettingsFromDays({ reviewHourlyDays: 3, reviewDailyDays: 30, reversalWatchDays: 7 });
+
+const submitted = (): Payout =>
+  Payout.accept(
+    { identity: { platform_merchant_id: 'm-1', currency: 'GHS', withdrawal_reference: 'w-1' }, amount: '10.00', accountMasked: '******7890', accountCode: 'MTN' },
+    t0,
+  )
+    .startVerifying(t0)
+    .startSubmitting(t0, 'Ama Owusu')
+    .submitted('PENDING', t0);
+const review = (): Payout => submitted().needsReview('still PENDING after 1440 minutes', t0);
+const answer = (status: string, outcome: PayoutStatusAnswer['outcome']): PayoutStatusAnswer => ({ found: true, status, outcome });
+
+describe('NEEDS_REVIEW is watched', () => {
+  it('stays in the reconciler index with a first look an hour later', () => {
+    expect(review().record.nextCheckAt).toBe(at(HOUR).toISOString());
+    expect(review().isWatched).toBe(true);
+  });
+
+  it('is asked about hourly for 3 days, daily for 30 more, then leaves the index', () => {
+    const p = review();
+    expect(nextWatchCheck(p, at(2 * DAY), settings)).toEqual(at(2 * DAY + HOUR));
+    expect(nextWatchCheck(p, at(4 * DAY), settings)).toEqual(at(5 * DAY));
+    expect(nextWatchCheck(p, at(34 * DAY), settings)).toBeUndefined();
+    const ended = decideWatched(p, undefined, at(34 * DAY), settings);
+    expect(ended.state).toBe('NEEDS_REVIEW');
+    expect(ended.isWatched).toBe(false);
+  });
+
+  it('is settled by a later definite answer, with "settled by the provider after review" in history', () => {
+    const ok = decideWatched(review(), answer('COMPLETED', 'succeeded'), at(5 * HOUR), settings);
+    expect(ok.state).toBe('SUCCEEDED');
+    expect(ok.record.history.at(-1)?.reason).toBe(`${SETTLED_AFTER_REVIEW}: provider reports COMPLETED`);
+    const ko = decideWatched(review(), answer('FAILED', 'failed'), at(5 * HOUR), settings);
+    expect(ko.state).toBe('FAILED');
+    expect(ko.record.history.at(-1)?.reason).toBe(`${SETTLED_AFTER_REVIEW}: provider reports FAILED`);
+    expect(ko.isWatched).toBe(false);
+  });
+
+  it('stays NEEDS_REVIEW on an in-progress, unrecognized or missing answer', () => {
+    for (const a of [answer('PENDING', 'in_progress'), answer('ODD', 'unrecognized'), { found: false, outcome: 'unrecognized' } as const, undefined]) {
+      const next = decideWatched(review(), a, at(2 * HOUR), settings);
+      expect(next.state).toBe('NEEDS_REVIEW');
+      expect(next.record.nextCheckAt).toBe(at(3 * HOUR).toISOString());
+    }
+  });
+});
+
+describe('an operator resolves NEEDS_REVIEW', () => {
+  const audit = { by: 'ama@ops', evidence: 'bank statement line 42', providerAnswer: 'PENDING' };
+
+  it('records who, when, the evidence and the provider answer in the history entry', () => {
+    const p = review().resolveByOperator('FAILED', audit, at(HOUR));
+    expect(p.state).toBe('FAILED');
+    expect(p.record.history.at(-1)).toEqual({
+      from: 'NEEDS_REVIEW',
+      to: 'FAILED',
+      at: at(HOUR).toISOString(),
+      reason: 'resolved as FAILED by ama@ops: bank statement line 42',
+      ...audit,
+    });
+  });
+
+  it('is refused outside NEEDS_REVIEW', () => {
+    expect(() => submitted().resolveByOperator('SUCCEEDED', audit, at(HOUR))).toThrow(IllegalTransitionError);
+  });
+});
+
+describe('SUCCEEDED is watched for returned money', () => {
+  const done = (): Payout => submitted().succeeded('COMPLETED', t0);
+
+  it('moves to REVERSED when GetPayout reports the money came back, and leaves the index', () => {
+    const p = decideWatched(done(), answer('REVERSED', 'reversed'), at(DAY), settings);
+    expect(p.state).toBe('REVERSED');
+    expect(p.record.reason).toBe('provider reports REVERSED: the delivered money came back');
+    expect(p.isWatched).toBe(false);
+  });
+
+  it('checks daily for REVERSAL_WATCH_DAYS, then stops', () => {
+    expect(decideWatched(done(), answer('COMPLETED', 'succeeded'), at(DAY), settings).record.nextCheckAt).toBe(at(2 * DAY).toISOString());
+    const after = decideWatched(done(), answer('COMPLETED', 'succeeded'), at(7 * DAY), settings);
+    expect(after.state).toBe('SUCCEEDED');
+    expect(after.isWatched).toBe(false);
+  });
+
+  it('a NEEDS_REVIEW payout whose money already came back goes through SUCCEEDED to REVERSED', () => {
+    const p = decideWatched(review(), answer('REFUNDED', 'reversed'), at(HOUR), settings);
+    expect(p.record.history.slice(-2).map((h) => h.to)).toEqual(['SUCCEEDED', 'REVERSED']);
+  });
+});
+
+describe('retry link', () => {
+  it('links a FAILED payout to its retry with a history note, and refuses any other state', () => {
+    const failed = submitted().failed('provider reports FAILED', t0, 'FAILED');
+    const linked = failed.retriedWith('w-2', 'ama@ops', at(HOUR));
+    expect(linked.state).toBe('FAILED');
+    expect(linked.version).toBe(failed.version + 1);
+    expect(linked.record.retriedAs).toBe('w-2');
+    expect(linked.record.history.at(-1)).toMatchObject({ from: 'FAILED', to: 'FAILED', reason: 'retried as w-2 by ama@ops', by: 'ama@ops' });
+    expect(() => review().retriedWith('w-2', 'ama@ops', at(HOUR))).toThrow(IllegalTransitionError);
+  });
+});
