@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { CliError } from './output';
+import { CliError, EXIT } from './output';
 
 /** Reads a text file, or stdin when the path is `-`; the error names the file. */
 export function readText(path: string): string {
   try {
     return readFileSync(path === '-' ? 0 : path, 'utf8');
   } catch (error) {
-    throw new CliError(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new CliError(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, EXIT.invalidInput);
   }
 }
 
@@ -17,9 +17,9 @@ export function readJsonObject(path: string): Record<string, unknown> {
     value = JSON.parse(readText(path));
   } catch (error) {
     if (error instanceof CliError) throw error;
-    throw new CliError(`${path} is not valid JSON`);
+    throw new CliError(`${path} is not valid JSON`, EXIT.invalidInput);
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new CliError(`${path} must hold a JSON object`);
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new CliError(`${path} must hold a JSON object`, EXIT.invalidInput);
   return value as Record<string, unknown>;
 }
 
@@ -29,7 +29,7 @@ export function readJsonObject(path: string): Record<string, unknown> {
  */
 export function promptHidden(question: string): Promise<string> {
   const stdin = process.stdin;
-  if (!stdin.isTTY) return Promise.reject(new CliError('no terminal to prompt on: pass --file <secret.json> instead'));
+  if (!stdin.isTTY) return Promise.reject(new CliError('no terminal to prompt on: pass --file <secret.json> instead', EXIT.usage));
   process.stderr.write(question);
   return new Promise((resolve, reject) => {
     let value = '';
@@ -58,7 +58,7 @@ export function promptHidden(question: string): Promise<string> {
 
 /** Asks for a visible value (identifiers, not secrets). */
 export async function promptVisible(question: string): Promise<string> {
-  if (!process.stdin.isTTY) throw new CliError('no terminal to prompt on: pass --file <secret.json> instead');
+  if (!process.stdin.isTTY) throw new CliError('no terminal to prompt on: pass --file <secret.json> instead', EXIT.usage);
   const { createInterface } = await import('node:readline/promises');
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   try {

@@ -2,6 +2,27 @@ import Table from 'cli-table3';
 import { tableStyle } from '@local/terminal';
 
 /**
+ * Exit codes by class of failure (docs/cli.md "Exit codes"), so a script can tell them apart.
+ */
+export const EXIT = {
+  ok: 0,
+  /** Anything not in a class below (a bug, a conflict to retry). */
+  failure: 1,
+  /** The command line is wrong: unknown command or option, missing argument. */
+  usage: 2,
+  /** A value given is invalid (a file row, an option value, evidence missing). */
+  invalidInput: 3,
+  /** The payout, message or secret named does not exist. */
+  notFound: 4,
+  /** The stack or AWS cannot be reached (no local stack, no credentials, network). */
+  unreachable: 5,
+  /** The provider refused, or the action is refused by the payout's state or the provider's answer. */
+  refused: 6,
+  /** A signature does not match. */
+  signatureMismatch: 7,
+} as const;
+
+/**
  * A failure the operator can act on: the CLI prints its message on one line (no stack trace) and
  * exits with `exitCode`.
  */
@@ -63,12 +84,59 @@ export function printRecord(record: Record<string, unknown>): void {
   printTable(['field', 'value'], flattenRecord(record));
 }
 
-/** One line for any error: the message of a named error, never a stack trace. */
+/** The AWS profile the SDK used (for a credentials error to name it). */
+const profileTried = (): string => process.env.AWS_PROFILE ?? process.env.AWS_DEFAULT_PROFILE ?? 'default';
+
+/** Network failures of the SDK or fetch: nothing answered. */
+const UNREACHABLE = /ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|UnknownEndpoint|socket hang up/;
+
+/**
+ * Every named error the CLI meets, in one place: the exit-code class and the words of its line.
+ * Matched by name so the CLI need not load the modules that define them.
+ */
+const ERROR_CLASSES: Readonly<Record<string, { exit: number; words: (message: string) => string }>> = {
+  PayoutNotFoundError: { exit: EXIT.notFound, words: (m) => m },
+  InvalidOperatorInputError: { exit: EXIT.invalidInput, words: (m) => m },
+  OperatorActionRefusedError: { exit: EXIT.refused, words: (m) => m },
+  ConcurrentModificationError: { exit: EXIT.failure, words: () => 'the payout changed while this command ran; run it again to act on its new state' },
+  ProviderRejectedError: { exit: EXIT.refused, words: (m) => `the provider refused: ${m}` },
+  ProviderUnauthorizedError: { exit: EXIT.refused, words: (m) => `the provider refused the keys (check them with \`payrelay secrets\`): ${m}` },
+  ProviderUnavailableError: { exit: EXIT.unreachable, words: (m) => `the provider cannot be reached: ${m}` },
+  ProviderAmbiguousError: { exit: EXIT.unreachable, words: (m) => `the provider's answer is unclear: ${m}` },
+  SecretFormatError: { exit: EXIT.invalidInput, words: (m) => m },
+  SigningProfileError: { exit: EXIT.invalidInput, words: (m) => m },
+  StatusMapError: { exit: EXIT.invalidInput, words: (m) => m },
+  CredentialsProviderError: {
+    exit: EXIT.unreachable,
+    words: (m) => `no usable AWS credentials for profile ${profileTried()}: ${m} (log in, e.g. \`aws sso login --profile ${profileTried()}\`, or pass --profile)`,
+  },
+  ExpiredTokenException: { exit: EXIT.unreachable, words: (m) => `the AWS session of profile ${profileTried()} has expired: ${m}` },
+  UnrecognizedClientException: { exit: EXIT.unreachable, words: (m) => `AWS does not accept the credentials of profile ${profileTried()}: ${m}` },
+  AccessDeniedException: { exit: EXIT.unreachable, words: (m) => `AWS denies this to profile ${profileTried()}: ${m}` },
+  ResourceNotFoundException: { exit: EXIT.notFound, words: (m) => `not found in AWS: ${m}` },
+  QueueDoesNotExist: { exit: EXIT.notFound, words: (m) => `the queue does not exist: ${m}` },
+  TimeoutError: { exit: EXIT.unreachable, words: (m) => `timed out: ${m}` },
+};
+
+/** One line for any error, in words (never a class name or a stack trace). */
 export function describeError(error: unknown): string {
   if (error instanceof CliError) return error.message;
   if (error instanceof Error) {
-    const name = error.name && error.name !== 'Error' ? `${error.name}: ` : '';
-    return `${name}${error.message}`.split('\n')[0] as string;
+    const known = ERROR_CLASSES[error.name];
+    const message = error.message.split('\n')[0] as string;
+    if (known) return known.words(message);
+    if (UNREACHABLE.test(`${(error as NodeJS.ErrnoException).code ?? ''} ${error.name} ${error.message}`)) return `cannot reach the service: ${message}`;
+    return message || 'unexpected error';
   }
   return String(error);
+}
+
+/** The exit code of an error's class (EXIT). */
+export function exitCodeOf(error: unknown): number {
+  if (error instanceof CliError) return error.exitCode;
+  if (!(error instanceof Error)) return EXIT.failure;
+  const known = ERROR_CLASSES[error.name];
+  if (known) return known.exit;
+  if (UNREACHABLE.test(`${(error as NodeJS.ErrnoException).code ?? ''} ${error.name} ${error.message}`)) return EXIT.unreachable;
+  return EXIT.failure;
 }

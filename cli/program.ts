@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { registerConsoleCommand } from './commands/console';
 import { registerDemoCommand } from './commands/demo';
@@ -8,7 +9,10 @@ import { registerPayoutsCommands } from './commands/payouts';
 import { registerSecretsCommands } from './commands/secrets';
 import { registerSignatureCommands } from './commands/signature';
 import { registerSimulatorCommand } from '@simulator/command';
-import { describeError, CliError } from './output';
+import { describeError, exitCodeOf, EXIT } from './output';
+
+/** The version of this checkout (package.json), for `--version` and bug reports. */
+export const PAYRELAY_VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /**
  * The `payrelay` operator CLI. Commands target the local stack started by `npm start` (found through
@@ -17,6 +21,7 @@ import { describeError, CliError } from './output';
 export function buildProgram(): Command {
   const program = new Command('payrelay')
     .description('Operate payrelay: partners and keys, KYC, bulk payouts, status, DLQ redrive, event replay, signatures.')
+    .version(PAYRELAY_VERSION, '-V, --version', 'print the payrelay version')
     .option('--json', 'print JSON instead of tables (for scripts)')
     .option('--stack <name>', 'target a deployed stack by CloudFormation stack name (default: the local stack from `npm start`)')
     .option('--profile <aws-profile>', 'AWS profile for --stack')
@@ -50,9 +55,9 @@ export async function run(argv: readonly string[]): Promise<number> {
   } catch (error) {
     if (error instanceof CommanderError) {
       // Help and version exit 0; usage errors were already printed by commander.
-      return error.exitCode;
+      return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
     console.error(`payrelay: ${describeError(error)}`);
-    return error instanceof CliError ? error.exitCode : 1;
+    return exitCodeOf(error);
   }
 }

@@ -1,7 +1,7 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { OUTPUT } from '@infra/outputs';
 import { readLocalState, LOCAL_STATE_PATH, type LocalStackUrls } from '@local/state';
-import { CliError } from './output';
+import { CliError, EXIT, describeError } from './output';
 
 /** Global options every command accepts. */
 export interface GlobalOptions {
@@ -61,7 +61,8 @@ async function deployedTarget(options: GlobalOptions): Promise<Target> {
     const out = await client.send(new DescribeStacksCommand({ StackName: stackName }));
     outputs = out.Stacks?.[0]?.Outputs ?? [];
   } catch (error) {
-    throw new CliError(`cannot read the outputs of stack ${stackName}: ${(error as Error).name}: ${(error as Error).message}`);
+    const notFound = (error as Error).name === 'ValidationError' && /does not exist/.test((error as Error).message);
+    throw new CliError(`cannot read the outputs of stack ${stackName}: ${describeError(error)}`, notFound ? EXIT.notFound : EXIT.unreachable);
   } finally {
     client.destroy();
   }
@@ -96,6 +97,7 @@ export async function resolveTarget(options: GlobalOptions): Promise<Target> {
     if (!state) {
       throw new CliError(
         `no local stack is running (no live ${LOCAL_STATE_PATH}): start one with \`npm start\`, or target a deployed stack with --stack <name> --profile <aws profile>`,
+        EXIT.unreachable,
       );
     }
     target = { kind: 'local', label: `local stack (pid ${state.pid})`, env: { ...state.env }, urls: state.urls };

@@ -62,6 +62,12 @@ const settingsSchema = z
     reviewAfterMinutes: positiveInt.optional(),
     /** NOT_FOUND_GRACE_MINUTES: grace before acting on "provider does not know it". */
     notFoundGraceMinutes: positiveInt.optional(),
+    /** REVIEW_WATCH_HOURLY_DAYS: a NEEDS_REVIEW payout is asked about hourly for this many days. */
+    reviewWatchHourlyDays: positiveInt.max(90).optional(),
+    /** REVIEW_WATCH_DAILY_DAYS: then daily for this many days. */
+    reviewWatchDailyDays: positiveInt.max(365).optional(),
+    /** REVERSAL_WATCH_DAYS: a SUCCEEDED payout is asked about daily for returned money for this many days. */
+    reversalWatchDays: positiveInt.max(365).optional(),
     /** WEBHOOK_MAX_BODY_BYTES: the receivers refuse larger bodies. */
     webhookMaxBodyBytes: positiveInt.optional(),
     /** WEBHOOK_ALLOWED_IPS: source addresses (CIDR or exact) the receivers accept. */

@@ -21,6 +21,8 @@ export interface SimulatorAdmin {
   ledger(): LedgerEntry[];
   /** Settles a pending payout now. */
   settlePayout(identity: PayoutIdentity, outcome: 'succeeded' | 'failed'): LedgerEntry;
+  /** The money of a delivered payout comes back: GetPayout answers REVERSED, a REFUND notification is posted. */
+  reversePayout(identity: PayoutIdentity): Promise<LedgerEntry>;
   setFaults(operation: FaultOperation, faults: OperationFaults): void;
   clearFaults(): void;
   /** Fault settings in force and counts of injected faults per operation and kind. */
@@ -65,6 +67,7 @@ export function createAdmin(parts: {
     outbox: (to) => outbox.list(to),
     ledger: () => payout.ledger(),
     settlePayout: (identity, outcome) => payout.settlePayout(identity, outcome),
+    reversePayout: (identity) => payout.reversePayout(identity),
     setFaults: (operation, settings) => faults.set(operation, settings),
     clearFaults: () => faults.clear(),
     faults: () => ({ settings: faults.all(), counts: faults.countsSnapshot() }),
@@ -114,6 +117,8 @@ export async function adminRoute(
         if (!outcome) throw payoutRefusal(400, 'outcome must be succeeded or failed');
         return ok(admin.settlePayout(body as unknown as PayoutIdentity, outcome));
       }
+      case 'POST /ledger/reverse':
+        return ok(await admin.reversePayout(body as unknown as PayoutIdentity));
       case 'GET /faults':
         return ok(admin.faults());
       case 'DELETE /faults':

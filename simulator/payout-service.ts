@@ -82,7 +82,11 @@ interface Partner {
   notificationUrl?: string;
 }
 
-type PayoutState = 'pending' | 'succeeded' | 'failed';
+/** 'reversed': delivered, then the money came back (admin reversePayout). */
+type PayoutState = 'pending' | 'succeeded' | 'failed' | 'reversed';
+
+/** GetPayout's word for a payout whose delivered money came back. */
+export const REVERSED_WORD = 'REVERSED';
 
 interface PayoutRecord {
   identity: PayoutIdentity;
@@ -535,8 +539,25 @@ export class PayoutService {
     return this.ledgerEntry(this.countsFor(identity));
   }
 
+  /**
+   * Admin: the delivered money of a settled, successful payout comes back (a bank return). GetPayout
+   * then answers REVERSED, and an order notification with payment status REFUND is posted when a
+   * notification URL is registered.
+   */
+  async reversePayout(identity: PayoutIdentity): Promise<LedgerEntry> {
+    const record = this.payouts.get(payoutKey(identity));
+    if (!record) throw refuse(404, 'no payout with this identity');
+    if (record.state !== 'succeeded') throw refuse(409, `only a delivered payout can be reversed; this one is ${record.state}`);
+    record.state = 'reversed';
+    record.updated_at = new Date().toISOString();
+    this.deps.log.info('payout reversed', { withdrawalReference: record.identity.withdrawal_reference });
+    if (this.notificationUrlOf(record.partner_code)) await this.notifyPayout(record, {}, false);
+    return this.ledgerEntry(this.countsFor(identity));
+  }
+
   private statusWord(state: PayoutState): string {
     const words = this.settings.statusWords;
+    if (state === 'reversed') return REVERSED_WORD;
     return state === 'pending' ? words.pending : state === 'succeeded' ? words.success : words.failure;
   }
 
@@ -665,7 +686,7 @@ export class PayoutService {
   }
 
   private payoutNotificationData(record: PayoutRecord, state: PayoutState, override: OrderNotificationRequest): Record<string, unknown> {
-    const orderStatus = state === 'pending' ? 'PENDING' : state === 'succeeded' ? 'COMPLETED' : 'FAILED';
+    const orderStatus = state === 'pending' ? 'PENDING' : state === 'succeeded' || state === 'reversed' ? 'COMPLETED' : 'FAILED';
     const paymentStatus = state === 'pending' ? 'PENDING' : state === 'succeeded' ? 'PAID' : 'REFUND';
     return {
       withdrawal_reference: record.identity.withdrawal_reference,

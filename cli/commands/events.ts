@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { contextOf, withExample } from '../context';
-import { CliError, printTable } from '../output';
+import { CliError, EXIT, printTable } from '../output';
 import { requireEnv } from '../target';
 import { cliLog, noTelemetry } from './kyc';
 
@@ -11,7 +11,7 @@ export function parseSince(value: string, now = new Date()): Date {
   const duration = /^(\d+)([mhd])$/.exec(value.trim());
   if (duration) return new Date(now.getTime() - Number(duration[1]) * (UNITS[duration[2] as string] as number));
   const date = new Date(value);
-  if (Number.isNaN(date.getTime())) throw new CliError(`"${value}" is not a time: use ISO 8601 (2026-11-20T10:00:00Z) or a duration (30m, 6h, 2d)`);
+  if (Number.isNaN(date.getTime())) throw new CliError(`"${value}" is not a time: use ISO 8601 (2026-11-20T10:00:00Z) or a duration (30m, 6h, 2d)`, EXIT.invalidInput);
   return date;
 }
 

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Log, Telemetry } from '@shared/ports/runtime';
 import { contextOf, positiveInt, withExample, type CommandContext } from '../context';
-import { CliError, printRecord, printTable } from '../output';
+import { CliError, EXIT, printRecord, printTable } from '../output';
 import { requireEnv, type Target } from '../target';
 
 /** Use-case log lines for an operator: warnings and errors on stderr, info dropped. */
@@ -118,7 +118,7 @@ interface OrderOptions {
 }
 
 function need(value: string | undefined, flag: string, kind: string): string {
-  if (!value) throw new CliError(`${flag} is required for --${kind}`);
+  if (!value) throw new CliError(`${flag} is required for --${kind}`, EXIT.invalidInput);
   return value;
 }
 
@@ -149,7 +149,7 @@ function registerOrder(kyc: Command): void {
     .description('create a KYC order whose callbacks come back to this deployment; prints the verification_url for the user')
     .action(async (opts: OrderOptions, cmd: Command) => {
       const ctx = contextOf(cmd);
-      if (opts.individual === opts.business) throw new CliError('give exactly one of --individual or --business');
+      if (opts.individual === opts.business) throw new CliError('give exactly one of --individual or --business', EXIT.usage);
       const { target, client } = await kycClient(ctx);
       const apiBaseUrl = target.urls.gateway;
       if (!apiBaseUrl) throw new CliError(`${target.label} has no API URL (stack output ApiUrl) for the callback`);

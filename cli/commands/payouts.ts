@@ -3,7 +3,8 @@ import { InvalidArgumentError, Option } from 'commander';
 import { PAYOUT_STATES, type Payout, type PayoutState } from '@shared/domain/payout';
 import { contextOf, positiveInt, withExample, type CommandContext } from '../context';
 import { registerEnqueueCommand } from './payouts-enqueue';
-import { CliError, printRecord, printTable } from '../output';
+import { CliError, EXIT, printRecord, printTable } from '../output';
+import { identityOf, operatorDeps, operatorName, pickOne, type IdentityOptions } from '../operator';
 import { requireEnv } from '../target';
 
 /** `--limit` of `payouts list`: 1 to 1000 (one page). */
@@ -36,6 +37,8 @@ export function payoutSummary(payout: Payout): Record<string, unknown> {
     reason: r.reason,
     submit_attempts: r.submitAttempts,
     next_check_at: r.nextCheckAt,
+    retry_of: r.retryOf,
+    retried_as: r.retriedAs,
     created_at: r.createdAt,
     updated_at: r.updatedAt,
   };
@@ -64,7 +67,7 @@ function registerStatusAndList(payouts: Command): void {
           (!opts.currency || p.record.identity.currency === opts.currency) &&
           (!opts.merchant || p.record.identity.platform_merchant_id === opts.merchant),
       );
-      if (payouts.length === 0) throw new CliError(`no payout with withdrawal_reference ${reference}`);
+      if (payouts.length === 0) throw new CliError(`no payout with withdrawal_reference ${reference}`, EXIT.notFound);
       const data = payouts.map((p) => ({ ...payoutSummary(p), history: p.record.history }));
       ctx.out.result(data, () => {
         for (const p of payouts) {
@@ -123,6 +126,92 @@ function registerStatusAndList(payouts: Command): void {
     });
 }
 
+const identityOptions = (cmd: Command): Command =>
+  cmd
+    .option('--currency <code>', 'the payout in this currency (when the reference is used in several)')
+    .option('--merchant <platform_merchant_id>', 'the payout of this merchant (when the reference is used by several)');
+
+function registerResolveAndRetry(payouts: Command): void {
+  withExample(
+    identityOptions(
+      payouts
+        .command('resolve')
+        .argument('<withdrawal_reference>', 'the NEEDS_REVIEW payout')
+        .addOption(new Option('--as <outcome>', 'what happened to the money').choices(['succeeded', 'failed']).makeOptionMandatory())
+        .requiredOption('--evidence <text>', 'what shows it (bank statement line, provider ticket); recorded in history')
+        .option('--by <name>', 'who resolves (default: your AWS identity for --stack, else your OS user)')
+        .option('--force', "resolve even when the provider's answer says otherwise or cannot be had"),
+    ),
+    'payrelay payouts resolve WD-2024-0001 --as failed --evidence "provider ticket 4711: cancelled"',
+    'payrelay payouts resolve WD-2024-0001 --as succeeded --evidence "bank statement 2024-05-02 line 14" --by ama',
+  )
+    .description(
+      'settle a NEEDS_REVIEW payout as SUCCEEDED or FAILED. Asks GetPayout first and refuses an outcome the provider ' +
+        'contradicts (delivered vs failed) unless --force. The history entry records who, when, the evidence and the provider answer.',
+    )
+    .action(
+      async (
+        reference: string,
+        opts: IdentityOptions & { as: 'succeeded' | 'failed'; evidence: string; by?: string; force?: boolean },
+        cmd: Command,
+      ) => {
+        const ctx = contextOf(cmd);
+        const payout = pickOne(reference, await findByReference(ctx, reference), opts);
+        const { target, deps, close } = await operatorDeps(ctx);
+        try {
+          const { resolvePayout } = await import('@shared/app/resolve-payout');
+          const by = await operatorName(target, opts.by);
+          const result = await resolvePayout(deps, { identity: identityOf(payout), as: opts.as, evidence: opts.evidence, by, force: opts.force });
+          const entry = result.payout.record.history.at(-1);
+          ctx.out.result({ ...payoutSummary(result.payout), resolution: entry, forced: result.forced }, () => {
+            console.log(`${reference} is now ${result.payout.state}.`);
+            printRecord({ by: entry?.by, at: entry?.at, evidence: entry?.evidence, provider_answer: entry?.providerAnswer });
+          });
+        } finally {
+          close();
+        }
+      },
+    );
+
+  withExample(
+    identityOptions(
+      payouts
+        .command('retry')
+        .argument('<withdrawal_reference>', 'the FAILED payout')
+        .requiredOption('--new-reference <withdrawal_reference>', 'the reference of the new payout (same merchant and currency)')
+        .option('--account-number <digits>', "the beneficiary's full number, when the provider's record does not give it (must match the stored mask)")
+        .option('--by <name>', 'who retries (default: your AWS identity for --stack, else your OS user)'),
+    ),
+    'payrelay payouts retry WD-2024-0001 --new-reference WD-2024-0001-R1',
+  )
+    .description(
+      'pay a FAILED payout again as a new payout to the same beneficiary for the same amount, linked both ways. ' +
+        'Refused unless the provider confirms the first failed (or does not know it): never while it could still be delivered.',
+    )
+    .action(async (reference: string, opts: IdentityOptions & { newReference: string; accountNumber?: string; by?: string }, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const payout = pickOne(reference, await findByReference(ctx, reference), opts);
+      const { target, deps, close } = await operatorDeps(ctx);
+      try {
+        const { retryPayout } = await import('@shared/app/retry-payout');
+        const { createPayoutQueue } = await import('@shared/adapters/payout-queue');
+        const by = await operatorName(target, opts.by);
+        const queue = createPayoutQueue(requireEnv(target, 'PAYOUTS_QUEUE_URL'));
+        const result = await retryPayout({ ...deps, queue }, { identity: identityOf(payout), newReference: opts.newReference, by, accountNumber: opts.accountNumber });
+        ctx.out.result({ original: payoutSummary(result.original), retry: payoutSummary(result.retry), sent: result.sent }, () => {
+          console.log(
+            result.sent
+              ? `${opts.newReference} created (retry of ${reference}) and sent to the payouts queue.`
+              : `${opts.newReference} already exists as the retry of ${reference} (${result.retry.state}); nothing sent again.`,
+          );
+          console.log(`Follow it with: payrelay payouts status ${opts.newReference}`);
+        });
+      } finally {
+        close();
+      }
+    });
+}
+
 function registerRedrive(payouts: Command): void {
   withExample(
     payouts.command('redrive').option('--max <n>', 'move at most n messages', positiveInt),
@@ -145,11 +234,12 @@ function registerRedrive(payouts: Command): void {
 /** `payrelay payouts enqueue|status|list|redrive`. */
 export function registerPayoutsCommands(program: Command): void {
   const payouts = withExample(
-    program.command('payouts').description('bulk payouts from a file, status, listing and DLQ redrive'),
+    program.command('payouts').description('bulk payouts from a file, status, listing, resolving NEEDS_REVIEW, retrying FAILED, and DLQ redrive'),
     'payrelay payouts enqueue --file payouts.csv',
     'payrelay payouts list --state NEEDS_REVIEW',
   );
   registerEnqueueCommand(payouts);
   registerStatusAndList(payouts);
+  registerResolveAndRetry(payouts);
   registerRedrive(payouts);
 }

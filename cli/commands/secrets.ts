@@ -3,7 +3,7 @@ import { Argument } from 'commander';
 import { KYC_SECRET, PROVIDER_SECRET } from '@shared/config/resources';
 import { contextOf, withExample } from '../context';
 import { promptHidden, promptVisible, readJsonObject } from '../io';
-import { CliError, printTable } from '../output';
+import { CliError, EXIT, printTable } from '../output';
 import { requireEnv } from '../target';
 
 /** Fields that are identifiers, shown while typed; every other field is a secret and never echoed. */
@@ -52,10 +52,10 @@ export function registerSecretsCommands(program: Command): void {
       if (!parsed.success) {
         // Field names and rules only: a value must never be echoed back.
         const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'} ${i.message}`).join('; ');
-        throw new CliError(`the ${name} secret is not valid: ${problems}; nothing was stored`);
+        throw new CliError(`the ${name} secret is not valid: ${problems}; nothing was stored`, EXIT.invalidInput);
       }
       const unknown = Object.keys(value).filter((k) => !(spec.fields as readonly string[]).includes(k));
-      if (unknown.length > 0) throw new CliError(`unknown field(s) in the ${name} secret: ${unknown.join(', ')}; nothing was stored`);
+      if (unknown.length > 0) throw new CliError(`unknown field(s) in the ${name} secret: ${unknown.join(', ')}; nothing was stored`, EXIT.invalidInput);
 
       const { PutSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
       const { secretsClient } = await import('@shared/adapters/aws-clients');

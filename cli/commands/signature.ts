@@ -12,7 +12,7 @@ import {
 } from '@shared/signing';
 import { contextOf, withExample, type CommandContext } from '../context';
 import { readJsonObject } from '../io';
-import { CliError, printTable } from '../output';
+import { CliError, EXIT, printTable } from '../output';
 import { requireEnv } from '../target';
 
 const OPERATIONS: SigningOperation[] = ['accountVerification', 'payout', 'orderNotification', 'collectionOrder'];
@@ -40,7 +40,7 @@ async function signingSecrets(ctx: CommandContext, secretsFile?: string): Promis
   const partnerSecret = source.partner_secret_key;
   const merchantSecret = source.merchant_secret_key ?? '';
   if (typeof partnerSecret !== 'string' || partnerSecret === '' || typeof merchantSecret !== 'string') {
-    throw new CliError('the secrets need partner_secret_key (and merchant_secret_key for payout and notifications)');
+    throw new CliError('the secrets need partner_secret_key (and merchant_secret_key for payout and notifications)', EXIT.invalidInput);
   }
   return { partnerSecret, merchantSecret };
 }
@@ -51,7 +51,7 @@ function profileOf(value?: string): SigningProfile {
 
 function operationOf(body: object, given?: SigningOperation): SigningOperation {
   const operation = given ?? inferSigningOperation(body);
-  if (!operation) throw new CliError('cannot tell the operation from the body: pass --operation');
+  if (!operation) throw new CliError('cannot tell the operation from the body: pass --operation', EXIT.invalidInput);
   return operation;
 }
 
@@ -93,7 +93,7 @@ export function registerSignatureCommands(program: Command): void {
     commonOptions(signature.command('verify').argument('<body-file>', 'JSON body with its signature field (or - for stdin)')),
     'payrelay signature verify notification.json --operation orderNotification',
   )
-    .description('check the signature field of a body; exits 1 when it does not match')
+    .description('check the signature field of a body; exits 7 when it does not match')
     .action(async (file: string, opts: SigningOptions, cmd: Command) => {
       const ctx = contextOf(cmd);
       const body = readJsonObject(file);
@@ -103,7 +103,7 @@ export function registerSignatureCommands(program: Command): void {
       ctx.out.result({ operation, profile: profile.name, valid }, () => {
         printTable(['operation', 'profile', 'valid'], [[operation, profile.name, valid ? 'yes' : 'NO']]);
       });
-      if (!valid) throw new CliError('signature does not match', 1);
+      if (!valid) throw new CliError('signature does not match', EXIT.signatureMismatch);
     });
 
   withExample(
@@ -120,12 +120,12 @@ export function registerSignatureCommands(program: Command): void {
       const ctx = contextOf(cmd);
       const body = readJsonObject(file);
       const known = opts.signature ?? (typeof body.signature === 'string' ? body.signature : undefined);
-      if (!known) throw new CliError('no signature: pass --signature or give a body with a signature field');
+      if (!known) throw new CliError('no signature: pass --signature or give a body with a signature field', EXIT.invalidInput);
       const profiles = calibrate(body, known, await signingSecrets(ctx, opts.secretsFile), opts.operation ?? inferSigningOperation(body));
       ctx.out.result(profiles, () => {
         if (profiles.length === 0) console.log('No supported signing scheme reproduces this signature.');
         else printTable(['SIGNING_PROFILE value'], profiles.map((p) => [p.name]));
       });
-      if (profiles.length === 0) throw new CliError('no supported signing profile reproduces the signature');
+      if (profiles.length === 0) throw new CliError('no supported signing profile reproduces the signature', EXIT.signatureMismatch);
     });
 }

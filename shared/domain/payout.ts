@@ -207,7 +207,9 @@ export class Payout {
       submitAttempts: 0,
       checks: 0,
       nextCheckAt: iso(new Date(now.getTime() + FIRST_CHECK_AFTER_MS)),
-      history: [{ from: null, to: 'ACCEPTED', at, reason: 'payout request accepted' }],
+      history: [
+        { from: null, to: 'ACCEPTED', at, reason: input.retryOf ? `payout request accepted (retry of ${input.retryOf})` : 'payout request accepted' },
+      ],
       createdAt: at,
       updatedAt: at,
     });

@@ -119,7 +119,7 @@ export function requestIdentity(request: PayoutIdentity): PayoutIdentity {
  * this way, so a stored payout compares equal however it was created. Only the mask of the account
  * number is kept.
  */
-export function acceptRequest(request: PayoutRequest, now: Date): Payout {
+export function acceptRequest(request: PayoutRequest, now: Date, links: { retryOf?: string } = {}): Payout {
   return Payout.accept(
     {
       identity: requestIdentity(request),
@@ -129,6 +129,7 @@ export function acceptRequest(request: PayoutRequest, now: Date): Payout {
       expectedName: request.expected_name,
       userReference: request.user_reference,
       metadata: request.metadata,
+      ...links,
     },
     now,
   );

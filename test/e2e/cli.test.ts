@@ -67,7 +67,7 @@ describe('payrelay payouts enqueue', () => {
   it('reports every row error with its row number and sends nothing', async () => {
     const bad = file('bad.csv', `${HEADER}\nm1,GHS,B-1,10,0244123456,MTN\nm1,GHS,B-2,1.234,12,MTN\nm1,XX,B-3,1,0244123456,BANK\n`);
     const { code, stderr } = await cli(['payouts', 'enqueue', '--file', bad]);
-    expect(code).toBe(1);
+    expect(code).toBe(3);
     expect(stderr).toContain('row 2 (line 3) account_number: must be 4 to 34 digits');
     expect(stderr).toContain('row 2 (line 3) amount:');
     expect(stderr).toContain('row 3 (line 4) account_code:');
@@ -148,7 +148,7 @@ describe('payrelay payouts status and list', () => {
     expect(payout).toMatchObject({ withdrawal_reference: 'G-3', state: 'ACCEPTED', amount: '3.50', account: 'MTN ******3456' });
     expect(payout.history).toEqual([expect.objectContaining({ from: null, to: 'ACCEPTED' })]);
     const missing = await cli(['payouts', 'status', 'NOPE']);
-    expect(missing.code).toBe(1);
+    expect(missing.code).toBe(4);
     expect(missing.stderr.trim()).toBe('payrelay: no payout with withdrawal_reference NOPE');
   });
 
@@ -181,7 +181,7 @@ describe('payrelay secrets put', () => {
 
   it('refuses an incomplete secret naming the fields, echoing no value, storing nothing', async () => {
     const { code, stderr } = await cli(['secrets', 'put', 'kyc', '--file', file('kyc.json', JSON.stringify({ app_id: 'a', callback_token: 'SHORTSECRET' }))]);
-    expect(code).toBe(1);
+    expect(code).toBe(3);
     expect(stderr).toContain('callback_token');
     expect(stderr).not.toContain('SHORTSECRET');
     expect(stderr).toContain('nothing was stored');
@@ -189,13 +189,13 @@ describe('payrelay secrets put', () => {
 
   it('refuses to prompt for a secret without a terminal', async () => {
     const { code, stderr } = await cli(['secrets', 'put', 'kyc']);
-    expect(code).toBe(1);
+    expect(code).toBe(2);
     expect(stderr).toContain('no terminal to prompt on');
   });
 });
 
 describe('payrelay signature', () => {
-  it('signs a body and verifies it; a tampered body fails verification with exit 1', async () => {
+  it('signs a body and verifies it; a tampered body fails verification with exit 7', async () => {
     const keys = file('keys.json', JSON.stringify({ partner_secret_key: 'ps', merchant_secret_key: 'ms' }));
     const body = file('payout.json', JSON.stringify({ amount: '10.00', currency: 'GHS', withdrawal_reference: 'S-1', account_number: '0244123456' }));
     const signed = await cli(['--json', 'signature', 'sign', body, '--secrets-file', keys]);
@@ -206,7 +206,7 @@ describe('payrelay signature', () => {
     const ok = await cli(['signature', 'verify', file('signed.json', JSON.stringify(withSig)), '--secrets-file', keys]);
     expect(ok.code).toBe(0);
     const tampered = await cli(['signature', 'verify', file('tampered.json', JSON.stringify({ ...withSig, amount: '99.00' })), '--secrets-file', keys]);
-    expect(tampered.code).toBe(1);
+    expect(tampered.code).toBe(7);
     expect(tampered.stderr.trim()).toBe('payrelay: signature does not match');
     const calibrated = await cli(['--json', 'signature', 'calibrate', file('signed2.json', JSON.stringify(withSig)), '--secrets-file', keys]);
     expect(JSON.parse(calibrated.stdout).map((p: { name: string }) => p.name)).toContain('hmac-sha512/compact-insertion/hex');
@@ -214,9 +214,9 @@ describe('payrelay signature', () => {
 });
 
 describe('without a running stack', () => {
-  it('says how to start one, in one line, exit 1', async () => {
+  it('says how to start one, in one line, exit 5 (stack unreachable)', async () => {
     const { code, stderr } = await cli(['payouts', 'list', '--state', 'FAILED'], { PAYRELAY_STATE_FILE: join(dir, 'none.json') });
-    expect(code).toBe(1);
+    expect(code).toBe(5);
     expect(stderr.trim().split('\n')).toHaveLength(1);
     expect(stderr).toContain('npm start');
   });

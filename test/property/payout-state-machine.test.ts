@@ -7,7 +7,7 @@ import { PAYOUT_STATE_RANK } from '@test/support/payout-rank';
 
 /*
  * Money-safety rules 1 and 4 on the entity itself: whatever events and outcomes arrive, in whatever
- * order, the payout never moves backwards, never leaves a final state, keeps every move in its
+ * order, the payout never moves backwards, leaves a final state only along a watched edge, keeps every move in its
  * history, and never allows a second Payout call unless something proved the first never counted.
  */
 

@@ -2,7 +2,7 @@ import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-clo
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OUTPUT } from '@infra/outputs';
-import { CliError } from '@cli/output';
+import { CliError, EXIT } from '@cli/output';
 import { resolveTarget } from '@cli/target';
 
 // No CloudFormation emulator exists: DescribeStacks is the one call mocked, to check how a deployed
@@ -53,6 +53,7 @@ describe('resolveTarget --stack', () => {
     cfn.on(DescribeStacksCommand).rejects(Object.assign(new Error('Stack with id nope does not exist'), { name: 'ValidationError' }));
     const error = await resolveTarget({ stack: 'nope' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CliError);
-    expect((error as Error).message).toBe('cannot read the outputs of stack nope: ValidationError: Stack with id nope does not exist');
+    expect((error as Error).message).toBe('cannot read the outputs of stack nope: Stack with id nope does not exist');
+    expect((error as CliError).exitCode).toBe(EXIT.notFound);
   });
 });

@@ -3,7 +3,7 @@ import { parseSince } from '@cli/commands/events';
 import { demoPayouts } from '@cli/demo-scenario';
 import { payoutRequestSchema } from '@shared/messages/payout-request';
 import { envFromOutputs } from '@cli/target';
-import { describeError, CliError } from '@cli/output';
+import { describeError, exitCodeOf, CliError, EXIT } from '@cli/output';
 
 describe('envFromOutputs', () => {
   it('maps stack outputs to the env variables of docs/architecture.md, ignoring construct prefixes and unknown outputs', () => {
@@ -47,11 +47,48 @@ describe('demo scenario', () => {
 });
 
 describe('describeError', () => {
-  it('gives one line with the error name, never a stack', () => {
+  it('gives one line in words, never a class name or a stack, and an exit code by class', () => {
     class ProviderUnavailableError extends Error {
       override name = 'ProviderUnavailableError';
     }
-    expect(describeError(new ProviderUnavailableError('connect ECONNREFUSED\n    at x'))).toBe('ProviderUnavailableError: connect ECONNREFUSED');
+    const unavailable = new ProviderUnavailableError('connect ECONNREFUSED\n    at x');
+    expect(describeError(unavailable)).toBe('the provider cannot be reached: connect ECONNREFUSED');
+    expect(exitCodeOf(unavailable)).toBe(EXIT.unreachable);
     expect(describeError(new CliError('plain reason'))).toBe('plain reason');
+    class TypeErrorLike extends Error {
+      override name = 'SomethingInternalError';
+    }
+    expect(describeError(new TypeErrorLike('boom'))).toBe('boom');
+    expect(exitCodeOf(new TypeErrorLike('boom'))).toBe(EXIT.failure);
+  });
+
+  it('names the AWS profile it tried in a credentials error', () => {
+    const saved = process.env.AWS_PROFILE;
+    process.env.AWS_PROFILE = 'ops-prod';
+    try {
+      const error = Object.assign(new Error('Could not load credentials from any providers'), { name: 'CredentialsProviderError' });
+      expect(describeError(error)).toMatch(/^no usable AWS credentials for profile ops-prod: Could not load credentials/);
+      expect(exitCodeOf(error)).toBe(EXIT.unreachable);
+    } finally {
+      if (saved === undefined) delete process.env.AWS_PROFILE;
+      else process.env.AWS_PROFILE = saved;
+    }
+  });
+});
+
+describe('payrelay --version', () => {
+  it('prints the version of package.json and exits 0', async () => {
+    const { run, PAYRELAY_VERSION } = await import('@cli/program');
+    const { readFileSync } = await import('node:fs');
+    expect(PAYRELAY_VERSION).toBe(JSON.parse(readFileSync('package.json', 'utf8')).version);
+    const written: string[] = [];
+    const write = process.stdout.write.bind(process.stdout);
+    process.stdout.write = ((chunk: string) => written.push(String(chunk)) > 0) as typeof process.stdout.write;
+    try {
+      expect(await run(['node', 'payrelay', '--version'])).toBe(0);
+    } finally {
+      process.stdout.write = write;
+    }
+    expect(written.join('')).toBe(`${PAYRELAY_VERSION}\n`);
   });
 });

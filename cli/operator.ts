@@ -1,0 +1,88 @@
+import { userInfo } from 'node:os';
+import type { OperatorDeps } from '@shared/app/resolve-payout';
+import type { PayoutIdentity } from '@shared/domain/identity';
+import type { Payout } from '@shared/domain/payout';
+import type { CommandContext } from './context';
+import { CliError, EXIT } from './output';
+import { requireEnv, type Target } from './target';
+
+/** The identity options `payouts status`, `resolve` and `retry` share. */
+export interface IdentityOptions {
+  readonly currency?: string;
+  readonly merchant?: string;
+}
+
+/**
+ * The one payout a reference and the identity options name. Several payouts may share a
+ * withdrawal_reference (one per merchant and currency): then the options must pick one.
+ */
+export function pickOne(reference: string, found: readonly Payout[], opts: IdentityOptions): Payout {
+  const matching = found.filter(
+    (p) => (!opts.currency || p.record.identity.currency === opts.currency) && (!opts.merchant || p.record.identity.platform_merchant_id === opts.merchant),
+  );
+  if (matching.length === 0) throw new CliError(`no payout with withdrawal_reference ${reference}`, EXIT.notFound);
+  if (matching.length > 1) {
+    const which = matching.map((p) => `${p.record.identity.platform_merchant_id}/${p.record.identity.currency}`).join(', ');
+    throw new CliError(`${matching.length} payouts have withdrawal_reference ${reference} (${which}): pick one with --merchant and --currency`, EXIT.invalidInput);
+  }
+  return matching[0] as Payout;
+}
+
+/**
+ * Who acts, for the audit trail: --by, else the AWS caller identity of a deployed stack's profile
+ * (STS GetCallerIdentity), else the OS user.
+ */
+export async function operatorName(target: Target, by: string | undefined): Promise<string> {
+  if (by !== undefined && by.trim() !== '') return by.trim();
+  if (target.kind === 'deployed') {
+    const { STSClient, GetCallerIdentityCommand } = await import('@aws-sdk/client-sts');
+    const sts = new STSClient({});
+    try {
+      const out = await sts.send(new GetCallerIdentityCommand({}));
+      if (out.Arn) return out.Arn;
+    } catch {
+      // Fall back to the OS user: the command still records who ran it on this machine.
+    } finally {
+      sts.destroy();
+    }
+  }
+  return userInfo().username;
+}
+
+/**
+ * The dependencies of the operator use cases for the target: its payouts table, provider secret and
+ * payout service (signing profile, Bearer prefix and status map from SIGNING_PROFILE, BEARER_PREFIX and
+ * PROVIDER_STATUS_MAP in the environment, as the deployed functions have them).
+ */
+export async function operatorDeps(ctx: CommandContext): Promise<{ target: Target; deps: OperatorDeps; close(): void }> {
+  const target = await ctx.target();
+  const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
+  const { cachedSecret, providerSecretSchema } = await import('@shared/adapters/secrets');
+  const { credentialsFromCachedSecret, systemClock } = await import('@shared/app/ports');
+  const { PayoutServiceClient } = await import('@shared/providers/payout-client');
+  const { parseStatusMap } = await import('@shared/providers/status-map');
+  const { resolveSigningProfile } = await import('@shared/signing');
+  const provider = new PayoutServiceClient({
+    baseUrl: requireEnv(target, 'PAYOUT_API_BASE_URL'),
+    signingProfile: resolveSigningProfile(process.env.SIGNING_PROFILE),
+    bearerPrefix: process.env.BEARER_PREFIX !== 'false',
+    statusMap: parseStatusMap(process.env.PROVIDER_STATUS_MAP),
+  });
+  const quiet = () => undefined;
+  return {
+    target,
+    deps: {
+      repository: createPayoutRepository(requireEnv(target, 'PAYOUTS_TABLE_NAME')),
+      provider,
+      credentials: credentialsFromCachedSecret(cachedSecret(requireEnv(target, 'PROVIDER_SECRET_ID'), providerSecretSchema)),
+      clock: systemClock,
+      // The CLI prints the outcome itself; the use cases' log lines are for the deployed functions.
+      log: { info: quiet, warn: quiet, error: quiet },
+      telemetry: { count: quiet, seconds: quiet },
+    },
+    close: () => provider.close(),
+  };
+}
+
+/** The identity of a picked payout (for the use cases). */
+export const identityOf = (payout: Payout): PayoutIdentity => payout.record.identity;

@@ -1,0 +1,96 @@
+import type { PayoutIdentity } from '@shared/domain/identity';
+import type { Payout } from '@shared/domain/payout';
+import { InvalidOperatorInputError, OperatorActionRefusedError, PayoutNotFoundError } from './operator-errors';
+import { countOutcome, withCredentialRefresh } from './process-payout';
+import type { Clock, CredentialsSource, Log, PayoutProvider, PayoutRepository, PayoutStatusAnswer, Telemetry } from './ports';
+
+export interface OperatorDeps {
+  readonly repository: PayoutRepository;
+  readonly provider: PayoutProvider;
+  readonly credentials: CredentialsSource;
+  readonly clock: Clock;
+  readonly log: Log;
+  readonly telemetry: Telemetry;
+}
+
+export interface ResolveRequest {
+  readonly identity: PayoutIdentity;
+  readonly as: 'succeeded' | 'failed';
+  /** What the operator saw (a bank statement line, a provider ticket); required, recorded verbatim. */
+  readonly evidence: string;
+  /** Who resolves: a name given by the operator, else their AWS identity or OS user (the caller decides). */
+  readonly by: string;
+  /** Resolve even when the provider's answer says otherwise, or cannot be had. */
+  readonly force?: boolean;
+}
+
+export interface ResolveResult {
+  readonly payout: Payout;
+  /** The provider's answer at that moment, as recorded in history. */
+  readonly providerAnswer: string;
+  /** Whether --force overrode the provider's answer (or its absence). */
+  readonly forced: boolean;
+}
+
+/** GetPayout's answer as one line for the audit trail, or why it could not be had. */
+export async function askProvider(
+  deps: Pick<OperatorDeps, 'provider' | 'credentials'>,
+  identity: PayoutIdentity,
+): Promise<{ answer?: PayoutStatusAnswer; line: string }> {
+  try {
+    const answer = await withCredentialRefresh(deps.credentials, (creds) => deps.provider.getPayout(identity, creds));
+    return { answer, line: answer.found ? `${answer.status ?? '(no status)'} (${answer.outcome})` : 'not found (the provider does not know this reference)' };
+  } catch (error) {
+    return { line: `unavailable: ${(error as Error).message}` };
+  }
+}
+
+/**
+ * An operator settles a NEEDS_REVIEW payout as SUCCEEDED or FAILED with evidence. GetPayout is asked
+ * first: the provider saying delivered refuses --as failed, saying failed refuses --as succeeded, and no
+ * answer refuses both, unless `force` is given (the evidence then stands against the provider). The
+ * write is conditional on the state and version read; history records who, when, the evidence and
+ * the provider's answer.
+ * @throws PayoutNotFoundError, InvalidOperatorInputError, OperatorActionRefusedError,
+ *   ConcurrentModificationError (someone else moved it meanwhile: read it again)
+ */
+export async function resolvePayout(deps: OperatorDeps, request: ResolveRequest): Promise<ResolveResult> {
+  const evidence = request.evidence.trim();
+  const by = request.by.trim();
+  if (evidence === '') throw new InvalidOperatorInputError('evidence is required: say what shows the outcome (e.g. a bank statement line or a provider ticket)');
+  if (by === '') throw new InvalidOperatorInputError('who resolves must not be empty');
+  const payout = await deps.repository.get(request.identity);
+  if (!payout) throw new PayoutNotFoundError(`no payout ${request.identity.withdrawal_reference} for merchant ${request.identity.platform_merchant_id} in ${request.identity.currency}`);
+  if (payout.state !== 'NEEDS_REVIEW') {
+    throw new OperatorActionRefusedError(`payout ${request.identity.withdrawal_reference} is ${payout.state}; only a NEEDS_REVIEW payout can be resolved`, 'state');
+  }
+
+  const { answer, line } = await askProvider(deps, request.identity);
+  const force = request.force === true;
+  const disagreement =
+    answer === undefined
+      ? `the provider could not be asked (${line})`
+      : answer.found && request.as === 'failed' && (answer.outcome === 'succeeded' || answer.outcome === 'reversed')
+        ? `the provider says ${answer.status ?? ''}: the money was delivered`
+        : answer.found && request.as === 'succeeded' && answer.outcome === 'failed'
+          ? `the provider says ${answer.status ?? ''}: the payout failed`
+          : undefined;
+  if (disagreement && !force) {
+    throw new OperatorActionRefusedError(`not resolved: ${disagreement}. Give --force with your evidence to resolve it against the provider's answer`, 'provider');
+  }
+
+  const to = request.as === 'succeeded' ? 'SUCCEEDED' : 'FAILED';
+  const providerAnswer = disagreement ? `${line}; overridden with --force` : line;
+  const next = payout.resolveByOperator(to, { by, evidence, providerAnswer }, deps.clock.now());
+  await deps.repository.save(payout, next);
+  countOutcome(deps.telemetry, next);
+  deps.log.info('payout resolved by an operator', {
+    payoutKey: next.key,
+    withdrawalReference: request.identity.withdrawal_reference,
+    to,
+    by,
+    providerAnswer,
+    forced: disagreement !== undefined,
+  });
+  return { payout: next, providerAnswer, forced: disagreement !== undefined };
+}

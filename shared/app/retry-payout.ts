@@ -1,0 +1,118 @@
+import { maskAccount } from '@shared/domain/account';
+import { payoutKey, type PayoutIdentity } from '@shared/domain/identity';
+import type { Payout } from '@shared/domain/payout';
+import { acceptRequest, payoutRequestSchema, type PayoutRequest } from '@shared/messages/payout-request';
+import { InvalidOperatorInputError, OperatorActionRefusedError, PayoutNotFoundError } from './operator-errors';
+import { askProvider, type OperatorDeps } from './resolve-payout';
+
+/** Where a new payout request goes (the payouts queue). */
+export interface PayoutRequestSender {
+  send(request: PayoutRequest): Promise<void>;
+}
+
+export interface RetryDeps extends OperatorDeps {
+  readonly queue: PayoutRequestSender;
+}
+
+export interface RetryRequest {
+  /** The FAILED payout to retry. */
+  readonly identity: PayoutIdentity;
+  /** The withdrawal_reference of the new payout (same merchant and currency). */
+  readonly newReference: string;
+  /** Who retries (recorded on the first payout's history). */
+  readonly by: string;
+  /**
+   * The beneficiary's full account number, when the provider's record of the first payout does not
+   * carry it (payrelay stores only the mask). Its mask must match the first payout's.
+   */
+  readonly accountNumber?: string;
+}
+
+export interface RetryResult {
+  readonly original: Payout;
+  readonly retry: Payout;
+  /** Whether this call sent the new payout's message (false when a previous run already had). */
+  readonly sent: boolean;
+}
+
+/** The beneficiary's full number: the provider's record of the first payout, else the operator's. */
+function accountNumberFor(original: Payout, fromProvider: unknown, given: string | undefined): string {
+  const mask = original.record.accountMasked;
+  const provider = (fromProvider as { customer?: { accountNumber?: unknown } } | undefined)?.customer?.accountNumber;
+  if (typeof provider === 'string' && maskAccount(provider) === mask) return provider;
+  if (given === undefined) {
+    throw new InvalidOperatorInputError(
+      `payrelay keeps only the masked account (${mask}) and the provider's record does not give it: pass the full number with --account-number`,
+    );
+  }
+  const number = given.trim();
+  if (maskAccount(number) !== mask) throw new InvalidOperatorInputError(`the account number given does not match the first payout's account ${mask}`);
+  return number;
+}
+
+/**
+ * Retries a FAILED payout as a new payout to the same beneficiary for the same amount, under a new
+ * withdrawal_reference, linked both ways (retriedAs on the first, retryOf on the new one). Refused
+ * unless the first is FAILED and GetPayout confirms it cannot still be delivered (failed, or unknown to
+ * the provider). The first payout is linked first by a conditional write, so two different retries of
+ * one payout cannot both start; running the same retry again finishes an interrupted one.
+ * @throws PayoutNotFoundError, InvalidOperatorInputError, OperatorActionRefusedError, ConcurrentModificationError
+ */
+export async function retryPayout(deps: RetryDeps, request: RetryRequest): Promise<RetryResult> {
+  const first = await deps.repository.get(request.identity);
+  const ref = request.identity.withdrawal_reference;
+  if (!first) throw new PayoutNotFoundError(`no payout ${ref} for merchant ${request.identity.platform_merchant_id} in ${request.identity.currency}`);
+  if (first.state !== 'FAILED') {
+    throw new OperatorActionRefusedError(`payout ${ref} is ${first.state}; only a FAILED payout can be retried`, 'state');
+  }
+  const identity: PayoutIdentity = { ...request.identity, withdrawal_reference: request.newReference.trim() };
+  try {
+    payoutKey(identity);
+  } catch (error) {
+    throw new InvalidOperatorInputError(`--new-reference: ${(error as Error).message}`);
+  }
+  if (identity.withdrawal_reference === ref) throw new InvalidOperatorInputError('--new-reference must differ from the reference of the failed payout');
+  if (first.record.retriedAs !== undefined && first.record.retriedAs !== identity.withdrawal_reference) {
+    throw new OperatorActionRefusedError(`payout ${ref} was already retried as ${first.record.retriedAs}`, 'state');
+  }
+
+  const { answer, line } = await askProvider(deps, request.identity);
+  if (answer === undefined) throw new OperatorActionRefusedError(`not retried: the provider could not be asked (${line}); try again later`, 'provider');
+  if (answer.found && answer.outcome !== 'failed') {
+    throw new OperatorActionRefusedError(`not retried: the provider says ${answer.status ?? ''} for ${ref}, so it could still be delivered`, 'provider');
+  }
+
+  const parsed = payoutRequestSchema.safeParse({
+    version: 1,
+    ...identity,
+    amount: first.record.amount,
+    account_number: accountNumberFor(first, answer.raw, request.accountNumber),
+    account_code: first.record.accountCode,
+    ...(first.record.expectedName !== undefined ? { expected_name: first.record.expectedName } : {}),
+    ...(first.record.userReference !== undefined ? { user_reference: first.record.userReference } : {}),
+    ...(first.record.metadata !== undefined ? { metadata: first.record.metadata } : {}),
+  });
+  if (!parsed.success) throw new InvalidOperatorInputError(`the retry is not a valid payout request: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
+  const message = parsed.data;
+
+  const now = deps.clock.now();
+  let original = first;
+  if (first.record.retriedAs === undefined) original = await deps.repository.save(first, first.retriedWith(identity.withdrawal_reference, request.by, now));
+
+  const { created, payout: retry } = await deps.repository.createAccepted(acceptRequest(message, now, { retryOf: ref }));
+  if (!created && retry.record.retryOf !== ref) {
+    throw new OperatorActionRefusedError(`reference ${identity.withdrawal_reference} is already used by another payout; choose another --new-reference`, 'state');
+  }
+  // A rerun after an interruption sends again only while nothing processed the new payout yet.
+  const sent = created || retry.state === 'ACCEPTED';
+  if (sent) await deps.queue.send(message);
+  deps.log.info('failed payout retried as a new payout', {
+    payoutKey: original.key,
+    withdrawalReference: ref,
+    retryReference: identity.withdrawal_reference,
+    by: request.by,
+    providerAnswer: line,
+    sent,
+  });
+  return { original, retry, sent };
+}

@@ -1,0 +1,192 @@
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { BatchWriteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalAws, type LocalAws } from '@local/emulators';
+import { REPO_ROOT } from '@local/lambda';
+import { writeLocalState } from '@local/state';
+import { startSimulator, type SimulatorHandle } from '@simulator/index';
+import type { PayoutRepository } from '@shared/app/ports';
+import { Payout } from '@shared/domain/payout';
+import { payoutKey, type PayoutIdentity } from '@shared/domain/identity';
+
+/*
+ * The operator's commands for exceptions, run as an operator runs them (bin/payrelay.js), against
+ * local AWS emulators and the provider simulator recorded in a state file as `npm start` records them.
+ */
+const run = promisify(execFile);
+const dir = mkdtempSync(join(tmpdir(), 'payrelay-operator-'));
+const stateFile = join(dir, 'state.json');
+const MERCHANT = 'merchant-op-1';
+let aws: LocalAws;
+let sim: SimulatorHandle;
+let repository: PayoutRepository;
+
+async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const out = await run(process.execPath, [join(REPO_ROOT, 'bin/payrelay.js'), ...args], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, PAYRELAY_STATE_FILE: stateFile },
+    });
+    return { code: 0, stdout: out.stdout, stderr: out.stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+let counter = 0;
+/** A payout the provider holds PENDING (it committed the Payout), stored by payrelay in `state`. */
+async function payoutAtProvider(state: 'NEEDS_REVIEW' | 'FAILED'): Promise<PayoutIdentity> {
+  counter += 1;
+  const identity = { platform_merchant_id: MERCHANT, currency: 'GHS', withdrawal_reference: `OP-${process.pid}-${counter}` };
+  const { PayoutServiceClient, credentialsFromSecret } = await import('@shared/providers/payout-client');
+  const client = new PayoutServiceClient({ baseUrl: sim.payoutBaseUrl, timeoutMs: 2_000 });
+  const creds = credentialsFromSecret(sim.admin.credentials('op', MERCHANT));
+  await client.payout({ amount: '12.00', account_number: '0244123456', account_code: 'MTN', currency: 'GHS', withdrawal_reference: identity.withdrawal_reference }, creds);
+  client.close();
+  const t = new Date(Date.now() - 2 * 24 * 60 * 60_000);
+  const submitted = Payout.accept({ identity, amount: '12.00', accountMasked: '******3456', accountCode: 'MTN' }, t)
+    .startVerifying(t)
+    .startSubmitting(t, 'Kwame Mensah')
+    .submitted('PENDING', t);
+  const final = state === 'NEEDS_REVIEW' ? submitted.needsReview('still PENDING after 1440 minutes', t) : submitted.failed('provider reports FAILED', t, 'FAILED');
+  await repository.createAccepted(final);
+  return identity;
+}
+
+beforeAll(async () => {
+  sim = await startSimulator({ log: 'silent', progression: { settleAfterChecks: 1_000_000 } });
+  const partner = sim.admin.createPartner({ partner_code: 'op', email: 'ops@payrelay.test', platform_merchant_id: MERCHANT });
+  aws = await startLocalAws({ stage: 'optest', secrets: { provider: { ...partner }, kyc: undefined } });
+  Object.assign(process.env, aws.env);
+  const env = { ...aws.env, PAYOUT_API_BASE_URL: sim.payoutBaseUrl };
+  writeLocalState(
+    {
+      pid: process.pid,
+      startedAt: new Date().toISOString(),
+      stage: 'optest',
+      urls: { gateway: 'http://127.0.0.1:9', kycCallback: '', payoutNotification: '', payoutApi: sim.payoutBaseUrl, kycApi: '' },
+      env,
+    },
+    stateFile,
+  );
+  const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
+  repository = createPayoutRepository(aws.names.payoutsTable);
+});
+afterAll(async () => {
+  await sim?.stop();
+  await aws?.stop();
+});
+
+describe('payrelay payouts resolve', () => {
+  it('settles a NEEDS_REVIEW payout with its audit entry (who, when, evidence, provider answer)', async () => {
+    const id = await payoutAtProvider('NEEDS_REVIEW');
+    const out = await cli(['payouts', 'resolve', id.withdrawal_reference, '--as', 'failed', '--evidence', 'provider ticket 4711: cancelled', '--by', 'ama']);
+    expect(out.stderr).toBe('');
+    expect(out.code).toBe(0);
+    expect(out.stdout).toContain(`${id.withdrawal_reference} is now FAILED.`);
+    // Piped output is plain text: no colour or other escape codes.
+    expect(out.stdout).not.toMatch(/\u001b\[/);
+    const status = JSON.parse((await cli(['--json', 'payouts', 'status', id.withdrawal_reference])).stdout);
+    expect(status[0].state).toBe('FAILED');
+    expect(status[0].history.at(-1)).toMatchObject({
+      from: 'NEEDS_REVIEW',
+      to: 'FAILED',
+      by: 'ama',
+      evidence: 'provider ticket 4711: cancelled',
+      providerAnswer: 'PENDING (in_progress)',
+    });
+  });
+
+  it('refuses, with exit 6, an outcome the provider contradicts; --force records the override', async () => {
+    const id = await payoutAtProvider('NEEDS_REVIEW');
+    sim.admin.settlePayout(id, 'succeeded');
+    const refused = await cli(['payouts', 'resolve', id.withdrawal_reference, '--as', 'failed', '--evidence', 'customer says no money']);
+    expect(refused.code).toBe(6);
+    expect(refused.stderr.trim()).toBe(
+      'payrelay: not resolved: the provider says COMPLETED: the money was delivered. Give --force with your evidence to resolve it against the provider\'s answer',
+    );
+    const forced = await cli(['--json', 'payouts', 'resolve', id.withdrawal_reference, '--as', 'failed', '--evidence', 'bank return R03 on 2026-11-20', '--force']);
+    expect(forced.code).toBe(0);
+    const result = JSON.parse(forced.stdout);
+    expect(result.forced).toBe(true);
+    expect(result.resolution.by).toBeTruthy();
+    expect(result.resolution.providerAnswer).toBe('COMPLETED (succeeded); overridden with --force');
+  });
+
+  it('answers exit 4 for an unknown reference and exit 2 for a missing --evidence', async () => {
+    expect((await cli(['payouts', 'resolve', 'NOPE', '--as', 'failed', '--evidence', 'x'])).code).toBe(4);
+    const usage = await cli(['payouts', 'resolve', 'NOPE', '--as', 'failed']);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain("required option '--evidence <text>' not specified");
+  });
+});
+
+describe('payrelay payouts retry', () => {
+  it('creates the linked retry of a FAILED payout and sends it; refuses while the first could still be delivered', async () => {
+    const pending = await payoutAtProvider('FAILED');
+    const refused = await cli(['payouts', 'retry', pending.withdrawal_reference, '--new-reference', `${pending.withdrawal_reference}-R`]);
+    expect(refused.code).toBe(6);
+    expect(refused.stderr).toMatch(/could still be delivered/);
+
+    const failed = await payoutAtProvider('FAILED');
+    sim.admin.settlePayout(failed, 'failed');
+    const ok = await cli(['--json', 'payouts', 'retry', failed.withdrawal_reference, '--new-reference', `${failed.withdrawal_reference}-R`, '--by', 'ama']);
+    expect(ok.code).toBe(0);
+    const result = JSON.parse(ok.stdout);
+    expect(result).toMatchObject({
+      sent: true,
+      original: { state: 'FAILED', retried_as: `${failed.withdrawal_reference}-R` },
+      retry: { state: 'ACCEPTED', retry_of: failed.withdrawal_reference, amount: '12.00', account: 'MTN ******3456' },
+    });
+  });
+});
+
+describe('output is never cut', () => {
+  it('payouts list --json of 10,000 payouts piped into a parser parses', async () => {
+    // One payout written by the repository, then 9,999 copies of its item under other references
+    // (BatchWriteItem: seeding 10,000 conditional puts one by one takes a minute on a loaded machine).
+    const t = new Date();
+    const first = { platform_merchant_id: MERCHANT, currency: 'GHS', withdrawal_reference: 'BULK-0' };
+    await repository.createAccepted(
+      Payout.accept({ identity: first, amount: '1.00', accountMasked: '******3456', accountCode: 'MTN' }, t).reject('account not found', t),
+    );
+    const { documentClient } = await import('@shared/adapters/aws-clients');
+    const item = (await documentClient.send(new GetCommand({ TableName: aws.names.payoutsTable, Key: { pk: payoutKey(first) } }))).Item ?? {};
+    const copies = Array.from({ length: 9_999 }, (_, i) => {
+      const identity = { ...first, withdrawal_reference: `BULK-${i + 1}` };
+      return { PutRequest: { Item: { ...item, ...identity, pk: payoutKey(identity) } } };
+    });
+    for (let i = 0; i < copies.length; i += 250) {
+      await Promise.all(
+        Array.from({ length: 10 }, (_, j) => copies.slice(i + j * 25, i + (j + 1) * 25))
+          .filter((page) => page.length > 0)
+          .map(async (page) => {
+            const out = await documentClient.send(new BatchWriteCommand({ RequestItems: { [aws.names.payoutsTable]: page } }));
+            expect(Object.keys(out.UnprocessedItems ?? {})).toHaveLength(0);
+          }),
+      );
+    }
+    // A real pipe into a separate parser process, as `payrelay ... | jq length` would be.
+    const parser = spawn(process.execPath, ['-e', "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>console.log(JSON.parse(s).length))"]);
+    const payrelay = spawn(process.execPath, [join(REPO_ROOT, 'bin/payrelay.js'), '--json', 'payouts', 'list', '--state', 'REJECTED', '--limit', '10000'], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, PAYRELAY_STATE_FILE: stateFile },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    payrelay.stdout.pipe(parser.stdin);
+    let parsed = '';
+    parser.stdout.on('data', (d: Buffer) => (parsed += d.toString()));
+    const [code, parserCode] = await Promise.all([
+      new Promise<number | null>((resolve) => payrelay.on('close', resolve)),
+      new Promise<number | null>((resolve) => parser.on('close', resolve)),
+    ]);
+    expect(code).toBe(0);
+    expect(parserCode).toBe(0);
+    expect(parsed.trim()).toBe('10000');
+  }, 120_000);
+});

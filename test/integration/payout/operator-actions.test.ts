@@ -1,0 +1,233 @@
+import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createPayoutQueue } from '@shared/adapters/payout-queue';
+import { InvalidOperatorInputError, OperatorActionRefusedError, PayoutNotFoundError } from '@shared/app/operator-errors';
+import { createProcessPayout } from '@shared/app/process-payout';
+import { credentialsFromCachedSecret, type Clock, type Log, type Telemetry } from '@shared/app/ports';
+import { createReconcilePayouts, type ReconcileSettings } from '@shared/app/reconcile-payouts';
+import { resolvePayout } from '@shared/app/resolve-payout';
+import { retryPayout } from '@shared/app/retry-payout';
+import { SETTLED_AFTER_REVIEW } from '@shared/domain/payout';
+import { parsePayoutRequest, payoutRequestSchema, type PayoutRequestInput } from '@shared/messages/payout-request';
+import { METRIC } from '@shared/observability/metric-names';
+import { PayoutServiceClient } from '@shared/providers/payout-client';
+import { MERCHANT_ID, PARTNER_CODE, expectAtMostOneExecution, identityOf, ledgerOf, request, startHarness, type Harness } from './harness';
+
+/*
+ * The exceptions an operator settles (NEEDS_REVIEW watched and resolved, retry of a FAILED payout,
+ * REVERSED after success) through the real use cases: the repository on dynalite, the provider
+ * client against the simulator over HTTP, the payouts queue on fauxqs, and a clock the test moves.
+ * The simulator keeps every payout PENDING until the test settles it.
+ */
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+let h: Harness;
+let client: PayoutServiceClient;
+
+class TestClock implements Clock {
+  private t = Date.now();
+  now(): Date {
+    return new Date(this.t);
+  }
+  advance(ms: number): void {
+    this.t += ms;
+  }
+}
+
+const counts: Record<string, number> = {};
+const telemetry: Telemetry = {
+  count: (metric, value = 1) => {
+    counts[metric] = (counts[metric] ?? 0) + value;
+  },
+  seconds: () => undefined,
+};
+const silent: Log = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+const RECONCILE: ReconcileSettings = {
+  reviewAfterMs: 60 * MINUTE,
+  notFoundGraceMs: 15 * MINUTE,
+  resubmitUnknownNotFound: false,
+  submitStaleMs: 5 * MINUTE,
+  concurrency: 4,
+  pageSize: 10,
+  budgetMs: 60_000,
+};
+
+function system() {
+  const clock = new TestClock();
+  const credentials = credentialsFromCachedSecret({ get: async () => h.sim.admin.credentials(PARTNER_CODE, MERCHANT_ID) });
+  const deps = { repository: h.repository, credentials, clock, telemetry, log: silent, provider: client };
+  const process = createProcessPayout({ ...deps, settings: { nameMatchThreshold: 0.85, kycGating: false } });
+  const reconcile = createReconcilePayouts({ ...deps, settings: RECONCILE });
+  const queue = createPayoutQueue(h.aws.queueUrls.payouts, h.sqs);
+  return {
+    clock,
+    deps,
+    queue,
+    pay: (r: PayoutRequestInput) => process(payoutRequestSchema.parse(r)),
+    reconcile: () => reconcile(),
+    /** Takes the payout messages off the queue and processes them, as the worker would. */
+    async work(): Promise<number> {
+      const out = await h.sqs.send(new ReceiveMessageCommand({ QueueUrl: h.aws.queueUrls.payouts, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
+      for (const m of out.Messages ?? []) {
+        await process(parsePayoutRequest(m.Body ?? ''));
+        await h.sqs.send(new DeleteMessageCommand({ QueueUrl: h.aws.queueUrls.payouts, ReceiptHandle: m.ReceiptHandle }));
+      }
+      return out.Messages?.length ?? 0;
+    },
+  };
+}
+
+const payoutOf = (r: PayoutRequestInput) => h.repository.get(identityOf(r));
+
+/** A payout the provider holds PENDING for longer than REVIEW_AFTER: handed to a person. */
+async function inReview(s: ReturnType<typeof system>, r: PayoutRequestInput = request()) {
+  expect(await s.pay(r)).toMatchObject({ state: 'SUBMITTED' });
+  s.clock.advance(61 * MINUTE);
+  await s.reconcile();
+  expect((await payoutOf(r))?.state).toBe('NEEDS_REVIEW');
+  return r;
+}
+
+beforeAll(async () => {
+  h = await startHarness({ simulator: { progression: { settleAfterChecks: 1_000_000 } } });
+  client = new PayoutServiceClient({ baseUrl: h.sim.payoutBaseUrl, timeoutMs: 800 });
+});
+afterAll(async () => {
+  client?.close();
+  await h?.stop();
+});
+afterEach(() => expectAtMostOneExecution(h.sim));
+
+describe('NEEDS_REVIEW is watched', () => {
+  it('a late definite answer from the provider settles it, "settled by the provider after review"', async () => {
+    const s = system();
+    const r = await inReview(s);
+    s.clock.advance(30 * MINUTE);
+    await s.reconcile();
+    expect((await payoutOf(r))?.state).toBe('NEEDS_REVIEW');
+    h.sim.admin.settlePayout(identityOf(r), 'succeeded');
+    s.clock.advance(31 * MINUTE);
+    await s.reconcile();
+    const done = await payoutOf(r);
+    expect(done?.state).toBe('SUCCEEDED');
+    expect(done?.record.history.at(-1)).toMatchObject({ from: 'NEEDS_REVIEW', to: 'SUCCEEDED', reason: `${SETTLED_AFTER_REVIEW}: provider reports COMPLETED` });
+  });
+});
+
+describe('payouts resolve', () => {
+  const audit = { by: 'ama@ops', evidence: 'provider ticket 4711: payout cancelled' };
+
+  it('settles NEEDS_REVIEW as FAILED with who, when, the evidence and the provider answer', async () => {
+    const s = system();
+    const r = await inReview(s);
+    const result = await resolvePayout(s.deps, { identity: identityOf(r), as: 'failed', ...audit });
+    expect(result.forced).toBe(false);
+    const p = await payoutOf(r);
+    expect(p?.state).toBe('FAILED');
+    expect(p?.version).toBe(result.payout.version);
+    expect(p?.record.history.at(-1)).toEqual({
+      from: 'NEEDS_REVIEW',
+      to: 'FAILED',
+      at: s.clock.now().toISOString(),
+      reason: 'resolved as FAILED by ama@ops: provider ticket 4711: payout cancelled',
+      by: 'ama@ops',
+      evidence: 'provider ticket 4711: payout cancelled',
+      providerAnswer: 'PENDING (in_progress)',
+    });
+  });
+
+  it('refuses --as failed when the provider says delivered, unless forced; the forced entry says so', async () => {
+    const s = system();
+    const r = await inReview(s);
+    h.sim.admin.settlePayout(identityOf(r), 'succeeded');
+    await expect(resolvePayout(s.deps, { identity: identityOf(r), as: 'failed', ...audit })).rejects.toThrow(
+      /not resolved: the provider says COMPLETED: the money was delivered. Give --force/,
+    );
+    expect((await payoutOf(r))?.state).toBe('NEEDS_REVIEW');
+    const forced = await resolvePayout(s.deps, { identity: identityOf(r), as: 'failed', ...audit, force: true });
+    expect(forced.forced).toBe(true);
+    expect((await payoutOf(r))?.record.history.at(-1)?.providerAnswer).toBe('COMPLETED (succeeded); overridden with --force');
+  });
+
+  it('refuses --as succeeded when the provider says failed', async () => {
+    const s = system();
+    const r = await inReview(s);
+    h.sim.admin.settlePayout(identityOf(r), 'failed');
+    await expect(resolvePayout(s.deps, { identity: identityOf(r), as: 'succeeded', ...audit })).rejects.toBeInstanceOf(OperatorActionRefusedError);
+  });
+
+  it('refuses a payout that is not NEEDS_REVIEW, empty evidence, and an unknown payout', async () => {
+    const s = system();
+    const r = request();
+    await s.pay(r);
+    await expect(resolvePayout(s.deps, { identity: identityOf(r), as: 'succeeded', ...audit })).rejects.toThrow(/is SUBMITTED; only a NEEDS_REVIEW payout/);
+    await expect(resolvePayout(s.deps, { identity: identityOf(r), as: 'succeeded', by: 'x', evidence: '  ' })).rejects.toBeInstanceOf(InvalidOperatorInputError);
+    await expect(resolvePayout(s.deps, { identity: identityOf(request()), as: 'succeeded', ...audit })).rejects.toBeInstanceOf(PayoutNotFoundError);
+  });
+});
+
+describe('payouts retry', () => {
+  it('pays a FAILED payout again under a new reference, same beneficiary and amount, linked both ways', async () => {
+    const s = system();
+    const r = request({ amount: '31.25' });
+    await s.pay(r);
+    h.sim.admin.settlePayout(identityOf(r), 'failed');
+    s.clock.advance(2 * MINUTE);
+    await s.reconcile();
+    expect((await payoutOf(r))?.state).toBe('FAILED');
+
+    const newReference = `${r.withdrawal_reference}-retry`;
+    const result = await retryPayout({ ...s.deps, queue: s.queue }, { identity: identityOf(r), newReference, by: 'ama@ops' });
+    expect(result.sent).toBe(true);
+    expect((await payoutOf(r))?.record).toMatchObject({ state: 'FAILED', retriedAs: newReference });
+    const retry = await h.repository.get({ ...identityOf(r), withdrawal_reference: newReference });
+    expect(retry?.record).toMatchObject({ state: 'ACCEPTED', retryOf: r.withdrawal_reference, amount: '31.25', accountMasked: '******3456' });
+    expect(await s.work()).toBe(1);
+    expect(ledgerOf(h.sim, newReference)).toMatchObject({ executions: 1, amount: '31.25' });
+    // Running it again does nothing more; a different second retry is refused.
+    expect((await retryPayout({ ...s.deps, queue: s.queue }, { identity: identityOf(r), newReference, by: 'ama@ops' })).sent).toBe(false);
+    await expect(retryPayout({ ...s.deps, queue: s.queue }, { identity: identityOf(r), newReference: 'other', by: 'x' })).rejects.toThrow(
+      `was already retried as ${newReference}`,
+    );
+  });
+
+  it('is refused unless FAILED, and while the provider could still deliver the first payout', async () => {
+    const s = system();
+    const pending = request();
+    await s.pay(pending);
+    await expect(retryPayout({ ...s.deps, queue: s.queue }, { identity: identityOf(pending), newReference: 'n-1', by: 'x' })).rejects.toThrow(
+      /is SUBMITTED; only a FAILED payout can be retried/,
+    );
+    // An operator marked it FAILED with --force, but the provider still holds it PENDING.
+    const r = await inReview(s);
+    await resolvePayout(s.deps, { identity: identityOf(r), as: 'failed', by: 'x', evidence: 'customer says not received' });
+    await expect(retryPayout({ ...s.deps, queue: s.queue }, { identity: identityOf(r), newReference: `${r.withdrawal_reference}-2`, by: 'x' })).rejects.toThrow(
+      /provider says PENDING .* could still be delivered/,
+    );
+    expect(await s.work()).toBe(0);
+  });
+});
+
+describe('REVERSED after success', () => {
+  it('GetPayout reporting returned money moves SUCCEEDED to REVERSED, with history and a metric', async () => {
+    const s = system();
+    const r = request();
+    await s.pay(r);
+    h.sim.admin.settlePayout(identityOf(r), 'succeeded');
+    s.clock.advance(2 * MINUTE);
+    await s.reconcile();
+    expect((await payoutOf(r))?.state).toBe('SUCCEEDED');
+    await h.sim.admin.reversePayout(identityOf(r));
+    const before = counts[METRIC.payoutReversed] ?? 0;
+    s.clock.advance(DAY);
+    await s.reconcile();
+    const p = await payoutOf(r);
+    expect(p?.state).toBe('REVERSED');
+    expect(p?.record.history.at(-1)).toMatchObject({ from: 'SUCCEEDED', to: 'REVERSED', reason: 'provider reports REVERSED: the delivered money came back' });
+    expect(p?.isWatched).toBe(false);
+    expect(counts[METRIC.payoutReversed]).toBe(before + 1);
+  });
+});
