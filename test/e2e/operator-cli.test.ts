@@ -90,7 +90,7 @@ describe('payrelay payouts resolve', () => {
     expect(out.code).toBe(0);
     expect(out.stdout).toContain(`${id.withdrawal_reference} is now FAILED.`);
     // Piped output is plain text: no colour or other escape codes.
-    expect(out.stdout).not.toMatch(/\u001b\[/);
+    expect(out.stdout.includes(String.fromCharCode(27))).toBe(false);
     const status = JSON.parse((await cli(['--json', 'payouts', 'status', id.withdrawal_reference])).stdout);
     expect(status[0].state).toBe('FAILED');
     expect(status[0].history.at(-1)).toMatchObject({
