@@ -58,7 +58,8 @@ export async function operatorDeps(ctx: CommandContext): Promise<{ target: Targe
   const target = await ctx.target();
   const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
   const { cachedSecret, providerSecretSchema } = await import('@shared/adapters/secrets');
-  const { credentialsFromCachedSecret, systemClock } = await import('@shared/app/ports');
+  const { credentialsFromCachedSecret } = await import('@shared/adapters/credentials');
+  const { systemClock } = await import('@shared/adapters/system-clock');
   const { PayoutServiceClient } = await import('@shared/providers/payout-client');
   const { parseStatusMap } = await import('@shared/providers/status-map');
   const { resolveSigningProfile } = await import('@shared/signing');

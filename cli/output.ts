@@ -96,6 +96,7 @@ const UNREACHABLE = /ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|Unkno
  */
 const ERROR_CLASSES: Readonly<Record<string, { exit: number; words: (message: string) => string }>> = {
   PayoutNotFoundError: { exit: EXIT.notFound, words: (m) => m },
+  DeadLetterNotFoundError: { exit: EXIT.notFound, words: (m) => m },
   InvalidOperatorInputError: { exit: EXIT.invalidInput, words: (m) => m },
   OperatorActionRefusedError: { exit: EXIT.refused, words: (m) => m },
   ConcurrentModificationError: { exit: EXIT.failure, words: () => 'the payout changed while this command ran; run it again to act on its new state' },

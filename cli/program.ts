@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { registerConsoleCommand } from './commands/console';
 import { registerDemoCommand } from './commands/demo';
+import { registerDlqCommands } from './commands/dlq';
 import { registerEventsCommands } from './commands/events';
 import { registerKycCommands } from './commands/kyc';
 import { registerPartnerCommands } from './commands/partner';
@@ -38,6 +39,7 @@ export function buildProgram(): Command {
   registerSecretsCommands(program);
   registerKycCommands(program);
   registerPayoutsCommands(program);
+  registerDlqCommands(program);
   registerEventsCommands(program);
   registerSignatureCommands(program);
   registerSimulatorCommand(program);

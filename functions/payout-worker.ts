@@ -16,6 +16,7 @@ import { credentialsFromCachedSecret } from '@shared/adapters/credentials';
 import { systemClock } from '@shared/adapters/system-clock';
 import { telemetryFrom } from '@shared/adapters/telemetry';
 import type { KycApproval } from '@shared/ports/payouts';
+import { REDRIVE_RUN_ATTRIBUTE } from '@shared/messages/redrive';
 import { envBoolean, envInt, loadConfig, requiredString } from '@shared/config/env';
 import { PAYOUTS_QUEUE } from '@shared/config/resources';
 import { payoutKey } from '@shared/domain/identity';
@@ -109,7 +110,9 @@ logger.info('payout worker settings', {
 });
 
 async function deadLetter(record: SQSRecord, reason: string): Promise<void> {
-  await deadLetters.send(record.body, reason, { sourceMessageId: record.messageId });
+  // A redriven message keeps its redrive run's marker, so that run counts it as failed again instead of moving it again.
+  const run = record.messageAttributes?.[REDRIVE_RUN_ATTRIBUTE]?.stringValue;
+  await deadLetters.send(record.body, reason, { sourceMessageId: record.messageId, ...(run ? { [REDRIVE_RUN_ATTRIBUTE]: run } : {}) });
   telemetry.count(METRIC.dlqSend);
   logger.warn('payout request sent to the DLQ', { messageId: record.messageId, reason });
 }

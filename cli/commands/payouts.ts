@@ -4,6 +4,7 @@ import { PAYOUT_STATES, type Payout, type PayoutState } from '@shared/domain/pay
 import { contextOf, positiveInt, withExample, type CommandContext } from '../context';
 import { registerEnqueueCommand } from './payouts-enqueue';
 import { CliError, EXIT, printRecord, printTable } from '../output';
+import { registerRedriveCommand } from './dlq';
 import { identityOf, operatorDeps, operatorName, pickOne, type IdentityOptions } from '../operator';
 import { requireEnv } from '../target';
 
@@ -212,26 +213,7 @@ function registerResolveAndRetry(payouts: Command): void {
     });
 }
 
-function registerRedrive(payouts: Command): void {
-  withExample(
-    payouts.command('redrive').option('--max <n>', 'move at most n messages', positiveInt),
-    'payrelay payouts redrive',
-  )
-    .description(
-      'move messages from the dead-letter queue back to the payouts queue (after fixing their cause) and report the count. ' +
-        'Safe for money: the worker never pays a payout twice, whatever the message count.',
-    )
-    .action(async (opts: { max?: number }, cmd: Command) => {
-      const ctx = contextOf(cmd);
-      const { target, sqsClient } = await adapters(ctx);
-      const { redrive } = await import('../redrive');
-      const result = await redrive(sqsClient, requireEnv(target, 'PAYOUTS_DLQ_URL'), requireEnv(target, 'PAYOUTS_QUEUE_URL'), opts.max);
-      ctx.out.result(result, () => printTable(['moved', 'failed'], [[result.moved, result.failed]]));
-      if (result.failed > 0) throw new CliError(`${result.failed} message(s) could not be moved; they stay in the DLQ`);
-    });
-}
-
-/** `payrelay payouts enqueue|status|list|redrive`. */
+/** `payrelay payouts enqueue|status|list|resolve|retry|redrive`. */
 export function registerPayoutsCommands(program: Command): void {
   const payouts = withExample(
     program.command('payouts').description('bulk payouts from a file, status, listing, resolving NEEDS_REVIEW, retrying FAILED, and DLQ redrive'),
@@ -241,5 +223,5 @@ export function registerPayoutsCommands(program: Command): void {
   registerEnqueueCommand(payouts);
   registerStatusAndList(payouts);
   registerResolveAndRetry(payouts);
-  registerRedrive(payouts);
+  registerRedriveCommand(payouts, 'payrelay payouts redrive --max 100 --wait 60');
 }

@@ -1,4 +1,13 @@
-import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  ChangeMessageVisibilityBatchCommand,
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  type Message,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { DeadLetterQueue } from '@shared/ports/dead-letters';
 import type { DeadLetterSink } from '@shared/ports/payouts';
 import { sqsClient } from './aws-clients';
 
@@ -23,6 +32,80 @@ export function createDeadLetterSink(queueUrl: string, client: SQSClient = sqsCl
           ),
         }),
       );
+    },
+  };
+}
+
+const stringAttributes = (m: Message): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(m.MessageAttributes ?? {})
+      .filter(([, v]) => v.DataType === 'String' && v.StringValue !== undefined)
+      .map(([k, v]) => [k, v.StringValue as string]),
+  );
+
+/**
+ * The payouts DLQ for the operator use cases (list, show, delete, redrive), over SQS. Receives ask for
+ * all attributes; `release` sets the visibility timeout back to 0 so a peek consumes nothing.
+ */
+export function createDeadLetterQueue(dlqUrl: string, queueUrl: string, client: SQSClient = sqsClient): DeadLetterQueue {
+  const queueCount = async (url: string): Promise<number> => {
+    const out = await client.send(
+      new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+    );
+    return Number(out.Attributes?.ApproximateNumberOfMessages ?? 0) + Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
+  };
+  return {
+    approximateCount: () => queueCount(dlqUrl),
+    payoutsQueueCount: () => queueCount(queueUrl),
+    async receive(max, hideSeconds) {
+      const out = await client.send(
+        new ReceiveMessageCommand({
+          QueueUrl: dlqUrl,
+          MaxNumberOfMessages: max,
+          WaitTimeSeconds: 0,
+          VisibilityTimeout: hideSeconds,
+          MessageAttributeNames: ['All'],
+          MessageSystemAttributeNames: ['All'],
+        }),
+      );
+      return (out.Messages ?? []).map((m) => ({
+        id: m.MessageId ?? '',
+        receiptHandle: m.ReceiptHandle ?? '',
+        body: m.Body ?? '',
+        ...(m.Attributes?.SentTimestamp ? { sentAt: new Date(Number(m.Attributes.SentTimestamp)).toISOString() } : {}),
+        receiveCount: Number(m.Attributes?.ApproximateReceiveCount ?? 1),
+        attributes: stringAttributes(m),
+      }));
+    },
+    async release(messages) {
+      for (let i = 0; i < messages.length; i += 10) {
+        const page = messages.slice(i, i + 10);
+        await client.send(
+          new ChangeMessageVisibilityBatchCommand({
+            QueueUrl: dlqUrl,
+            Entries: page.map((m, j) => ({ Id: String(j), ReceiptHandle: m.receiptHandle, VisibilityTimeout: 0 })),
+          }),
+        );
+      }
+    },
+    async delete(message) {
+      await client.send(new DeleteMessageCommand({ QueueUrl: dlqUrl, ReceiptHandle: message.receiptHandle }));
+    },
+    async sendToPayouts(message, extra) {
+      try {
+        await client.send(
+          new SendMessageCommand({
+            QueueUrl: queueUrl,
+            MessageBody: message.body,
+            MessageAttributes: Object.fromEntries(
+              Object.entries({ ...message.attributes, ...extra }).map(([name, value]) => [name, { DataType: 'String', StringValue: value }]),
+            ),
+          }),
+        );
+        return true;
+      } catch {
+        return false;
+      }
     },
   };
 }

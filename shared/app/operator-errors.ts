@@ -27,3 +27,8 @@ export class OperatorActionRefusedError extends Error {
     super(message);
   }
 }
+
+/** No DLQ message has this id (it may be in flight, or gone). */
+export class DeadLetterNotFoundError extends Error {
+  override name = 'DeadLetterNotFoundError';
+}

@@ -1,8 +1,10 @@
 import type { PayoutIdentity } from '@shared/domain/identity';
 import type { Payout } from '@shared/domain/payout';
 import { InvalidOperatorInputError, OperatorActionRefusedError, PayoutNotFoundError } from './operator-errors';
-import { countOutcome, withCredentialRefresh } from './process-payout';
-import type { Clock, CredentialsSource, Log, PayoutProvider, PayoutRepository, PayoutStatusAnswer, Telemetry } from './ports';
+import type { CredentialsSource, PayoutProvider, PayoutRepository, PayoutStatusAnswer } from '@shared/ports/payouts';
+import type { Clock, Log, Telemetry } from '@shared/ports/runtime';
+import { withCredentialRefresh } from './credential-refresh';
+import { countOutcome } from './outcome-metrics';
 
 export interface OperatorDeps {
   readonly repository: PayoutRepository;

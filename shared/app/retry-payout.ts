@@ -1,17 +1,13 @@
 import { maskAccount } from '@shared/domain/account';
 import { payoutKey, type PayoutIdentity } from '@shared/domain/identity';
 import type { Payout } from '@shared/domain/payout';
-import { acceptRequest, payoutRequestSchema, type PayoutRequest } from '@shared/messages/payout-request';
+import { acceptRequest, payoutRequestSchema } from '@shared/messages/payout-request';
+import type { PayoutRequestQueue } from '@shared/ports/payouts';
 import { InvalidOperatorInputError, OperatorActionRefusedError, PayoutNotFoundError } from './operator-errors';
 import { askProvider, type OperatorDeps } from './resolve-payout';
 
-/** Where a new payout request goes (the payouts queue). */
-export interface PayoutRequestSender {
-  send(request: PayoutRequest): Promise<void>;
-}
-
 export interface RetryDeps extends OperatorDeps {
-  readonly queue: PayoutRequestSender;
+  readonly queue: PayoutRequestQueue;
 }
 
 export interface RetryRequest {
@@ -105,7 +101,7 @@ export async function retryPayout(deps: RetryDeps, request: RetryRequest): Promi
   }
   // A rerun after an interruption sends again only while nothing processed the new payout yet.
   const sent = created || retry.state === 'ACCEPTED';
-  if (sent) await deps.queue.send(message);
+  if (sent) await deps.queue.send(JSON.stringify(message));
   deps.log.info('failed payout retried as a new payout', {
     payoutKey: original.key,
     withdrawalReference: ref,

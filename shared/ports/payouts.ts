@@ -120,3 +120,8 @@ export interface KycApproval {
 export interface DeadLetterSink {
   send(body: string, reason: string, attributes?: Record<string, string>): Promise<void>;
 }
+
+/** The payouts queue for one new payout request (a retry): the body is the request message as JSON. */
+export interface PayoutRequestQueue {
+  send(messageBody: string): Promise<void>;
+}

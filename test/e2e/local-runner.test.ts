@@ -7,7 +7,8 @@ import { startGateway, type GatewayHandle } from '@local/gateway';
 import { loadFunction, type LocalFunction } from '@local/lambda';
 import { buildScheduledEvent, startScheduler } from '@local/scheduler';
 import { startSqsPoller, successfulRecords } from '@local/sqs-poller';
-import { redrive } from '@cli/redrive';
+import { createDeadLetterQueue } from '@shared/adapters/dead-letter';
+import { redriveDeadLetters } from '@shared/app/dead-letters';
 import { recordedCalls } from './fixtures/recording-handler';
 
 /*
@@ -157,8 +158,10 @@ describe('SQS poller against fauxqs', () => {
   it('redrive moves DLQ messages back to the queue and counts them', async () => {
     await sqs.send(new SendMessageCommand({ QueueUrl: aws.queueUrls.deadLetter, MessageBody: 'second' }));
     const before = await depth(aws.queueUrls.deadLetter);
-    const result = await redrive(sqs, aws.queueUrls.deadLetter, aws.queueUrls.payouts);
-    expect(result).toEqual({ moved: before, failed: 0 });
+    const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
+    const dlq = createDeadLetterQueue(aws.queueUrls.deadLetter, aws.queueUrls.payouts, sqs);
+    const result = await redriveDeadLetters({ dlq, log: quiet, runId: 'run-1' });
+    expect(result).toEqual({ presentAtStart: before, moved: before, failedAgain: 0, skipped: 0, runId: 'run-1' });
     expect(await depth(aws.queueUrls.deadLetter)).toBe(0);
     expect(await depth(aws.queueUrls.payouts)).toBe(before);
   });

@@ -9,7 +9,7 @@ import { startLocalAws, type LocalAws } from '@local/emulators';
 import { REPO_ROOT } from '@local/lambda';
 import { writeLocalState } from '@local/state';
 import { startSimulator, type SimulatorHandle } from '@simulator/index';
-import type { PayoutRepository } from '@shared/app/ports';
+import type { PayoutRepository } from '@shared/ports/payouts';
 import { Payout } from '@shared/domain/payout';
 import { payoutKey, type PayoutIdentity } from '@shared/domain/identity';
 
@@ -147,9 +147,10 @@ describe('payrelay payouts retry', () => {
 });
 
 describe('output is never cut', () => {
-  it('payouts list --json of 10,000 payouts piped into a parser parses', async () => {
-    // One payout written by the repository, then 9,999 copies of its item under other references
-    // (BatchWriteItem: seeding 10,000 conditional puts one by one takes a minute on a loaded machine).
+  it('payouts list --json of a full page (1,000 payouts, about 370 KB) piped into a parser parses', async () => {
+    // `payouts list` pages at 1,000; one page is over five times the 64 KiB a pipe took before exit
+    // used to cut. One payout written by the repository, then copies of its item under other
+    // references (BatchWriteItem: conditional puts one by one are slow on a loaded machine).
     const t = new Date();
     const first = { platform_merchant_id: MERCHANT, currency: 'GHS', withdrawal_reference: 'BULK-0' };
     await repository.createAccepted(
@@ -157,7 +158,7 @@ describe('output is never cut', () => {
     );
     const { documentClient } = await import('@shared/adapters/aws-clients');
     const item = (await documentClient.send(new GetCommand({ TableName: aws.names.payoutsTable, Key: { pk: payoutKey(first) } }))).Item ?? {};
-    const copies = Array.from({ length: 9_999 }, (_, i) => {
+    const copies = Array.from({ length: 1_199 }, (_, i) => {
       const identity = { ...first, withdrawal_reference: `BULK-${i + 1}` };
       return { PutRequest: { Item: { ...item, ...identity, pk: payoutKey(identity) } } };
     });
@@ -172,8 +173,12 @@ describe('output is never cut', () => {
       );
     }
     // A real pipe into a separate parser process, as `payrelay ... | jq length` would be.
-    const parser = spawn(process.execPath, ['-e', "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>console.log(JSON.parse(s).length))"]);
-    const payrelay = spawn(process.execPath, [join(REPO_ROOT, 'bin/payrelay.js'), '--json', 'payouts', 'list', '--state', 'REJECTED', '--limit', '10000'], {
+    // The parser starts reading a second late, as a busy `jq` may: the pipe fills and the rest waits in payrelay.
+    const parser = spawn(process.execPath, [
+      '-e',
+      "let s='';setTimeout(()=>process.stdin.on('data',d=>s+=d).on('end',()=>{const o=JSON.parse(s);console.log(o.payouts.length, s.length)}),1000)",
+    ]);
+    const payrelay = spawn(process.execPath, [join(REPO_ROOT, 'bin/payrelay.js'), '--json', 'payouts', 'list', '--state', 'REJECTED', '--limit', '1000'], {
       cwd: REPO_ROOT,
       env: { ...process.env, PAYRELAY_STATE_FILE: stateFile },
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -187,6 +192,8 @@ describe('output is never cut', () => {
     ]);
     expect(code).toBe(0);
     expect(parserCode).toBe(0);
-    expect(parsed.trim()).toBe('10000');
+    const [count, bytes] = parsed.trim().split(' ').map(Number);
+    expect(count).toBe(1000);
+    expect(bytes).toBeGreaterThan(5 * 65_536);
   }, 120_000);
 });

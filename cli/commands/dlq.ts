@@ -1,0 +1,127 @@
+import { randomUUID } from 'node:crypto';
+import type { Command } from 'commander';
+import type { RedriveReport } from '@shared/app/dead-letters';
+import type { DeadLetterQueue } from '@shared/ports/dead-letters';
+import type { Log } from '@shared/ports/runtime';
+import { contextOf, positiveInt, withExample, type CommandContext } from '../context';
+import { operatorName } from '../operator';
+import { CliError, printRecord, printTable } from '../output';
+import { requireEnv } from '../target';
+
+/** The target's DLQ and payouts queue (adapters imported after the target env is applied). */
+async function deadLetterQueue(ctx: CommandContext): Promise<{ dlq: DeadLetterQueue; by: (given?: string) => Promise<string> }> {
+  const target = await ctx.target();
+  const { createDeadLetterQueue } = await import('@shared/adapters/dead-letter');
+  return {
+    dlq: createDeadLetterQueue(requireEnv(target, 'PAYOUTS_DLQ_URL'), requireEnv(target, 'PAYOUTS_QUEUE_URL')),
+    by: (given) => operatorName(target, given),
+  };
+}
+
+/**
+ * The CLI's record of operator actions on the DLQ: one JSON line on stderr (stdout stays the command's
+ * output), so a shell session, a CI log or `2>> dlq-audit.log` keeps it.
+ */
+const auditLog: Log = {
+  info: (message, ...extra) => process.stderr.write(`${JSON.stringify({ level: 'INFO', at: new Date().toISOString(), message, ...Object.assign({}, ...extra) })}\n`),
+  warn: (message, ...extra) => process.stderr.write(`${JSON.stringify({ level: 'WARN', at: new Date().toISOString(), message, ...Object.assign({}, ...extra) })}\n`),
+  error: (message, ...extra) => process.stderr.write(`${JSON.stringify({ level: 'ERROR', at: new Date().toISOString(), message, ...Object.assign({}, ...extra) })}\n`),
+};
+const quiet: Log = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+const identityText = (identity?: { platform_merchant_id: string; currency: string; withdrawal_reference: string }): string | undefined =>
+  identity ? `${identity.withdrawal_reference} (${identity.platform_merchant_id}, ${identity.currency})` : undefined;
+
+/** Prints a redrive report and fails (exit 1) when moved messages failed again. */
+export function printRedriveReport(ctx: CommandContext, report: RedriveReport): void {
+  ctx.out.result(report, () => {
+    printTable(['present at start', 'moved', 'failed again', 'skipped'], [[report.presentAtStart, report.moved, report.failedAgain, report.skipped]]);
+    if (report.failedAgain > 0) console.log(`See why with: payrelay dlq list (messages marked with redrive run ${report.runId})`);
+  });
+  if (report.failedAgain > 0) throw new CliError(`${report.failedAgain} moved message(s) failed again and are back in the DLQ; fix their cause first`);
+}
+
+/** Runs a bounded redrive for `payouts redrive` and `dlq redrive`. */
+export async function runRedrive(ctx: CommandContext, opts: { max?: number; wait: number }): Promise<void> {
+  const { dlq } = await deadLetterQueue(ctx);
+  const { redriveDeadLetters } = await import('@shared/app/dead-letters');
+  printRedriveReport(ctx, await redriveDeadLetters({ dlq, log: quiet, runId: randomUUID() }, { max: opts.max, waitMs: opts.wait * 1000 }));
+}
+
+/** Registers the bounded redrive on a parent command (`payouts redrive`, `dlq redrive`). */
+export function registerRedriveCommand(parent: Command, example: string): void {
+  withExample(
+    parent
+      .command('redrive')
+      .option('--max <n>', 'move at most n messages', positiveInt)
+      .option('--wait <seconds>', 'then watch the DLQ this long and report the moved messages that fail again', (v) => positiveInt(v), 0),
+    example,
+  )
+    .description(
+      'move the messages present in the dead-letter queue when it starts back to the payouts queue, each at most once, ' +
+        'then print moved / failed again / skipped. A poison message that fails again stays in the DLQ (it never loops). ' +
+        'Safe for money: the worker never pays a payout twice, whatever the message count.',
+    )
+    .action(async (opts: { max?: number; wait: number }, cmd: Command) => runRedrive(contextOf(cmd), opts));
+}
+
+/** `payrelay dlq list|show|delete|redrive`. */
+export function registerDlqCommands(program: Command): void {
+  const dlq = withExample(
+    program.command('dlq').description('read the payouts dead-letter queue without consuming it, delete a message with a reason, redrive'),
+    'payrelay dlq list',
+    'payrelay dlq show <message id>',
+  );
+
+  withExample(dlq.command('list').option('--limit <n>', 'read at most n messages', positiveInt, 1000), 'payrelay dlq list')
+    .description(
+      'list the DLQ: id, first sent, receive count, reason, payout identity (account masked). Consumes nothing: each message ' +
+        'is hidden for a moment while read, then made visible again (its receive count goes up by one).',
+    )
+    .action(async (opts: { limit: number }, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const { dlq: queue } = await deadLetterQueue(ctx);
+      const { listDeadLetters } = await import('@shared/app/dead-letters');
+      const views = await listDeadLetters(queue, opts.limit);
+      ctx.out.result(views, () => {
+        printTable(
+          ['id', 'first sent', 'receives', 'reason', 'payout', 'account'],
+          views.map((v) => [v.id, v.sentAt, v.receiveCount, v.reason, identityText(v.identity), v.accountMasked]),
+        );
+        console.log(`${views.length} message(s)${views.length >= opts.limit ? ` (the first ${opts.limit}; raise --limit for more)` : ''}`);
+      });
+    });
+
+  withExample(dlq.command('show').argument('<id>', 'the message id (from `dlq list`)'), 'payrelay dlq show 3f1c...')
+    .description('show one DLQ message: its body (account number masked), reason and attributes. Consumes nothing.')
+    .action(async (id: string, _opts: unknown, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const { dlq: queue } = await deadLetterQueue(ctx);
+      const { showDeadLetter } = await import('@shared/app/dead-letters');
+      const shown = await showDeadLetter(queue, id);
+      ctx.out.result(shown, () => {
+        const { body, attributes, identity, ...rest } = shown;
+        printRecord({ ...rest, payout: identityText(identity), attributes });
+        console.log(body);
+      });
+    });
+
+  withExample(
+    dlq
+      .command('delete')
+      .argument('<id>', 'the message id (from `dlq list`)')
+      .requiredOption('--reason <text>', 'why it can be dropped (recorded in the audit line)')
+      .option('--by <name>', 'who deletes (default: your AWS identity for --stack, else your OS user)'),
+    'payrelay dlq delete 3f1c... --reason "duplicate of WD-1; paid through retry WD-1-R1"',
+  )
+    .description('delete one DLQ message for good. Writes an audit line (who, why, the payout it named) as JSON on stderr.')
+    .action(async (id: string, opts: { reason: string; by?: string }, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const { dlq: queue, by } = await deadLetterQueue(ctx);
+      const { deleteDeadLetter } = await import('@shared/app/dead-letters');
+      const deleted = await deleteDeadLetter({ dlq: queue, log: auditLog }, { id, reason: opts.reason, by: await by(opts.by) });
+      ctx.out.result({ deleted }, () => console.log(`deleted ${deleted.id}${deleted.identity ? ` (${identityText(deleted.identity)})` : ''}`));
+    });
+
+  registerRedriveCommand(dlq, 'payrelay dlq redrive --max 100 --wait 60');
+}

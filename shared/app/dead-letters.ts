@@ -1,0 +1,204 @@
+import { maskAccount } from '@shared/domain/account';
+import { DeadLetterNotFoundError, InvalidOperatorInputError } from './operator-errors';
+import { REDRIVE_RUN_ATTRIBUTE } from '@shared/messages/redrive';
+import type { DeadLetter, DeadLetterQueue } from '@shared/ports/dead-letters';
+import type { Log } from '@shared/ports/runtime';
+
+/*
+ * The payouts DLQ for a person: read it without consuming it, delete a message with a reason (logged),
+ * and redrive it in a bounded way. The console and the CLI both call these use cases.
+ */
+
+export { REDRIVE_RUN_ATTRIBUTE };
+
+/** A DLQ message as an operator sees it: nothing secret, account masked. */
+export interface DeadLetterView {
+  readonly id: string;
+  readonly sentAt?: string;
+  readonly receiveCount: number;
+  readonly reason: string;
+  /** The payout identity, when the body is a readable payout request. */
+  readonly identity?: { platform_merchant_id: string; currency: string; withdrawal_reference: string };
+  readonly accountMasked?: string;
+}
+
+/** How long a peek hides the messages it read; they are released right after. */
+const PEEK_HIDE_SECONDS = 30;
+/** The most messages one listing reads. */
+export const LIST_CAP = 1000;
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
+/** Long digit runs in a body that is not JSON are masked like account numbers. */
+const maskDigitRuns = (text: string): string => text.replace(/\+?\d{6,}/g, (digits) => maskAccount(digits));
+
+/**
+ * The body with every account number masked: `account_number` of a JSON body, or every run of six
+ * digits or more when the body is not JSON.
+ */
+export function maskedBody(body: string): string {
+  try {
+    const parsed: unknown = JSON.parse(body);
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
+      const copy = { ...(parsed as Record<string, unknown>) };
+      if (copy.account_number !== undefined) copy.account_number = maskAccount(String(copy.account_number));
+      return JSON.stringify(copy, null, 2);
+    }
+  } catch {
+    // not JSON: mask by shape below
+  }
+  return maskDigitRuns(body);
+}
+
+/** What an operator may see of a message. */
+export function viewOf(message: DeadLetter): DeadLetterView {
+  let identity: DeadLetterView['identity'];
+  let accountMasked: string | undefined;
+  try {
+    const b = JSON.parse(message.body) as Record<string, unknown>;
+    const [platform_merchant_id, currency, withdrawal_reference] = [str(b.platform_merchant_id), str(b.currency), str(b.withdrawal_reference)];
+    if (platform_merchant_id && currency && withdrawal_reference) identity = { platform_merchant_id, currency, withdrawal_reference };
+    if (b.account_number !== undefined) accountMasked = maskAccount(String(b.account_number));
+  } catch {
+    // not JSON: no identity to show
+  }
+  const reason = message.attributes.reason ?? 'moved by the queue after too many receives; no reason recorded';
+  return {
+    id: message.id,
+    ...(message.sentAt ? { sentAt: message.sentAt } : {}),
+    receiveCount: message.receiveCount,
+    reason,
+    ...(identity ? { identity } : {}),
+    ...(accountMasked ? { accountMasked } : {}),
+  };
+}
+
+/**
+ * Reads up to `cap` messages without consuming them: each receive hides what it read for
+ * PEEK_HIDE_SECONDS so one pass never sees a message twice, and everything read is made visible
+ * again before returning (even on failure). `stop` ends the pass early (a message was found).
+ */
+async function peek(dlq: DeadLetterQueue, cap: number, stop: (m: DeadLetter) => boolean = () => false): Promise<DeadLetter[]> {
+  const seen = new Map<string, DeadLetter>();
+  try {
+    while (seen.size < cap) {
+      const batch = await dlq.receive(Math.min(10, cap - seen.size), PEEK_HIDE_SECONDS);
+      const fresh = batch.filter((m) => !seen.has(m.id));
+      for (const m of batch) if (!seen.has(m.id)) seen.set(m.id, m);
+      if (fresh.length === 0 || fresh.some(stop)) break;
+    }
+  } finally {
+    await dlq.release([...seen.values()]);
+  }
+  return [...seen.values()];
+}
+
+/** Lists the DLQ (up to `cap` messages), oldest first, without consuming anything. */
+export async function listDeadLetters(dlq: DeadLetterQueue, cap = LIST_CAP): Promise<DeadLetterView[]> {
+  const messages = await peek(dlq, cap);
+  return messages.map(viewOf).sort((a, b) => (a.sentAt ?? '').localeCompare(b.sentAt ?? ''));
+}
+
+/** One DLQ message with its body (account masked), without consuming it. */
+export async function showDeadLetter(dlq: DeadLetterQueue, id: string): Promise<DeadLetterView & { body: string; attributes: Record<string, string> }> {
+  const found = (await peek(dlq, Number.POSITIVE_INFINITY, (m) => m.id === id)).find((m) => m.id === id);
+  if (!found) throw new DeadLetterNotFoundError(`no message ${id} in the dead-letter queue (it may be in flight, or already gone)`);
+  return { ...viewOf(found), body: maskedBody(found.body), attributes: { ...found.attributes } };
+}
+
+/**
+ * Deletes one DLQ message for good, with the operator's reason; the log line (who, why, the payout it
+ * named) is the record of it.
+ */
+export async function deleteDeadLetter(
+  deps: { dlq: DeadLetterQueue; log: Log },
+  request: { id: string; reason: string; by: string },
+): Promise<DeadLetterView> {
+  if (request.reason.trim() === '') throw new InvalidOperatorInputError('a reason is required: say why this message can be dropped');
+  const seen: DeadLetter[] = [];
+  let found: DeadLetter | undefined;
+  try {
+    while (!found) {
+      const batch = await deps.dlq.receive(10, PEEK_HIDE_SECONDS);
+      const fresh = batch.filter((m) => !seen.some((s) => s.id === m.id));
+      if (fresh.length === 0) break;
+      seen.push(...fresh);
+      found = fresh.find((m) => m.id === request.id);
+    }
+    if (!found) throw new DeadLetterNotFoundError(`no message ${request.id} in the dead-letter queue (it may be in flight, or already gone)`);
+    await deps.dlq.delete(found);
+  } finally {
+    await deps.dlq.release(seen.filter((m) => m !== found));
+  }
+  const view = viewOf(found);
+  deps.log.info('DLQ message deleted by an operator', { messageId: view.id, by: request.by, deleteReason: request.reason.trim(), dlqReason: view.reason, ...view.identity });
+  return view;
+}
+
+export interface RedriveReport {
+  /** Messages in the DLQ when the run started (as SQS counts them). */
+  readonly presentAtStart: number;
+  /** Sent to the payouts queue and deleted from the DLQ. */
+  readonly moved: number;
+  /** Moved by this run and back in the DLQ when it ended (their cause is not fixed); left there. */
+  readonly failedAgain: number;
+  /** Present at start but not moved: over `max`, or the payouts queue refused them; left in the DLQ. */
+  readonly skipped: number;
+  /** The marker on every message this run moved (message attribute REDRIVE_RUN_ATTRIBUTE). */
+  readonly runId: string;
+}
+
+/** Messages of this run back in the DLQ now (a non-consuming pass). */
+async function backInDlq(dlq: DeadLetterQueue, runId: string): Promise<number> {
+  return (await peek(dlq, LIST_CAP)).filter((m) => m.attributes[REDRIVE_RUN_ATTRIBUTE] === runId).length;
+}
+
+/**
+ * Moves DLQ messages back to the payouts queue, bounded: it handles only as many messages as were
+ * present when it started (at most `max`), each at most once. Every moved message carries this run's
+ * id; one that fails again comes back to the DLQ with it (the worker copies it) and is never moved a
+ * second time by this run, so a poison message cannot loop. After moving, it watches the DLQ for up to
+ * `waitMs` (less once the payouts queue is empty) and reports how many moved messages came back
+ * ("failed again").
+ */
+export async function redriveDeadLetters(
+  deps: { dlq: DeadLetterQueue; log: Log; runId: string; sleep?: (ms: number) => Promise<void> },
+  options: { max?: number; waitMs?: number } = {},
+): Promise<RedriveReport> {
+  const { dlq, runId } = deps;
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const presentAtStart = await dlq.approximateCount();
+  const budget = Math.min(presentAtStart, options.max ?? Number.POSITIVE_INFINITY);
+  const handled = new Set<string>();
+  const keep: DeadLetter[] = [];
+  let moved = 0;
+  try {
+    while (handled.size < budget) {
+      const batch = await dlq.receive(Math.min(10, budget - handled.size), PEEK_HIDE_SECONDS);
+      const fresh = batch.filter((m) => !handled.has(m.id) && m.attributes[REDRIVE_RUN_ATTRIBUTE] !== runId);
+      keep.push(...batch.filter((m) => !fresh.includes(m)));
+      if (fresh.length === 0) break;
+      for (const message of fresh) {
+        handled.add(message.id);
+        if (await dlq.sendToPayouts(message, { [REDRIVE_RUN_ATTRIBUTE]: runId })) {
+          await dlq.delete(message);
+          moved += 1;
+        } else keep.push(message);
+      }
+    }
+  } finally {
+    await dlq.release(keep);
+  }
+  let failedAgain = await backInDlq(dlq, runId);
+  const waitUntil = Date.now() + (options.waitMs ?? 0);
+  // Watch until every moved message is back, or the payouts queue is empty (the rest were processed), or time is up.
+  while (failedAgain < moved && Date.now() < waitUntil) {
+    await sleep(Math.min(1000, Math.max(0, waitUntil - Date.now())));
+    const drained = (await dlq.payoutsQueueCount()) === 0;
+    failedAgain = await backInDlq(dlq, runId);
+    if (drained) break;
+  }
+  const report: RedriveReport = { presentAtStart, moved, failedAgain, skipped: Math.max(0, presentAtStart - moved), runId };
+  deps.log.info('DLQ redrive finished', { ...report });
+  return report;
+}

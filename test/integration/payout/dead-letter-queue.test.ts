@@ -1,0 +1,140 @@
+import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { loadFunction } from '@local/lambda';
+import { startSqsPoller } from '@local/sqs-poller';
+import { createDeadLetterQueue } from '@shared/adapters/dead-letter';
+import {
+  REDRIVE_RUN_ATTRIBUTE,
+  deleteDeadLetter,
+  listDeadLetters,
+  redriveDeadLetters,
+  showDeadLetter,
+} from '@shared/app/dead-letters';
+import type { DeadLetterQueue } from '@shared/ports/dead-letters';
+import { DeadLetterNotFoundError, InvalidOperatorInputError } from '@shared/app/operator-errors';
+import type { Log } from '@shared/ports/runtime';
+import { FUNCTIONS } from '@shared/config/functions';
+import { drainDeadLetters, request, startHarness, type Harness } from './harness';
+
+/*
+ * The DLQ use cases on fauxqs: reading without consuming, deleting with a logged reason, and a
+ * bounded redrive that ends, with a poison message back in the DLQ, while the real worker runs
+ * behind the local SQS poller (the local stack's event source mapping).
+ */
+
+let h: Harness;
+let dlq: DeadLetterQueue;
+const lines: Array<{ message: string; fields: Record<string, unknown> }> = [];
+const log: Log = {
+  info: (message, ...extra) => lines.push({ message, fields: Object.assign({}, ...extra) }),
+  warn: () => undefined,
+  error: () => undefined,
+};
+
+async function depth(url: string): Promise<{ visible: number; hidden: number }> {
+  const out = await h.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }));
+  return { visible: Number(out.Attributes?.ApproximateNumberOfMessages ?? 0), hidden: Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0) };
+}
+
+async function deadLetter(body: string, reason?: string): Promise<void> {
+  await h.sqs.send(
+    new SendMessageCommand({
+      QueueUrl: h.aws.queueUrls.deadLetter,
+      MessageBody: body,
+      ...(reason ? { MessageAttributes: { reason: { DataType: 'String', StringValue: reason } } } : {}),
+    }),
+  );
+}
+
+beforeAll(async () => {
+  h = await startHarness();
+  dlq = createDeadLetterQueue(h.aws.queueUrls.deadLetter, h.aws.queueUrls.payouts, h.sqs);
+});
+afterAll(async () => {
+  await h?.stop();
+});
+beforeEach(async () => {
+  await drainDeadLetters(h);
+  lines.length = 0;
+});
+
+describe('reading the DLQ consumes nothing', () => {
+  it('lists id, first sent, receive count, reason and payout identity with the account masked; everything stays visible', async () => {
+    const r = request();
+    await deadLetter(JSON.stringify(r), 'gave up after 5 receives: account verification did not complete');
+    await deadLetter('not json at all 0244123456');
+    const views = await listDeadLetters(dlq);
+    expect(views).toHaveLength(2);
+    const payout = views.find((v) => v.identity);
+    expect(payout).toMatchObject({
+      reason: 'gave up after 5 receives: account verification did not complete',
+      identity: { platform_merchant_id: r.platform_merchant_id, currency: 'GHS', withdrawal_reference: r.withdrawal_reference },
+      accountMasked: '******3456',
+      receiveCount: 1,
+    });
+    expect(payout?.sentAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(views.find((v) => !v.identity)?.reason).toBe('moved by the queue after too many receives; no reason recorded');
+    expect(await depth(h.aws.queueUrls.deadLetter)).toEqual({ visible: 2, hidden: 0 });
+    expect(JSON.stringify(views)).not.toContain('0244123456');
+    // A second look right away sees the same messages (nothing hidden, nothing consumed).
+    expect((await listDeadLetters(dlq)).map((v) => v.id).sort()).toEqual(views.map((v) => v.id).sort());
+  });
+
+  it('shows one body with the account number masked', async () => {
+    await deadLetter(JSON.stringify(request()), 'conflicts with the stored payout');
+    await deadLetter('garbage 0244123456 tail');
+    const views = await listDeadLetters(dlq);
+    for (const v of views) {
+      const shown = await showDeadLetter(dlq, v.id);
+      expect(shown.body).not.toContain('0244123456');
+      expect(shown.body).toContain('******3456');
+    }
+    await expect(showDeadLetter(dlq, 'no-such-id')).rejects.toBeInstanceOf(DeadLetterNotFoundError);
+    expect(await depth(h.aws.queueUrls.deadLetter)).toEqual({ visible: 2, hidden: 0 });
+  });
+});
+
+describe('dlq delete', () => {
+  it('deletes one message with a reason and logs who, why and the payout it named; needs a reason', async () => {
+    const r = request();
+    await deadLetter(JSON.stringify(r), 'conflicts with the stored payout');
+    await deadLetter('keep me');
+    const target = (await listDeadLetters(dlq)).find((v) => v.identity);
+    await expect(deleteDeadLetter({ dlq, log }, { id: target?.id ?? '', reason: ' ', by: 'ama' })).rejects.toBeInstanceOf(InvalidOperatorInputError);
+    await deleteDeadLetter({ dlq, log }, { id: target?.id ?? '', reason: 'duplicate of a paid retry', by: 'ama' });
+    expect(lines).toEqual([
+      {
+        message: 'DLQ message deleted by an operator',
+        fields: expect.objectContaining({ messageId: target?.id, by: 'ama', deleteReason: 'duplicate of a paid retry', withdrawal_reference: r.withdrawal_reference }),
+      },
+    ]);
+    const left = await listDeadLetters(dlq);
+    expect(left).toHaveLength(1);
+    expect(left[0]?.identity).toBeUndefined();
+    expect(await depth(h.aws.queueUrls.deadLetter)).toEqual({ visible: 1, hidden: 0 });
+  });
+});
+
+describe('payouts redrive is bounded', () => {
+  it('moves each message present at start once; a poison message fails again, ends in the DLQ, and the run ends', async () => {
+    const worker = await loadFunction(FUNCTIONS.payoutWorker, { stage: 'it', region: 'eu-west-1' });
+    const poller = await startSqsPoller({ sqs: h.sqs, queueUrl: h.aws.queueUrls.payouts, fn: worker, region: 'eu-west-1', waitSeconds: 1 });
+    try {
+      await deadLetter('{"version":1,"not":"a payout request"', 'message body is not JSON');
+      await deadLetter(JSON.stringify(request()), 'provider was down');
+      const report = await redriveDeadLetters({ dlq, log, runId: 'run-poison' }, { waitMs: 20_000 });
+      expect(report).toEqual({ presentAtStart: 2, moved: 2, failedAgain: 1, skipped: 0, runId: 'run-poison' });
+      const left = await listDeadLetters(dlq);
+      expect(left).toHaveLength(1);
+      expect(left[0]?.reason).toBe('message body is not JSON');
+      const shown = await showDeadLetter(dlq, left[0]?.id ?? '');
+      expect(shown.attributes[REDRIVE_RUN_ATTRIBUTE]).toBe('run-poison');
+      // --max caps a run; what is left over is reported as skipped and stays.
+      await deadLetter('{"also":"poison"}');
+      const capped = await redriveDeadLetters({ dlq, log, runId: 'run-capped' }, { max: 1 });
+      expect(capped).toMatchObject({ presentAtStart: 2, moved: 1, skipped: 1 });
+    } finally {
+      await poller.stop();
+    }
+  });
+});
