@@ -5,7 +5,7 @@ import { LOCAL_STATE_PATH } from '@local/state';
 import { contextOf, withExample, type CommandContext } from '../context';
 import type { EnqueueReport } from '../enqueue';
 import { checkPayoutFile, formatOf, formatRowError, payoutFileSize, payoutRequests, type PayoutFileCheck } from '../payout-file';
-import { CliError, describeError, printTable } from '../output';
+import { CliError, EXIT, describeError, printTable } from '../output';
 import { startProgress } from '../progress';
 import { requireEnv, type Target } from '../target';
 
@@ -57,7 +57,7 @@ function printErrors(ctx: CommandContext, file: string, check: PayoutFileCheck, 
       ? `; ${others.reduce((n, [, c]) => n + c, 0)} row(s) name another merchant than ${merchant} (this deployment's): ` +
         others.map(([m, c]) => `${m} (${c})`).join(', ')
       : '';
-  throw new CliError(`${check.errorCount} error(s) in ${basename(file)}${merchantNote}; nothing was enqueued`);
+  throw new CliError(`${check.errorCount} error(s) in ${basename(file)}${merchantNote}; nothing was enqueued`, EXIT.invalidInput);
 }
 
 /** Seconds spent checking the file and sending its rows (process start not included). */
@@ -113,7 +113,7 @@ function stopOnSignals(ctx: CommandContext, controller: AbortController, onHardS
 async function enqueueAction(opts: EnqueueOpts, cmd: Command): Promise<void> {
   const ctx = contextOf(cmd);
   const format = formatOf(opts.file);
-  if (!format) throw new CliError(`${basename(opts.file)}: use a .csv or .jsonl file`);
+  if (!format) throw new CliError(`${basename(opts.file)}: use a .csv or .jsonl file`, EXIT.invalidInput);
   const size = payoutFileSize(opts.file);
 
   // The merchant first: a file for another merchant is refused before anything is created.
@@ -123,7 +123,7 @@ async function enqueueAction(opts: EnqueueOpts, cmd: Command): Promise<void> {
   if (target) {
     const own = await deploymentMerchant(target);
     if (merchant !== undefined && merchant !== own) {
-      throw new CliError(`--merchant ${merchant} is not the merchant of ${target.label} (${own}); nothing was enqueued`);
+      throw new CliError(`--merchant ${merchant} is not the merchant of ${target.label} (${own}); nothing was enqueued`, EXIT.invalidInput);
     }
     merchant = own;
   }
