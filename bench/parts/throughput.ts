@@ -186,8 +186,8 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
       },
       notes: [
         `The worker's own handler (functions/payout-worker.ts) invoked directly with SQS batch events of ${B} records (test/factories/sqs-events), one invocation after another as one Lambda instance would; no SQS polling. WORKER_CONCURRENCY = ${C}${B <= C ? ', so a batch runs all its records at once' : `, so a batch of ${B} takes ${Math.ceil(B / C)} rounds`}.`,
-        `The simulator adds L ms to every AccountVerification and Payout call (fault latencyMs), for L = ${latencies.join(' and ')} ms. Each payout: 2 provider calls and 4 conditional writes. Every payout was checked executed exactly once in the simulator ledger.`,
-        'The bound C/(2L) counts only the provider latency; DynamoDB writes, logging and the wait for the slowest record of each batch are what the ratio loses. dynalite answers one request at a time (single-threaded, in memory), so the 4 x C writes of a batch queue behind each other; DynamoDB serves them in parallel.',
+        `The simulator adds L ms to every AccountVerification and Payout call (fault latencyMs), for L = ${latencies.join(' and ')} ms. Each payout: 2 provider calls and 3 conditional writes, of which 2 wait in line (the create overlaps AccountVerification). Every payout was checked executed exactly once in the simulator ledger.`,
+        'The bound C/(2L) counts only the provider latency; DynamoDB writes, logging and the wait for the slowest record of each batch are what the ratio loses. dynalite answers one request at a time (single-threaded, in memory), so the 3 x C writes of a batch queue behind each other; DynamoDB serves them in parallel.',
       ],
     };
   } finally {

@@ -207,17 +207,26 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
     return { outcome, state: saved.state, reason: saved.record.reason };
   }
 
-  async function advance(payout: Payout, request: PayoutRequest, creds: ProviderCredentials): Promise<ProcessPayoutResult> {
+  /**
+   * @param early a verification already under way for this request (started beside the create, so
+   *   the two round trips overlap); used once, in VERIFYING, and only for the payout it was started for
+   */
+  async function advance(
+    payout: Payout,
+    request: PayoutRequest,
+    creds: ProviderCredentials,
+    early?: Promise<Awaited<ReturnType<typeof verify>>>,
+  ): Promise<ProcessPayoutResult> {
     const beforeVerification = payout.state === 'ACCEPTED' || payout.state === 'VERIFYING';
     // payrelay pays only from the merchant of its own provider secret.
     if (beforeVerification && request.platform_merchant_id !== creds.platformMerchantId) {
       return reject(payout, "misrouted: platform_merchant_id is not this deployment's merchant");
     }
     if (payout.state === 'ACCEPTED') {
-      return advance(await save(payout, payout.startVerifying(clock.now())), request, creds);
+      return advance(await save(payout, payout.startVerifying(clock.now())), request, creds, early);
     }
     if (payout.state === 'VERIFYING') {
-      const verdict = await verify(request);
+      const verdict = await (early ?? verify(request));
       if (verdict.rejection !== undefined) return reject(payout, verdict.rejection, verdict.verifiedName);
       const intent = await save(payout, payout.startSubmitting(clock.now(), verdict.verifiedName));
       return pay(intent, request);
@@ -225,7 +234,7 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
     if (payout.maySubmit) {
       // A one-time token: a retry after "not sent", or a resubmission the reconciler authorized.
       // Only the account mask is stored, so verify again and insist on the same account holder.
-      const verdict = await verify(request);
+      const verdict = await (early ?? verify(request));
       const stored = payout.record.verifiedName;
       if (verdict.rejection !== undefined || (stored !== undefined && normalizeName(stored) !== normalizeName(verdict.verifiedName ?? ''))) {
         log.error('retry of a payout does not verify as the same account; not paid', { payoutKey: payout.key, state: payout.state });
@@ -241,7 +250,15 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
   return async function processPayout(request) {
     const identity = requestIdentity(request);
     const creds = await credentials.get();
-    const { created, payout: stored } = await repository.createAccepted(acceptRequest(request, clock.now()));
+    const now = clock.now();
+    // AccountVerification only reads at the provider, so it runs beside the create instead of after
+    // it: one round trip less per payout. A misrouted request is refused without asking.
+    let early = request.platform_merchant_id === creds.platformMerchantId ? verify(request) : undefined;
+    // Handled here so that a verification nobody ends up awaiting (the payout was already past it)
+    // never becomes an unhandled rejection; whoever awaits it still sees the error.
+    early?.catch(() => undefined);
+    // Created straight in VERIFYING (both transitions in its history): one conditional write, not two.
+    const { created, payout: stored } = await repository.createAccepted(acceptRequest(request, now).startVerifying(now));
     let payout = stored;
     if (!created) {
       const r = payout.record;
@@ -259,12 +276,13 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
     }
     for (let round = 1; ; round++) {
       try {
-        return await advance(payout, request, creds);
+        return await advance(payout, request, creds, early);
       } catch (error) {
         if (!(error instanceof ConcurrentModificationError) || round >= MAX_ROUNDS) throw error;
         const fresh = await repository.get(identity);
         if (!fresh) throw error;
         payout = fresh;
+        early = undefined;
       }
     }
   };
@@ -280,11 +298,11 @@ export function createRejectInvalidRequest(
 ): (identity: PayoutIdentity, reason: string) => Promise<boolean> {
   return async (identity, reason) => {
     const now = deps.clock.now();
-    // The amount and account of an invalid message are not trusted, so none are recorded.
+    // The amount and account of an invalid message are not trusted, so none are recorded. Created
+    // straight in REJECTED (both transitions in its history): one conditional write.
     const accepted = Payout.accept({ identity, amount: '', accountMasked: '', accountCode: '' }, now);
-    const { created } = await deps.repository.createAccepted(accepted);
+    const { created, payout: saved } = await deps.repository.createAccepted(accepted.reject(`invalid payout request: ${reason}`, now));
     if (!created) return false;
-    const saved = await deps.repository.save(accepted, accepted.reject(`invalid payout request: ${reason}`, now));
     countOutcome(deps.telemetry, saved);
     deps.log.warn('invalid payout request recorded as REJECTED', { payoutKey: saved.key, reason });
     return true;

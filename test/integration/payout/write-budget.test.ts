@@ -1,0 +1,106 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPayoutRepository } from '@shared/adapters/payout-repository';
+import { createProcessPayout } from '@shared/app/process-payout';
+import { credentialsFromCachedSecret, type Clock, type PayoutProvider } from '@shared/app/ports';
+import { createReconcilePayouts } from '@shared/app/reconcile-payouts';
+import { payoutKey } from '@shared/domain/identity';
+import { payoutRequestSchema } from '@shared/messages/payout-request';
+import { PayoutServiceClient } from '@shared/providers/payout-client';
+import { MERCHANT_ID, PARTNER_CODE, identityOf, request, startHarness, type Harness } from './harness';
+
+/*
+ * The happy path's DynamoDB budget, counted at the client: at most 4 table writes per payout, and
+ * the open-index entry written once (its key, openShard + nextCheckAt, does not move while the
+ * worker owns the payout). Also: AccountVerification overlaps the create instead of following it.
+ */
+
+const MINUTE = 60_000;
+const WRITES = new Set(['PutCommand', 'UpdateCommand', 'DeleteCommand', 'PutItemCommand', 'UpdateItemCommand']);
+let h: Harness;
+let client: PayoutServiceClient;
+let doc: DynamoDBDocumentClient;
+const events: string[] = [];
+
+beforeAll(async () => {
+  h = await startHarness({ aws: { stage: 'wbudget' } });
+  client = new PayoutServiceClient({ baseUrl: h.sim.payoutBaseUrl, timeoutMs: 800 });
+  doc = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: h.aws.endpoints.dynamodb }), { marshallOptions: { removeUndefinedValues: true } });
+  doc.middlewareStack.add(
+    (next, context) => async (args) => {
+      const name = String(context.commandName);
+      events.push(`${name}:start`);
+      try {
+        return await next(args);
+      } finally {
+        events.push(`${name}:end`);
+      }
+    },
+    { step: 'initialize', name: 'writeBudgetLog' },
+  );
+});
+afterAll(async () => {
+  client?.close();
+  doc?.destroy();
+  await h?.stop();
+});
+
+describe('payout happy path write budget', () => {
+  it('writes the table 4 times and the open index entry once, verifying beside the create', async () => {
+    let t = Date.now();
+    const clock: Clock = { now: () => new Date(t) };
+    const repository = createPayoutRepository(h.aws.names.payoutsTable, doc);
+    const credentials = credentialsFromCachedSecret({ get: async () => h.sim.admin.credentials(PARTNER_CODE, MERCHANT_ID) });
+    const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
+    const telemetry = { count: () => undefined, seconds: () => undefined };
+    const provider: PayoutProvider = {
+      verifyAccount: (req, creds) => {
+        events.push('AccountVerification:start');
+        return client.verifyAccount(req, creds);
+      },
+      payout: (req, creds) => client.payout(req, creds),
+      getPayout: (identity, creds) => client.getPayout(identity, creds),
+    };
+    const process = createProcessPayout({ repository, provider, credentials, clock, telemetry, log: silent, settings: { nameMatchThreshold: 0.85, kycGating: false } });
+    const reconcile = createReconcilePayouts({
+      repository,
+      provider,
+      credentials,
+      clock,
+      telemetry,
+      log: silent,
+      settings: { reviewAfterMs: 60 * MINUTE, notFoundGraceMs: 15 * MINUTE, resubmitUnknownNotFound: false, submitStaleMs: 5 * MINUTE, concurrency: 4, pageSize: 10, budgetMs: 60_000 },
+    });
+    const r = request();
+    const key = { TableName: h.aws.names.payoutsTable, Key: { pk: payoutKey(identityOf(r)) } };
+    const raw = async () => (await h.repository.get(identityOf(r)))?.record;
+    const indexKey = async () => {
+      const item = (await doc.send(new GetCommand({ ...key, ConsistentRead: true }))).Item;
+      return item ? `${String(item.openShard)} ${String(item.nextCheckAt)}` : undefined;
+    };
+
+    events.length = 0;
+    expect(await process(payoutRequestSchema.parse(r))).toMatchObject({ outcome: 'submitted', state: 'SUBMITTED' });
+    const workerEvents = [...events];
+    const workerWrites = workerEvents.filter((e) => WRITES.has(e.replace(/:start$/, '')) && e.endsWith(':start'));
+    expect(workerWrites).toHaveLength(3);
+    // AccountVerification was asked before the create's answer came back: the two overlap.
+    const createAnswered = workerEvents.findIndex((e) => e.endsWith(':end'));
+    expect(workerEvents[createAnswered]).toMatch(/^Put/);
+    expect(workerEvents.indexOf('AccountVerification:start')).toBeGreaterThan(-1);
+    expect(workerEvents.indexOf('AccountVerification:start')).toBeLessThan(createAnswered);
+    const stored = await raw();
+    expect(stored?.history.map((e) => e.to)).toEqual(['ACCEPTED', 'VERIFYING', 'SUBMITTING', 'SUBMITTED']);
+    // The open-index key is still the one the create wrote: ACCEPTED's history time + the first check delay.
+    expect(await indexKey()).toMatch(new RegExp(` ${new Date(Date.parse(stored?.createdAt ?? '') + MINUTE).toISOString()}$`));
+
+    t += 2 * MINUTE;
+    events.length = 0;
+    await reconcile();
+    const reconcileWrites = events.filter((e) => e.endsWith(':start') && WRITES.has(e.replace(/:start$/, '')));
+    expect((await raw())?.state).toBe('SUCCEEDED');
+    expect(reconcileWrites).toHaveLength(1);
+    expect(await indexKey()).toBe('undefined undefined');
+  });
+});
