@@ -1,10 +1,10 @@
-import { Duration, RemovalPolicy, SecretValue, Stack, type StackProps, Token, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, type StackProps, Token, Validations } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption, type ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { DomainName, EndpointType, SecurityPolicy } from 'aws-cdk-lib/aws-apigatewayv2';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import { CfnEIP, FlowLogDestination, GatewayVpcEndpointAwsService, FlowLogTrafficType, NatProvider, SubnetType, Vpc, type IVpc } from 'aws-cdk-lib/aws-ec2';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { Secret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Secret, type CfnSecret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption, type IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { FUNCTIONS } from '@shared/config/functions';
@@ -108,25 +108,8 @@ export class PayrelayStatefulStack extends Stack {
       removalPolicy,
     });
 
-    const providerSecret = new Secret(this, 'ProviderSecret', {
-      secretName: name(PROVIDER_SECRET.id),
-      description: `payrelay ${config.stage}: payout provider credentials. Put the values with the payrelay CLI; the template holds field names only.`,
-      // Empty strings are a shape, not a value: the handlers refuse an empty field (SecretFormatError).
-      secretObjectValue: Object.fromEntries(PROVIDER_SECRET.fields.map((field) => [field, SecretValue.unsafePlainText('')])),
-      removalPolicy,
-    });
-    const kycSecret = new Secret(this, 'KycSecret', {
-      secretName: name(KYC_SECRET.id),
-      description: `payrelay ${config.stage}: KYC app id and the callback URL token. The token is generated at creation; put app_id with the payrelay CLI.`,
-      // CloudFormation generates the callback token inside Secrets Manager; only the other field names are in the template.
-      generateSecretString: {
-        secretStringTemplate: JSON.stringify(Object.fromEntries(KYC_SECRET.fields.filter((f) => f !== 'callback_token').map((f) => [f, '']))),
-        generateStringKey: 'callback_token',
-        passwordLength: 48,
-        excludePunctuation: true,
-      },
-      removalPolicy,
-    });
+    const providerSecret = this.emptySecret('ProviderSecret', name(PROVIDER_SECRET.id), `payrelay ${config.stage}: payout provider credentials (${PROVIDER_SECRET.fields.join(', ')}). Created empty; put the values with \`payrelay secrets put provider\`.`, removalPolicy);
+    const kycSecret = this.emptySecret('KycSecret', name(KYC_SECRET.id), `payrelay ${config.stage}: KYC app id and callback URL token (${KYC_SECRET.fields.join(', ')}). Created empty; create the token once with \`payrelay secrets put kyc --new-callback-token\`.`, removalPolicy);
     Validations.of(providerSecret).acknowledge({
       id: 'AwsSolutions::AwsSolutions-SMG4',
       reason:
@@ -170,6 +153,17 @@ export class PayrelayStatefulStack extends Stack {
       vpc,
       egressIps: this.egressIps,
     };
+  }
+
+  /**
+   * A secret the template never gives a value: no SecretString and no GenerateSecretString (the
+   * Secret construct would add a generator by default), so no deploy can overwrite the stored keys
+   * or regenerate the callback token. Values are put with `payrelay secrets put`.
+   */
+  private emptySecret(id: string, secretName: string, description: string, removalPolicy: RemovalPolicy): Secret {
+    const secret = new Secret(this, id, { secretName, description, removalPolicy });
+    (secret.node.defaultChild as CfnSecret).addPropertyDeletionOverride('GenerateSecretString');
+    return secret;
   }
 
   private table(definition: TableDefinition, tableName: string, removalPolicy: RemovalPolicy): Table {

@@ -1,5 +1,6 @@
 import type { Command} from 'commander';
 import { Argument } from 'commander';
+import { randomBytes } from 'node:crypto';
 import { KYC_SECRET, PROVIDER_SECRET } from '@shared/config/resources';
 import { contextOf, withExample } from '../context';
 import { promptHidden, promptVisible, readJsonObject } from '../io';
@@ -15,6 +16,11 @@ const SECRETS = {
 } as const;
 type SecretName = keyof typeof SECRETS;
 
+/** 48 URL-safe random characters (288 bits): the KYC callback URL's unguessable token. */
+function newCallbackToken(): string {
+  return randomBytes(36).toString('base64url');
+}
+
 /** `payrelay secrets put provider|kyc`. */
 export function registerSecretsCommands(program: Command): void {
   const secrets = withExample(
@@ -25,25 +31,32 @@ export function registerSecretsCommands(program: Command): void {
     secrets
       .command('put')
       .addArgument(new Argument('<secret>', 'which secret').choices(Object.keys(SECRETS)))
-      .option('--file <file>', 'JSON file with the secret fields (otherwise you are prompted; secret values are not echoed)'),
+      .option('--file <file>', 'JSON file with the secret fields (otherwise you are prompted; secret values are not echoed)')
+      .option(
+        '--new-callback-token',
+        'kyc only: generate a new random callback_token instead of reading one (first setup, or a deliberate rotation: KYC orders created before it can no longer call back)',
+      ),
     'payrelay secrets put provider --file provider-keys.json',
-    'payrelay secrets put kyc            # interactive',
+    'payrelay secrets put kyc --new-callback-token   # first setup: asks for app_id, generates the token',
+    'payrelay secrets put kyc                        # interactive',
   )
     .description(
       `validate and store a secret. provider fields: ${PROVIDER_SECRET.fields.join(', ')}; kyc fields: ${KYC_SECRET.fields.join(', ')}. ` +
         'Running functions pick the new value up within 5 minutes, or at once after a 401.',
     )
-    .action(async (name: SecretName, opts: { file?: string }, cmd: Command) => {
+    .action(async (name: SecretName, opts: { file?: string; newCallbackToken?: boolean }, cmd: Command) => {
       const ctx = contextOf(cmd);
       const spec = SECRETS[name];
+      if (opts.newCallbackToken && name !== 'kyc') throw new CliError('--new-callback-token applies to the kyc secret only; nothing was stored');
+      const generated: Record<string, string> = opts.newCallbackToken ? { callback_token: newCallbackToken() } : {};
       const target = await ctx.target();
       const secretId = requireEnv(target, spec.env);
 
       let value: Record<string, unknown>;
-      if (opts.file) value = readJsonObject(opts.file);
+      if (opts.file) value = { ...readJsonObject(opts.file), ...generated };
       else {
-        value = {};
-        for (const field of spec.fields) {
+        value = { ...generated };
+        for (const field of spec.fields.filter((f) => !(f in generated))) {
           value[field] = VISIBLE_FIELDS.has(field) ? await promptVisible(`${field}: `) : await promptHidden(`${field} (hidden): `);
         }
       }

@@ -7,6 +7,23 @@ export class SecretFormatError extends Error {
   override name = 'SecretFormatError';
 }
 
+/**
+ * Thrown when a secret has no value yet (created empty by the deploy, before `payrelay secrets
+ * put`) or does not exist: payrelay is not configured, which is neither bad input nor a bug.
+ */
+export class SecretNotConfiguredError extends Error {
+  override name = 'SecretNotConfiguredError';
+  constructor(readonly secretId: string) {
+    super(`secret ${secretId} has no value yet: put it with \`payrelay secrets put\` (docs/deploy.md#secrets)`);
+  }
+}
+
+/** Secrets Manager's answer for a secret without a current value (or without the secret), through Powertools' wrapper. */
+function isMissingValue(error: unknown): boolean {
+  const cause = error instanceof Error ? (error.cause as { name?: string } | undefined) : undefined;
+  return cause?.name === 'ResourceNotFoundException' || (error as { name?: string } | undefined)?.name === 'ResourceNotFoundException';
+}
+
 const secretsProvider = new SecretsProvider({ awsSdkV3Client: secretsClient });
 
 /** A secret read through Powertools parameters, cached in memory for `maxAgeSeconds`. */
@@ -22,11 +39,17 @@ export interface CachedSecret<T> {
 export function cachedSecret<T>(secretId: string, schema: z.ZodType<T>, maxAgeSeconds = 300): CachedSecret<T> {
   return {
     async get(options) {
-      const raw = await secretsProvider.get(secretId, {
-        transform: 'json',
-        maxAge: maxAgeSeconds,
-        forceFetch: options?.forceFetch ?? false,
-      });
+      let raw: unknown;
+      try {
+        raw = await secretsProvider.get(secretId, {
+          transform: 'json',
+          maxAge: maxAgeSeconds,
+          forceFetch: options?.forceFetch ?? false,
+        });
+      } catch (error) {
+        if (isMissingValue(error)) throw new SecretNotConfiguredError(secretId);
+        throw error;
+      }
       const parsed = schema.safeParse(raw);
       if (!parsed.success) {
         const fields = parsed.error.issues.map((i) => i.path.join('.') || '(root)').join(', ');

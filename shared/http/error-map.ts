@@ -1,3 +1,4 @@
+import { SecretFormatError, SecretNotConfiguredError } from '@shared/adapters/secrets';
 import { MalformedWebhookError, WebhookUnauthorizedError } from '@shared/domain/errors';
 import {
   MalformedJsonError,
@@ -31,5 +32,9 @@ export function toHttpRefusal(error: unknown): HttpRefusal {
   // Which check failed (token, key, signature) is logged, never told to a possibly hostile caller.
   if (error instanceof WebhookUnauthorizedError) return { statusCode: 401, code: 'unauthorized', message: 'unauthorized' };
   if (error instanceof SourceNotAllowedError) return { statusCode: 403, code: 'forbidden', message: 'source address not allowed' };
+  // A secret still empty after the deploy: the operator has to act; the provider should retry later.
+  if (error instanceof SecretNotConfiguredError || error instanceof SecretFormatError) {
+    return { statusCode: 503, code: 'not_configured', message: 'payrelay is not configured yet; retry later' };
+  }
   return { statusCode: 500, code: 'internal_error', message: 'internal error; the callback was not accepted, retry later' };
 }

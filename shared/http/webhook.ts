@@ -139,7 +139,9 @@ export function webhookGuard(options: WebhookGuardOptions): MiddlewareObj<Webhoo
         error: error?.name,
         sourceIp: request.event.requestContext?.http?.sourceIp,
       };
-      if (refusal.statusCode >= 500) {
+      if (refusal.code === 'not_configured') {
+        logger.error('secret not configured; answered 503 so the provider retries later', { ...logKeys, reason: error?.message });
+      } else if (refusal.statusCode >= 500) {
         logger.error('webhook failed; answered 500 so the provider retries', { ...logKeys, error });
       } else {
         logger.warn('webhook refused', {

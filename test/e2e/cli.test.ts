@@ -187,6 +187,26 @@ describe('payrelay secrets put', () => {
     expect(stderr).toContain('nothing was stored');
   });
 
+  it('creates the callback token on an empty KYC secret with --new-callback-token, never printing it, and rotates it on purpose', async () => {
+    const { GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
+    const { secretsClient } = await import('@shared/adapters/aws-clients');
+    const stored = async () =>
+      JSON.parse((await secretsClient.send(new GetSecretValueCommand({ SecretId: aws.names.kycSecret }))).SecretString ?? '{}') as Record<string, string>;
+    const appOnly = file('kyc-app.json', JSON.stringify({ app_id: 'app-1' }));
+    const first = await cli(['secrets', 'put', 'kyc', '--file', appOnly, '--new-callback-token']);
+    expect(first.code).toBe(0);
+    const created = await stored();
+    expect(created.app_id).toBe('app-1');
+    expect(created.callback_token).toMatch(/^[A-Za-z0-9_-]{48}$/);
+    expect(`${first.stdout}${first.stderr}`).not.toContain(created.callback_token);
+    const rotated = await cli(['secrets', 'put', 'kyc', '--file', appOnly, '--new-callback-token']);
+    expect(rotated.code).toBe(0);
+    expect((await stored()).callback_token).not.toBe(created.callback_token);
+    const wrongSecret = await cli(['secrets', 'put', 'provider', '--file', appOnly, '--new-callback-token']);
+    expect(wrongSecret.code).toBe(1);
+    expect(wrongSecret.stderr).toContain('--new-callback-token applies to the kyc secret only; nothing was stored');
+  });
+
   it('refuses to prompt for a secret without a terminal', async () => {
     const { code, stderr } = await cli(['secrets', 'put', 'kyc']);
     expect(code).toBe(2);
