@@ -1,6 +1,6 @@
 import { html } from 'hono/html';
 import { parsePayoutKey, payoutKey } from '@shared/domain/identity';
-import { PAYOUT_STATES, type Payout } from '@shared/domain/payout';
+import { PAYOUT_STATES, type Payout, type PayoutHistoryEntry } from '@shared/domain/payout';
 import { InvalidListCursorError } from '@shared/domain/errors';
 import type { StoredEvent } from '@shared/ports/callbacks';
 import { page, table, withQuery, type Html, type PageContext } from '../layout';
@@ -94,6 +94,19 @@ ${results}`,
   );
 }
 
+const HISTORY_BASICS = new Set(['at', 'from', 'to', 'reason']);
+
+/**
+ * One history entry: when, the move, the reason, and whatever else the entry records (who acted,
+ * their evidence, the provider's answer at that moment), each labelled, all escaped.
+ */
+export function timelineEntry(h: PayoutHistoryEntry): Html {
+  const extra = Object.entries(h as unknown as Record<string, unknown>).filter(([key, value]) => !HISTORY_BASICS.has(key) && value !== undefined && value !== '');
+  return html`<li><time>${h.at}</time> <span class="state state-${h.to}">${h.from ?? '(new)'} → ${h.to}</span> <span class="reason">${h.reason}</span>${extra.map(
+    ([key, value]) => html` <span class="fact"><span class="key">${key}:</span> ${typeof value === 'string' ? value : JSON.stringify(value)}</span>`,
+  )}</li>`;
+}
+
 const detailQuery = z.object({ key: requiredText(4096) });
 
 /** Order notifications stored while the payout was alive that name its reference (the events table's day index). */
@@ -150,9 +163,7 @@ export async function payoutDetailPage(ctx: PageContext, services: ConsoleServic
     html`${table(['field', 'value'], fields)}
 <h2>Timeline</h2>
 <ol class="timeline" id="timeline">
-${[...r.history].reverse().map(
-  (h) => html`<li><time>${h.at}</time> <span class="state state-${h.to}">${h.from ?? '(new)'} → ${h.to}</span> <span class="reason">${h.reason}</span></li>`,
-)}
+${[...r.history].reverse().map(timelineEntry)}
 </ol>
 <h2>Callbacks that named it</h2>
 ${table(

@@ -61,3 +61,15 @@ describe('maskAccountsInJsonText', () => {
     );
   });
 });
+
+describe('payout timeline entry', () => {
+  it('shows who acted and their evidence besides the move and reason, escaped', async () => {
+    const { timelineEntry } = await import('@cli/console/pages/payouts');
+    const entry = { at: '2026-11-23T10:00:00.000Z', from: 'NEEDS_REVIEW', to: 'FAILED', reason: 'resolved by an operator', by: 'ama', evidence: 'ticket <b>4711</b>' };
+    const text = String(await timelineEntry(entry as never));
+    expect(text).toContain('NEEDS_REVIEW → FAILED');
+    expect(text).toContain('<span class="key">by:</span> ama');
+    expect(text).toContain('ticket &lt;b&gt;4711&lt;/b&gt;');
+    expect(text).not.toContain('<b>');
+  });
+});
