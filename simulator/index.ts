@@ -7,7 +7,7 @@ import { FaultBook, type FaultOperation, type OperationFaults } from './faults';
 import { KycService, type KycOptions } from './kyc-service';
 import { createLogger, type LogLevel } from './logger';
 import { Outbox } from './outbox';
-import { Outgoing } from './outgoing';
+import { DEFAULT_DELIVERY_TIMEOUT_MS, Outgoing } from './outgoing';
 import {
   DEFAULT_STATUS_WORDS,
   PAYOUT_PATHS,
@@ -64,6 +64,11 @@ export interface SimulatorOptions {
   accounts?: SimAccount[];
   /** Log level (default silent). */
   log?: LogLevel;
+  /**
+   * How long a callback or notification post waits for an answer before it counts as failed
+   * (default 5000 ms, like a provider's client). Tests that prove ordering on a loaded machine raise it.
+   */
+  deliveryTimeoutMs?: number;
 }
 
 /** A running simulator. */
@@ -107,7 +112,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   }
   const accounts = new AccountBook([...SEEDED_ACCOUNTS, ...(options.accounts ?? [])]);
   const outbox = new Outbox();
-  const outgoing = new Outgoing(faults, log);
+  const outgoing = new Outgoing(faults, log, nonNegative(options.deliveryTimeoutMs, 'deliveryTimeoutMs', DEFAULT_DELIVERY_TIMEOUT_MS));
   let rootUrl = '';
   const collectionOrderPath = options.collectionOrderPath ?? PAYOUT_PATHS.collectionOrder;
   if (!collectionOrderPath.startsWith('/') || collectionOrderPath.startsWith(KYC_PREFIX + '/')) {

@@ -16,7 +16,8 @@ export interface Delivery {
   duplicate: boolean;
 }
 
-const POST_TIMEOUT_MS = 5000;
+/** How long a post waits for an answer by default, as a provider's own client would (5 s). */
+export const DEFAULT_DELIVERY_TIMEOUT_MS = 5000;
 
 /**
  * Posts callbacks and notifications, applying the latency and duplicate faults of the operation,
@@ -30,6 +31,7 @@ export class Outgoing {
   constructor(
     private readonly faults: FaultBook,
     private readonly log: SimLogger,
+    private readonly timeoutMs: number,
   ) {}
 
   /** Posts each body in order to `url`; returns the deliveries made. */
@@ -77,7 +79,7 @@ export class Outgoing {
     const delivery: Delivery = { operation, url, body, at: new Date().toISOString(), duplicate };
     this.deliveries.push(delivery);
     try {
-      const signal = AbortSignal.any([this.stopping.signal, AbortSignal.timeout(POST_TIMEOUT_MS)]);
+      const signal = AbortSignal.any([this.stopping.signal, AbortSignal.timeout(this.timeoutMs)]);
       const res = await fetch(url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...headers },

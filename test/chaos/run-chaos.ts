@@ -85,7 +85,8 @@ const FAILING_ACCOUNT = { currency: 'NGN', account_code: '057', account_number: 
 /** The faults the simulator injects for the whole run (seeded rolls). */
 export const CHAOS_FAULTS: SimulatorOptions['faults'] = {
   accountVerification: { latencyMs: 2, errorRate: 0.04 },
-  payout: { latencyMs: 5, errorRate: 0.03, timeoutRate: 0.04, resetRate: 0.04 },
+  // Rates high enough that a 200-payout run injects every kind with near certainty (about 190 Payout calls).
+  payout: { latencyMs: 5, errorRate: 0.06, timeoutRate: 0.04, resetRate: 0.04 },
   getPayout: { latencyMs: 2, errorRate: 0.05, timeoutRate: 0.02, resetRate: 0.02, gatewayErrorRate: 0.05, alternativeWordsRate: 0.2 },
 };
 

@@ -40,7 +40,8 @@ export interface ReceiverStack {
 
 export async function startReceiverStack(options: { stage: string; simulator?: SimulatorOptions; env?: Record<string, string> }): Promise<ReceiverStack> {
   const sim = await startSimulator(options.simulator);
-  const kycClient = new KycServiceClient({ baseUrl: sim.kycBaseUrl, timeoutMs: 5000 });
+  // Generous: the KYC chaos test opens 80 orders at once, and a loaded CI machine is slow, not wrong.
+  const kycClient = new KycServiceClient({ baseUrl: sim.kycBaseUrl, timeoutMs: 30_000 });
   const registered = await kycClient.registerApp({ name: 'payrelay-test', email: `kyc-${options.stage}@example.test`, origin: ['localhost'] });
   const appId = String((registered.app as { _id: string })._id);
   await kycClient.verifyApp({ email: `kyc-${options.stage}@example.test`, code: String(registered.value) });
