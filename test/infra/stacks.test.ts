@@ -42,7 +42,8 @@ beforeAll(() => {
   });
   dev = synthPayrelay({ ...base, stage: 'dev', removalPolicy: 'destroy' });
   adopted = synthPayrelay({ ...base, stage: 'adopted', egress: { staticIps: true, natGateways: 2, elasticIps: ADOPTED_IPS } });
-});
+  // Three synthesized deployments take about 15 s on an idle 2-core machine and over a minute when it is loaded.
+}, 240_000);
 
 const resourcesOf = (template: Template, type: string): Resources => template.findResources(type) as Resources;
 
