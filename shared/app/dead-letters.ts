@@ -159,25 +159,31 @@ async function backInDlq(dlq: DeadLetterQueue, runId: string): Promise<number> {
  * id; one that fails again comes back to the DLQ with it (the worker copies it) and is never moved a
  * second time by this run, so a poison message cannot loop. After moving, it watches the DLQ for up to
  * `waitMs` (less once the payouts queue is empty) and reports how many moved messages came back
- * ("failed again").
+ * ("failed again"). With `only`, it moves that one message (found by id) and leaves every other one
+ * where it is; a message that is not there is DeadLetterNotFoundError.
  */
 export async function redriveDeadLetters(
   deps: { dlq: DeadLetterQueue; log: Log; runId: string; sleep?: (ms: number) => Promise<void> },
-  options: { max?: number; waitMs?: number } = {},
+  options: { max?: number; waitMs?: number; only?: string } = {},
 ): Promise<RedriveReport> {
   const { dlq, runId } = deps;
+  const { only } = options;
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const presentAtStart = await dlq.approximateCount();
-  const budget = Math.min(presentAtStart, options.max ?? Number.POSITIVE_INFINITY);
+  const budget = only !== undefined ? 1 : Math.min(presentAtStart, options.max ?? Number.POSITIVE_INFINITY);
   const handled = new Set<string>();
+  const seen = new Set<string>();
   const keep: DeadLetter[] = [];
   let moved = 0;
   try {
     while (handled.size < budget) {
-      const batch = await dlq.receive(Math.min(10, budget - handled.size), PEEK_HIDE_SECONDS);
-      const fresh = batch.filter((m) => !handled.has(m.id) && m.attributes[REDRIVE_RUN_ATTRIBUTE] !== runId);
+      // Looking for one message: receive full batches, since the others are only looked at.
+      const batch = await dlq.receive(only !== undefined ? 10 : Math.min(10, budget - handled.size), PEEK_HIDE_SECONDS);
+      const unseen = batch.filter((m) => !seen.has(m.id));
+      for (const m of unseen) seen.add(m.id);
+      const fresh = unseen.filter((m) => !handled.has(m.id) && m.attributes[REDRIVE_RUN_ATTRIBUTE] !== runId && (only === undefined || m.id === only));
       keep.push(...batch.filter((m) => !fresh.includes(m)));
-      if (fresh.length === 0) break;
+      if (fresh.length === 0 && (only === undefined || unseen.length === 0)) break;
       for (const message of fresh) {
         handled.add(message.id);
         if (await dlq.sendToPayouts(message, { [REDRIVE_RUN_ATTRIBUTE]: runId })) {
@@ -188,6 +194,9 @@ export async function redriveDeadLetters(
     }
   } finally {
     await dlq.release(keep);
+  }
+  if (only !== undefined && moved === 0 && !handled.has(only)) {
+    throw new DeadLetterNotFoundError(`no message ${only} in the dead-letter queue (it may be in flight, or already gone)`);
   }
   let failedAgain = await backInDlq(dlq, runId);
   const waitUntil = Date.now() + (options.waitMs ?? 0);

@@ -1,4 +1,4 @@
-import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadFunction } from '@local/lambda';
 import { startSqsPoller } from '@local/sqs-poller';
@@ -111,6 +111,24 @@ describe('dlq delete', () => {
     const left = await listDeadLetters(dlq);
     expect(left).toHaveLength(1);
     expect(left[0]?.identity).toBeUndefined();
+    expect(await depth(h.aws.queueUrls.deadLetter)).toEqual({ visible: 1, hidden: 0 });
+  });
+});
+
+describe('redrive of one message', () => {
+  it('moves only the message named by id and leaves the others in the DLQ; an id not there is not found', async () => {
+    const kept = request();
+    const chosen = request();
+    await deadLetter(JSON.stringify(kept), 'provider was down');
+    await deadLetter(JSON.stringify(chosen), 'provider was down');
+    const id = (await listDeadLetters(dlq)).find((v) => v.identity?.withdrawal_reference === chosen.withdrawal_reference)?.id ?? '';
+    const report = await redriveDeadLetters({ dlq, log, runId: 'run-one' }, { only: id });
+    expect(report).toMatchObject({ presentAtStart: 2, moved: 1, skipped: 1 });
+    expect((await listDeadLetters(dlq)).map((v) => v.identity?.withdrawal_reference)).toEqual([kept.withdrawal_reference]);
+    const out = await h.sqs.send(new ReceiveMessageCommand({ QueueUrl: h.aws.queueUrls.payouts, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+    expect(out.Messages?.map((m) => (JSON.parse(m.Body ?? '{}') as { withdrawal_reference?: string }).withdrawal_reference)).toEqual([chosen.withdrawal_reference]);
+    for (const m of out.Messages ?? []) await h.sqs.send(new DeleteMessageCommand({ QueueUrl: h.aws.queueUrls.payouts, ReceiptHandle: m.ReceiptHandle }));
+    await expect(redriveDeadLetters({ dlq, log, runId: 'run-none' }, { only: id })).rejects.toBeInstanceOf(DeadLetterNotFoundError);
     expect(await depth(h.aws.queueUrls.deadLetter)).toEqual({ visible: 1, hidden: 0 });
   });
 });
