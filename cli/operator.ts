@@ -2,6 +2,7 @@ import { userInfo } from 'node:os';
 import type { OperatorDeps } from '@shared/app/resolve-payout';
 import type { PayoutIdentity } from '@shared/domain/identity';
 import type { Payout } from '@shared/domain/payout';
+import type { Log } from '@shared/ports/runtime';
 import type { CommandContext } from './context';
 import { CliError, EXIT } from './output';
 import { requireEnv, type Target } from './target';
@@ -56,6 +57,16 @@ export async function operatorName(target: Target, by: string | undefined): Prom
  */
 export async function operatorDeps(ctx: CommandContext): Promise<{ target: Target; deps: OperatorDeps; close(): void }> {
   const target = await ctx.target();
+  // The CLI prints the outcome itself; the use cases' log lines are for the deployed functions.
+  const quiet = () => undefined;
+  return { target, ...(await operatorDepsFor(target, { info: quiet, warn: quiet, error: quiet })) };
+}
+
+/**
+ * The same dependencies for a target already resolved (the console builds them once per start),
+ * with the log the use cases write their lines to.
+ */
+export async function operatorDepsFor(target: Target, log: Log): Promise<{ deps: OperatorDeps; close(): void }> {
   const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
   const { cachedSecret, providerSecretSchema } = await import('@shared/adapters/secrets');
   const { credentialsFromCachedSecret } = await import('@shared/adapters/credentials');
@@ -71,14 +82,12 @@ export async function operatorDeps(ctx: CommandContext): Promise<{ target: Targe
   });
   const quiet = () => undefined;
   return {
-    target,
     deps: {
       repository: createPayoutRepository(requireEnv(target, 'PAYOUTS_TABLE_NAME')),
       provider,
       credentials: credentialsFromCachedSecret(cachedSecret(requireEnv(target, 'PROVIDER_SECRET_ID'), providerSecretSchema)),
       clock: systemClock,
-      // The CLI prints the outcome itself; the use cases' log lines are for the deployed functions.
-      log: { info: quiet, warn: quiet, error: quiet },
+      log,
       telemetry: { count: quiet, seconds: quiet },
     },
     close: () => provider.close(),

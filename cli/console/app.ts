@@ -3,11 +3,11 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Hono, type Context } from 'hono';
-
-type Env = { Variables: { form: Record<string, unknown> } };
 import { html } from 'hono/html';
+import { DeadLetterNotFoundError, InvalidOperatorInputError, OperatorActionRefusedError, PayoutNotFoundError } from '@shared/app/operator-errors';
+import { ConcurrentModificationError } from '@shared/domain/errors';
 import { page, problemPage, type Html, type PageContext } from './layout';
-import { ActionRefusedError, BadRequestError, NotFoundError } from './query';
+import { BadRequestError, NotFoundError } from './query';
 import { hostCheck, securityHeaders, tokenGate, validPost, type ConsoleSecrets } from './security';
 import type { ConsoleServices } from './services';
 import { consoleLog } from './log';
@@ -15,7 +15,11 @@ import { callbacksPage, callbackViewPage, replayAction } from './pages/callbacks
 import { kycConfirmAction, kycPage } from './pages/kyc';
 import { overviewFigures, overviewPage, overviewSnapshots } from './pages/overview';
 import { payoutDetailPage, payoutsPage } from './pages/payouts';
-import { reviewPage } from './pages/review';
+import { resolveAction, resolveFormPage, reviewPage } from './pages/review';
+import { retryAction, retryFormPage } from './pages/retry';
+import { deleteAction, deleteFormPage, dlqMessagePage, dlqPage, redriveAction, redriveFormPage } from './pages/dlq';
+
+type Env = { Variables: { form: Record<string, unknown> } };
 
 /** The static files the pages load: the console's own script and style, and Chart.js from node_modules. */
 function staticFiles(): Map<string, { body: string; type: string }> {
@@ -39,7 +43,8 @@ export interface ConsoleAppOptions {
 /**
  * The console's routes. Every request passes the Host check (DNS rebinding), then the token gate;
  * every POST also needs the CSRF token. Errors map in one place (`onError`): wrong input is a 400
- * page with its message, a missing thing 404, a refused action 409, anything else a 500 page that
+ * page with its message, a missing thing 404, an action the use case refused (or a payout changed
+ * meanwhile) 409, anything else a 500 page that
  * says where the details went (stderr), never a stack trace.
  */
 export function createConsoleApp(options: ConsoleAppOptions): Hono<Env> {
@@ -86,6 +91,16 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono<Env> {
   app.get('/payouts', async (c) => render(c, payoutsPage(ctx, services, c.req.query())));
   app.get('/payouts/view', async (c) => render(c, payoutDetailPage(ctx, services, c.req.query(), now())));
   app.get('/review', async (c) => render(c, reviewPage(ctx, services, c.req.query())));
+  app.get('/review/resolve', async (c) => render(c, resolveFormPage(ctx, services, c.req.query())));
+  app.post('/review/resolve', async (c) => render(c, resolveAction(ctx, services, c.req.query(), formOf(c))));
+  app.get('/payouts/retry', async (c) => render(c, retryFormPage(ctx, services, c.req.query())));
+  app.post('/payouts/retry', async (c) => render(c, retryAction(ctx, services, c.req.query(), formOf(c))));
+  app.get('/dlq', async (c) => render(c, dlqPage(ctx, services)));
+  app.get('/dlq/view', async (c) => render(c, dlqMessagePage(ctx, services, c.req.query())));
+  app.get('/dlq/redrive', (c) => render(c, redriveFormPage(ctx, c.req.query())));
+  app.post('/dlq/redrive', async (c) => render(c, redriveAction(ctx, services, c.req.query(), formOf(c))));
+  app.get('/dlq/delete', async (c) => render(c, deleteFormPage(ctx, services, c.req.query())));
+  app.post('/dlq/delete', async (c) => render(c, deleteAction(ctx, services, c.req.query(), formOf(c))));
   app.get('/callbacks', async (c) => render(c, callbacksPage(ctx, services, c.req.query(), now())));
   app.get('/callbacks/view', async (c) => render(c, callbackViewPage(ctx, services, c.req.query())));
   app.post('/callbacks/replay', async (c) => render(c, replayAction(ctx, services, formOf(c), now())));
@@ -93,15 +108,28 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono<Env> {
   app.post('/kyc/confirm', async (c) => render(c, kycConfirmAction(ctx, services, formOf(c), now())));
 
   app.notFound((c) => render(c, problemPage(ctx, '404: no such page', `There is no page ${c.req.path}.`), 404));
+  /** Where "Back" on a problem page leads after a refused action: the console page the form came from. */
+  const backOf = (c: Context): string | undefined => {
+    const referer = c.req.header('referer');
+    if (c.req.method !== 'POST' || !referer) return undefined;
+    const from = new URL(referer);
+    return from.host === c.req.header('host') ? `${from.pathname}${from.search}` : undefined;
+  };
   app.onError((error, c) => {
-    if (error instanceof BadRequestError) {
+    if (error instanceof BadRequestError || error instanceof InvalidOperatorInputError) {
       consoleLog.warn('console: bad request', { path: c.req.path, reason: error.message });
-      return render(c, problemPage(ctx, '400: bad request', error.message), 400);
+      return render(c, problemPage(ctx, '400: bad request', error.message, backOf(c)), 400);
     }
-    if (error instanceof NotFoundError) return render(c, problemPage(ctx, '404: not found', error.message), 404);
-    if (error instanceof ActionRefusedError) {
+    if (error instanceof NotFoundError || error instanceof PayoutNotFoundError || error instanceof DeadLetterNotFoundError) {
+      return render(c, problemPage(ctx, '404: not found', error.message, backOf(c)), 404);
+    }
+    if (error instanceof OperatorActionRefusedError) {
       consoleLog.warn('console: action refused', { path: c.req.path, reason: error.message });
-      return render(c, problemPage(ctx, '409: refused', error.message), 409);
+      return render(c, problemPage(ctx, '409: refused', error.message, backOf(c)), 409);
+    }
+    if (error instanceof ConcurrentModificationError) {
+      consoleLog.warn('console: action refused, changed meanwhile', { path: c.req.path });
+      return render(c, problemPage(ctx, '409: changed meanwhile', 'Someone (or the reconciler) changed this payout while you looked at it; nothing was written. Open it again and look before you act.', backOf(c)), 409);
     }
     consoleLog.error('console: request failed', { path: c.req.path, error: error.name, reason: error.message });
     return render(

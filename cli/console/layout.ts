@@ -19,6 +19,7 @@ const NAV: ReadonlyArray<readonly [string, string]> = [
   ['/', 'Overview'],
   ['/payouts', 'Payouts'],
   ['/review', 'Review'],
+  ['/dlq', 'DLQ'],
   ['/callbacks', 'Callbacks'],
   ['/kyc', 'KYC subjects'],
 ];
@@ -77,7 +78,15 @@ export function confirmPage(
   ctx: PageContext,
   title: string,
   active: string,
-  options: { action: string; what: string; fields: Record<string, string>; cancel: string; warning?: string },
+  options: {
+    action: string;
+    what: string;
+    fields: Record<string, string>;
+    cancel: string;
+    warning?: string;
+    /** What the table shows instead of a field's value (an account number typed in the form is shown masked). */
+    display?: Record<string, string>;
+  },
 ): Html {
   return page(
     ctx,
@@ -85,7 +94,7 @@ export function confirmPage(
     active,
     html`<p class="confirm-what">${options.what}</p>
 ${options.warning ? html`<p class="warning">${options.warning}</p>` : ''}
-${table(['field', 'value'], Object.entries(options.fields))}
+${table(['field', 'value'], Object.entries(options.fields).map(([name, value]) => [name, options.display?.[name] ?? value]))}
 <form method="post" action="${options.action}" class="confirm">
   ${csrfField(ctx)}
   ${Object.entries(options.fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}
@@ -101,9 +110,14 @@ export function donePage(ctx: PageContext, title: string, active: string, messag
   return page(ctx, title, active, html`<p class="done" id="done">${message}</p><p><a href="${next.href}">${next.label}</a></p>`);
 }
 
-/** A page for input that is merely wrong: what was wrong, and nothing else. */
-export function problemPage(ctx: PageContext, title: string, message: string): Html {
-  return page(ctx, title, '', html`<p class="problem" id="problem">${message}</p><p><a href="/">Back to the overview</a></p>`);
+/** A page for input that is merely wrong or an action refused: what was wrong, and the way back. */
+export function problemPage(ctx: PageContext, title: string, message: string, back?: string): Html {
+  return page(
+    ctx,
+    title,
+    '',
+    html`<p class="problem" id="problem">${message}</p><p>${back ? html`<a href="${back}" id="back">Back</a> · ` : ''}<a href="/">Overview</a></p>`,
+  );
 }
 
 /** "3 min", "2 h 5 min", "4 d 1 h": an age for a person. */

@@ -10,11 +10,6 @@ export class NotFoundError extends Error {
   override name = 'NotFoundError';
 }
 
-/** An action the use case refused (state moved, provider disagrees): 409 with this message. */
-export class ActionRefusedError extends Error {
-  override name = 'ActionRefusedError';
-}
-
 /**
  * Parses a page's query or a form against its schema; the first problem of each field becomes one
  * line of the 400 page ("state: must be one of ..."), never a stack trace.

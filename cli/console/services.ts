@@ -1,9 +1,12 @@
-import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { OperatorEventStore } from '@shared/adapters/event-store';
 import type { KycRepository } from '@shared/adapters/kyc-repository';
 import type { PayoutStore } from '@shared/adapters/payout-repository';
+import type { RetryDeps } from '@shared/app/retry-payout';
+import type { DeadLetterQueue } from '@shared/ports/dead-letters';
 import type { KycServiceClient } from '@shared/providers/kyc-client';
+import { operatorDepsFor, operatorName } from '../operator';
 import { requireEnv, type Target } from '../target';
+import { consoleLog } from './log';
 
 /**
  * What the console reads and acts through: the same repositories and use cases as the CLI
@@ -15,10 +18,16 @@ export interface ConsoleServices {
   readonly events: OperatorEventStore;
   readonly kyc: KycRepository;
   readonly kycClient: KycServiceClient;
+  /** What resolve and retry need (the CLI's `payouts resolve|retry` build the same), logging to the console's log. */
+  readonly operator: RetryDeps;
+  /** The payouts DLQ and queue, for the DLQ use cases. */
+  readonly dlq: DeadLetterQueue;
   /** The KYC app id from the target's KYC secret, or undefined when the secret is not set. */
   kycAppId(): Promise<string | undefined>;
-  /** Messages waiting in the dead-letter queue (SQS's approximate count). */
+  /** Messages in the dead-letter queue (SQS's approximate count, in flight included). */
   dlqDepth(): Promise<number>;
+  /** Who acts when the form names nobody: the AWS identity for a deployed stack, else the OS user (as the CLI). */
+  defaultOperator(): Promise<string>;
   close(): void;
 }
 
@@ -30,18 +39,24 @@ export async function createConsoleServices(target: Target): Promise<ConsoleServ
   const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
   const { createEventStore } = await import('@shared/adapters/event-store');
   const { createKycRepository } = await import('@shared/adapters/kyc-repository');
-  const { sqsClient } = await import('@shared/adapters/aws-clients');
+  const { createPayoutQueue } = await import('@shared/adapters/payout-queue');
+  const { createDeadLetterQueue } = await import('@shared/adapters/dead-letter');
   const { cachedSecret, kycSecretSchema } = await import('@shared/adapters/secrets');
   const { KycServiceClient } = await import('@shared/providers/kyc-client');
-  const dlqUrl = requireEnv(target, 'PAYOUTS_DLQ_URL');
+  const queueUrl = requireEnv(target, 'PAYOUTS_QUEUE_URL');
+  const dlq = createDeadLetterQueue(requireEnv(target, 'PAYOUTS_DLQ_URL'), queueUrl);
   const kycSecret = cachedSecret(requireEnv(target, 'KYC_SECRET_ID'), kycSecretSchema);
   const kycClient = new KycServiceClient({ baseUrl: requireEnv(target, 'KYC_API_BASE_URL'), timeoutMs: 10_000 });
+  const operator = await operatorDepsFor(target, consoleLog);
+  let who: Promise<string> | undefined;
   return {
     target,
     payouts: createPayoutRepository(requireEnv(target, 'PAYOUTS_TABLE_NAME')),
     events: createEventStore({ tableName: requireEnv(target, 'EVENTS_TABLE_NAME') }),
     kyc: createKycRepository({ tableName: requireEnv(target, 'KYC_TABLE_NAME') }),
     kycClient,
+    operator: { ...operator.deps, queue: createPayoutQueue(queueUrl) },
+    dlq,
     async kycAppId() {
       try {
         return (await kycSecret.get()).app_id;
@@ -49,14 +64,14 @@ export async function createConsoleServices(target: Target): Promise<ConsoleServ
         return undefined;
       }
     },
-    async dlqDepth() {
-      const out = await sqsClient.send(
-        new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ['ApproximateNumberOfMessages'] }),
-      );
-      return Number(out.Attributes?.ApproximateNumberOfMessages ?? 0);
+    dlqDepth: () => dlq.approximateCount(),
+    defaultOperator() {
+      who ??= operatorName(target, undefined);
+      return who;
     },
     close() {
       kycClient.close();
+      operator.close();
     },
   };
 }

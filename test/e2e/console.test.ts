@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'puppeteer-core';
 import type { ConsoleHandle } from '@cli/console/server';
 import type { LocalStack } from '@local/stack';
-import { HOSTILE_NAME, launchBrowser, runConsoleScenario, targetOf, type ConsoleScenario } from '@test/support/console-fixture';
+import { DEAD_LETTER_REASON, HOSTILE_NAME, launchBrowser, runConsoleScenario, targetOf, type ConsoleScenario } from '@test/support/console-fixture';
 
 /*
  * The ops console end to end, in a real headless Chromium: the local stack in-process (dynalite,
@@ -157,4 +157,93 @@ describe('ops console in a browser', () => {
     await Promise.all([page.waitForNavigation(), page.click('#confirm')]);
     expect(await page.$eval('#done', (e) => e.textContent)).toMatch(/^Replayed \d+ stored callback/);
   });
+
+  /** Submits the form on the page and waits for the answer. */
+  async function submit(selector: string): Promise<void> {
+    await Promise.all([page.waitForNavigation(), page.click(selector)]);
+  }
+
+  it('settles a NEEDS_REVIEW payout through the resolve form, after a confirmation, and shows the audit entry in its timeline', async () => {
+    await page.goto(`${consoleHandle.url}/review`);
+    const rows = await page.$$eval('tbody tr td:first-child', (tds) => tds.map((td) => td.textContent));
+    expect(rows).toContain(scenario.review);
+    await submit(`tbody tr:nth-child(${rows.indexOf(scenario.review) + 1}) a.resolve`);
+    expect(await page.$eval('#provider-answer', (e) => e.textContent)).toMatch(/^not found/);
+    // An empty form is refused with what is missing, and nothing is written.
+    const refused = await Promise.all([page.waitForNavigation(), page.click('form.resolve button')]);
+    expect(refused[0]?.status()).toBe(400);
+    expect(await page.$eval('#problem', (e) => e.textContent)).toMatch(/^as: choose succeeded or failed; evidence: is required/);
+    await submit('#back');
+    await page.select('select[name=as]', 'failed');
+    await page.type('textarea[name=evidence]', 'provider ticket 4711: never received');
+    await page.$eval('input[name=by]', (e) => {
+      (e as unknown as { value: string }).value = 'console-test';
+    });
+    await submit('form.resolve button');
+    expect(await page.$eval('h1', (h) => h.textContent)).toBe(`Resolve ${scenario.review} as FAILED?`);
+    expect(await page.$eval('.confirm-what', (e) => e.textContent)).toContain('The provider says now: not found');
+    await submit('#confirm');
+    expect(await page.$eval('#done', (e) => e.textContent)).toMatch(new RegExp(`^${scenario.review} is now FAILED\\. Provider's answer recorded: not found`));
+    await submit('#done + p a');
+    expect(await page.$eval('#payout-state', (e) => e.textContent)).toBe('FAILED');
+    const newest = await page.$eval('#timeline li', (li) => li.textContent ?? '');
+    expect(newest).toContain('NEEDS_REVIEW → FAILED');
+    expect(newest).toContain('resolved as FAILED by console-test: provider ticket 4711: never received');
+    expect(newest).toMatch(/by:\s*console-test/);
+    expect(newest).toMatch(/providerAnswer:\s*not found/);
+    // The same form again is refused by the use case (the payout is final now), as a clear message.
+    const again = await fetch(`${consoleHandle.url}/review/resolve?key=${encodeURIComponent(new URL(page.url()).searchParams.get('key') ?? '')}`, {
+      method: 'POST',
+      headers: { cookie: await sessionCookie(), 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf: consoleHandle.secrets.csrf, as: 'succeeded', evidence: 'x', step: 'confirm' }).toString(),
+    });
+    expect(again.status).toBe(409);
+    expect(await again.text()).toContain('is FAILED; only a NEEDS_REVIEW payout can be resolved');
+  });
+
+  it('retries a FAILED payout under a new reference, linked both ways', async () => {
+    await page.goto(`${consoleHandle.url}/payouts?reference=${encodeURIComponent(scenario.failed)}`);
+    await submit(`a[href*="${encodeURIComponent(scenario.failed)}"]`);
+    expect(await page.$eval('#payout-state', (e) => e.textContent)).toBe('FAILED');
+    await submit('#retry-link');
+    const retryRef = `${scenario.failed}-R1`;
+    expect(await page.$eval('input[name=new_reference]', (e) => (e as unknown as { value: string }).value)).toBe(retryRef);
+    await submit('form.retry button');
+    expect(await page.$eval('h1', (h) => h.textContent)).toBe(`Retry ${scenario.failed} as ${retryRef}?`);
+    await submit('#confirm');
+    expect(await page.$eval('#done', (e) => e.textContent)).toBe(`${retryRef} was created (retry of ${scenario.failed}) and sent to the payouts queue.`);
+    await submit('#done + p a');
+    expect(await page.$eval('h1', (h) => h.textContent)).toBe(`Payout ${retryRef}`);
+    expect(await page.$eval('#retry-of', (e) => e.textContent)).toBe(scenario.failed);
+    await submit('#retry-of');
+    expect(await page.$eval('#retried-as', (e) => e.textContent)).toBe(retryRef);
+    expect(await page.$$('#retry-link')).toHaveLength(0);
+    expect(await page.$eval('#timeline li', (li) => li.textContent ?? '')).toContain(`retried as ${retryRef} by`);
+  });
+
+  it('lists the DLQ with reasons and masked accounts, and redrives a message after a confirmation', async () => {
+    await page.goto(`${consoleHandle.url}/dlq`);
+    const rows = await page.$$eval('tbody tr', (trs) => trs.map((tr) => tr.textContent ?? ''));
+    const index = rows.findIndex((row) => row.includes(scenario.deadLetter));
+    expect(index).toBeGreaterThanOrEqual(0);
+    expect(rows[index]).toContain(DEAD_LETTER_REASON);
+    expect(rows[index]).toContain('******4050');
+    expect(rows.join(' ')).not.toContain('1020304050');
+    await submit(`tbody tr:nth-child(${index + 1}) a.redrive`);
+    await submit('form.redrive button');
+    expect(await page.$eval('h1', (h) => h.textContent)).toBe('Redrive this message?');
+    await submit('#confirm');
+    expect(await page.$eval('#done', (e) => e.textContent)).toMatch(/^Moved 1 message\(s\) to the payouts queue/);
+    await page.goto(`${consoleHandle.url}/dlq`);
+    expect(await page.$eval('main', (m) => m.textContent ?? '')).not.toContain(scenario.deadLetter);
+    // The worker takes the redriven request: the payout appears.
+    const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
+    const repository = createPayoutRepository(stack.env.PAYOUTS_TABLE_NAME as string);
+    await expect.poll(async () => (await repository.findByReference(scenario.deadLetter)).length, { timeout: 15_000, interval: 300 }).toBe(1);
+  });
+
+  async function sessionCookie(): Promise<string> {
+    const cookie = (await browser.cookies()).find((c) => c.name === 'payrelay_console');
+    return `payrelay_console=${cookie?.value}`;
+  }
 });

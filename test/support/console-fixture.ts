@@ -53,18 +53,31 @@ export interface ConsoleScenario {
   readonly hostile: string;
   /** A payout whose expected name did not match. */
   readonly rejected: string;
+  /** A payout to the simulator's always-failing account: FAILED, the provider's record says so (retry). */
+  readonly failed: string;
+  /** A payout nothing processed in time: NEEDS_REVIEW, unknown to the provider (resolve). */
+  readonly review: string;
+  /** The withdrawal_reference of a payout request waiting in the DLQ (redrive). */
+  readonly deadLetter: string;
 }
+
+/** The reason the scenario's DLQ message carries, as the worker writes one. */
+export const DEAD_LETTER_REASON = 'gave up after 5 receives: the payout service did not answer';
 
 /**
  * A lean scenario on a running local stack: the simulator gets an account named {@link HOSTILE_NAME},
  * then a few payouts go through the real enqueue, worker, simulator and reconciler until every one is
- * final. Seconds, not minutes.
+ * final (one to an account whose payouts fail). Beside them, the exceptions an operator settles: a
+ * payout accepted but never processed, handed to review as the reconciler does, and a payout request
+ * in the DLQ with the worker's kind of reason. Seconds, not minutes.
  */
 export async function runConsoleScenario(stack: LocalStack, timeoutMs = 40_000): Promise<ConsoleScenario> {
   const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
   const { sqsClient } = await import('@shared/adapters/aws-clients');
   const { enqueuePayouts } = await import('@cli/enqueue');
   const { isFinal } = await import('@shared/domain/payout');
+  const { acceptRequest } = await import('@shared/messages/payout-request');
+  const { SendMessageCommand } = await import('@aws-sdk/client-sqs');
   const merchant = stack.providerSecret?.platform_merchant_id as string;
   stack.simulator?.admin.addAccount({ account_code: '058', account_number: '0666666666', account_name: HOSTILE_NAME, currencies: ['NGN'] });
   const runId = Date.now().toString(36);
@@ -75,9 +88,21 @@ export async function runConsoleScenario(stack: LocalStack, timeoutMs = 40_000):
     { ...base, currency: 'NGN', withdrawal_reference: ref(2), amount: '75.50', account_code: '058', account_number: '0666666666' },
     { ...base, currency: 'GHS', withdrawal_reference: ref(3), amount: '40.00', account_code: 'MTN', account_number: '0244123456', expected_name: 'Ama Serwaa' },
     { ...base, currency: 'GHS', withdrawal_reference: ref(4), amount: '18.25', account_code: '030', account_number: '1020304050' },
+    { ...base, currency: 'NGN', withdrawal_reference: ref(5), amount: '33.00', account_code: '057', account_number: '0999999999' },
   ];
   const repository = createPayoutRepository(stack.env.PAYOUTS_TABLE_NAME as string);
   await enqueuePayouts(requests, { repository, sqs: sqsClient, queueUrl: stack.queueUrls.payouts });
+  const stuck: PayoutRequest = { ...base, currency: 'NGN', withdrawal_reference: ref(6), amount: '64.00', account_code: '058', account_number: '0111222333' };
+  const accepted = await repository.createAccepted(acceptRequest(stuck, new Date()));
+  await repository.save(accepted.payout, accepted.payout.needsReview('not processed within the review window', new Date()));
+  const dead: PayoutRequest = { ...base, currency: 'GHS', withdrawal_reference: ref(7), amount: '12.00', account_code: '030', account_number: '1020304050' };
+  await sqsClient.send(
+    new SendMessageCommand({
+      QueueUrl: stack.queueUrls.deadLetter,
+      MessageBody: JSON.stringify(dead),
+      MessageAttributes: { reason: { DataType: 'String', StringValue: DEAD_LETTER_REASON } },
+    }),
+  );
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const payouts = await Promise.all(requests.map((r) => repository.get(r)));
@@ -87,5 +112,5 @@ export async function runConsoleScenario(stack: LocalStack, timeoutMs = 40_000):
     }
     await new Promise((resolve) => setTimeout(resolve, 300));
   }
-  return { runId, succeeded: ref(1), hostile: ref(2), rejected: ref(3) };
+  return { runId, succeeded: ref(1), hostile: ref(2), rejected: ref(3), failed: ref(5), review: ref(6), deadLetter: ref(7) };
 }

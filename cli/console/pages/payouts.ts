@@ -107,7 +107,38 @@ export function timelineEntry(h: PayoutHistoryEntry): Html {
   )}</li>`;
 }
 
-const detailQuery = z.object({ key: requiredText(4096) });
+/** The `key` parameter of the pages about one payout (detail, resolve, retry). */
+export const detailQuery = z.object({ key: requiredText(4096) });
+
+/** The payout a page's `key` names; a key that is not one, or names nothing, is a 404 that says so. */
+export async function payoutOfKey(services: ConsoleServices, key: string): Promise<Payout> {
+  let identity;
+  try {
+    identity = parsePayoutKey(key);
+  } catch {
+    throw new NotFoundError(`"${key}" is not a payout key`);
+  }
+  const payout = await services.payouts.get(identity);
+  if (!payout) throw new NotFoundError(`no payout ${identity.withdrawal_reference} (${identity.platform_merchant_id}, ${identity.currency})`);
+  return payout;
+}
+
+/** The link to the payout of the same merchant and currency under another reference (a retry, or the payout it retried). */
+function linkedHref(payout: Payout, reference: string): string {
+  return withQuery('/payouts/view', { key: payoutKey({ ...payout.record.identity, withdrawal_reference: reference }) });
+}
+
+/** What an operator can do with this payout from here: resolve it (NEEDS_REVIEW) or retry it (FAILED, not retried yet). */
+function actionsOf(payout: Payout): Html {
+  const key = payoutKey(payout.record.identity);
+  if (payout.state === 'NEEDS_REVIEW') {
+    return html`<h2>Settle it</h2><p><a href="${withQuery('/review/resolve', { key })}" id="resolve-link">Resolve this payout…</a> (with the provider's current answer and your evidence)</p>`;
+  }
+  if (payout.state === 'FAILED' && payout.record.retriedAs === undefined) {
+    return html`<h2>Pay it again</h2><p><a href="${withQuery('/payouts/retry', { key })}" id="retry-link">Retry under a new reference…</a> (a new payout to the same beneficiary for the same amount, linked both ways)</p>`;
+  }
+  return html``;
+}
 
 /** Order notifications stored while the payout was alive that name its reference (the events table's day index). */
 async function callbacksNaming(services: ConsoleServices, payout: Payout, now: Date): Promise<StoredEvent[]> {
@@ -125,15 +156,7 @@ async function callbacksNaming(services: ConsoleServices, payout: Payout, now: D
  * provider's last word, the callbacks that named it, and other payouts with the same reference.
  */
 export async function payoutDetailPage(ctx: PageContext, services: ConsoleServices, query: unknown, now: Date): Promise<Html> {
-  const { key } = parseInput(detailQuery, query);
-  let identity;
-  try {
-    identity = parsePayoutKey(key);
-  } catch {
-    throw new NotFoundError(`"${key}" is not a payout key`);
-  }
-  const payout = await services.payouts.get(identity);
-  if (!payout) throw new NotFoundError(`no payout ${identity.withdrawal_reference} (${identity.platform_merchant_id}, ${identity.currency})`);
+  const payout = await payoutOfKey(services, parseInput(detailQuery, query).key);
   const r = payout.record;
   const [callbacks, sameReference] = await Promise.all([
     callbacksNaming(services, payout, now),
@@ -153,6 +176,8 @@ export async function payoutDetailPage(ctx: PageContext, services: ConsoleServic
     ['reconciliation checks', r.checks],
     ['next check', r.nextCheckAt],
     ['reason', r.reason],
+    ['retry of', r.retryOf ? html`<a href="${linkedHref(payout, r.retryOf)}" id="retry-of">${r.retryOf}</a>` : undefined],
+    ['retried as', r.retriedAs ? html`<a href="${linkedHref(payout, r.retriedAs)}" id="retried-as">${r.retriedAs}</a>` : undefined],
     ['created', r.createdAt],
     ['last change', r.updatedAt],
   ];
@@ -161,6 +186,7 @@ export async function payoutDetailPage(ctx: PageContext, services: ConsoleServic
     `Payout ${r.identity.withdrawal_reference}`,
     '/payouts',
     html`${table(['field', 'value'], fields)}
+${actionsOf(payout)}
 <h2>Timeline</h2>
 <ol class="timeline" id="timeline">
 ${[...r.history].reverse().map(timelineEntry)}

@@ -1,10 +1,13 @@
 import { html } from 'hono/html';
 import * as z from 'zod';
+import { askProvider, resolvePayout } from '@shared/app/resolve-payout';
 import { InvalidListCursorError } from '@shared/domain/errors';
-import { page, table, withQuery, type Html, type PageContext } from '../layout';
-import { BadRequestError, optionalText, parseInput } from '../query';
+import { payoutKey } from '@shared/domain/identity';
+import type { Payout } from '@shared/domain/payout';
+import { confirmPage, csrfField, donePage, page, table, withQuery, type Html, type PageContext } from '../layout';
+import { BadRequestError, optionalText, parseInput, requiredText } from '../query';
 import type { ConsoleServices } from '../services';
-import { payoutHref } from './payouts';
+import { detailQuery, payoutHref, payoutOfKey } from './payouts';
 
 const PAGE_SIZE = 50;
 const reviewQuery = z.object({ cursor: optionalText(4096) });
@@ -23,7 +26,7 @@ export async function reviewPage(ctx: PageContext, services: ConsoleServices, qu
     ctx,
     'Review',
     '/review',
-    html`<p class="hint">Payouts a person must settle. Open one to see its history and the provider's current answer, then resolve it.</p>
+    html`<p class="hint">Payouts a person must settle. Open one to see its history; resolve it with the provider's current answer and your evidence.</p>
 ${table(
   ['reference', 'merchant', 'amount', 'since', 'why', ''],
   listed.payouts.map((p) => [
@@ -32,10 +35,103 @@ ${table(
     `${p.record.amount} ${p.record.identity.currency}`,
     p.record.updatedAt,
     p.record.reason,
-    html`<a href="${payoutHref(p)}#settle" class="settle">settle…</a>`,
+    html`<a href="${withQuery('/review/resolve', { key: payoutKey(p.record.identity) })}" class="resolve">resolve…</a>`,
   ]),
   'nothing waits for review',
 )}
 <p class="pager">${cursor ? html`<a href="/review">first page</a>` : ''}${listed.cursor ? html`<a href="${withQuery('/review', { cursor: listed.cursor })}">next page →</a>` : ''}</p>`,
+  );
+}
+
+/** The evidence an operator writes is recorded verbatim in history; bounded like any form text. */
+const EVIDENCE_MAX = 2000;
+const WHO_MAX = 200;
+
+/** The facts a person needs next to the resolve form: what, to whom (masked), since when, why. */
+function payoutFacts(payout: Payout, providerLine: string): Html {
+  const r = payout.record;
+  return table(
+    ['field', 'value'],
+    [
+      ['withdrawal_reference', html`<a href="${payoutHref(payout)}">${r.identity.withdrawal_reference}</a>`],
+      ['merchant', r.identity.platform_merchant_id],
+      ['amount', `${r.amount} ${r.identity.currency}`],
+      ['account', `${r.accountCode} ${r.accountMasked}`],
+      ['state', html`<span class="state state-${r.state}">${r.state}</span>`],
+      ['why it is here', r.reason],
+      ['since', r.updatedAt],
+      ['Payout calls', r.submitAttempts],
+      ["the provider's answer now (GetPayout)", html`<strong id="provider-answer">${providerLine}</strong>`],
+    ],
+  );
+}
+
+/**
+ * The resolve form of one NEEDS_REVIEW payout: its facts, the provider's answer asked now
+ * (GetPayout, as `payrelay payouts resolve` asks), and the outcome, evidence, who and force fields.
+ */
+export async function resolveFormPage(ctx: PageContext, services: ConsoleServices, query: unknown): Promise<Html> {
+  const { key } = parseInput(detailQuery, query);
+  const payout = await payoutOfKey(services, key);
+  const action = withQuery('/review/resolve', { key });
+  if (payout.state !== 'NEEDS_REVIEW') {
+    return page(ctx, `Resolve ${payout.record.identity.withdrawal_reference}`, '/review', html`<p class="empty">This payout is ${payout.state}: only a NEEDS_REVIEW payout is resolved. <a href="${payoutHref(payout)}">See its timeline</a>.</p>`);
+  }
+  const [{ line }, who] = await Promise.all([askProvider(services.operator, payout.record.identity), services.defaultOperator()]);
+  return page(
+    ctx,
+    `Resolve ${payout.record.identity.withdrawal_reference}`,
+    '/review',
+    html`${payoutFacts(payout, line)}
+<h2>Settle it</h2>
+<p class="hint">Say what happened to the money and what shows it. The console asks the provider again when you confirm: an outcome the provider contradicts (delivered against failed) is refused unless you force it with evidence that outweighs the provider's answer.</p>
+<form method="post" action="${action}" class="action resolve">
+  ${csrfField(ctx)}
+  <label>Outcome <select name="as"><option value="">choose…</option><option value="succeeded">succeeded: the money arrived</option><option value="failed">failed: the money did not arrive</option></select></label>
+  <label>Evidence <textarea name="evidence" maxlength="${EVIDENCE_MAX}" placeholder="bank statement 2026-11-20 line 14; provider ticket 4711"></textarea></label>
+  <label>Who resolves <input name="by" value="${who}" maxlength="${WHO_MAX}"></label>
+  <label class="check"><span><input type="checkbox" name="force" value="yes"> force (--force): resolve against the provider's answer</span></label>
+  <button type="submit">Resolve…</button>
+</form>`,
+  );
+}
+
+const resolveForm = z.object({
+  as: z.enum(['succeeded', 'failed'], { message: 'choose succeeded or failed' }),
+  evidence: requiredText(EVIDENCE_MAX),
+  by: optionalText(WHO_MAX),
+  force: z.enum(['yes', 'no'], { message: 'must be yes or no' }).default('no'),
+  step: z.enum(['review', 'confirm']).default('review'),
+});
+
+/**
+ * Resolve, step 1 (what will be written, with the provider's answer asked again) or step 2 (the
+ * CLI's use case, resolvePayout: it asks GetPayout itself, refuses a contradicted outcome unless
+ * forced, writes conditionally and records who, the evidence and the provider's answer).
+ */
+export async function resolveAction(ctx: PageContext, services: ConsoleServices, query: unknown, form: unknown): Promise<Html> {
+  const { key } = parseInput(detailQuery, query);
+  const input = parseInput(resolveForm, form);
+  const payout = await payoutOfKey(services, key);
+  const ref = payout.record.identity.withdrawal_reference;
+  const by = input.by ?? (await services.defaultOperator());
+  const action = withQuery('/review/resolve', { key });
+  if (input.step === 'review') {
+    const { line } = await askProvider(services.operator, payout.record.identity);
+    return confirmPage(ctx, `Resolve ${ref} as ${input.as === 'succeeded' ? 'SUCCEEDED' : 'FAILED'}?`, '/review', {
+      action,
+      what: `Write ${ref} as ${input.as === 'succeeded' ? 'SUCCEEDED' : 'FAILED'} (final), recording who, your evidence and the provider's answer. The provider says now: ${line}.`,
+      ...(input.force === 'yes' ? { warning: 'Forced: this stands against the provider\'s answer on your evidence alone.' } : {}),
+      fields: { as: input.as, evidence: input.evidence, by, force: input.force },
+      cancel: action,
+    });
+  }
+  const result = await resolvePayout(services.operator, { identity: payout.record.identity, as: input.as, evidence: input.evidence, by, force: input.force === 'yes' });
+  return donePage(
+    ctx,
+    'Resolved',
+    '/review',
+    `${ref} is now ${result.payout.state}${result.forced ? ' (forced against the provider\'s answer)' : ''}. Provider's answer recorded: ${result.providerAnswer}.`,
+    { href: payoutHref(result.payout), label: 'See it in the timeline' },
   );
 }
