@@ -153,7 +153,9 @@ async function lambdaHandler(event: SQSEvent, context: Context): Promise<SQSBatc
   };
   // A processor per invocation: it holds the batch's state, and the local runner may invoke concurrently.
   const processor = new BatchProcessor(EventType.SQS);
-  return processPartialResponse(event, recordHandler, processor, { context, throwOnFullBatchFailure: false });
+  const response = await processPartialResponse(event, recordHandler, processor, { context, throwOnFullBatchFailure: false });
+  if (event.Records.length > 0 && response.batchItemFailures.length === event.Records.length) telemetry.count(METRIC.workerBatchFailed);
+  return response;
 }
 
 /** SQS event source handler (ReportBatchItemFailures). */

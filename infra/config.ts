@@ -81,6 +81,12 @@ const settingsSchema = z
   })
   .strict();
 
+/** Why a retained stage refuses to synthesize without an alarm destination, and the ways to give one. */
+export const NO_ALARM_DESTINATION =
+  'a retained stage (removalPolicy "retain") needs somewhere to send its alarms. Give an e-mail address ' +
+  '(-c alarmEmail=oncall@example.com, or alarms: { email: ... } in infra/stages.ts) or an existing SNS topic ' +
+  '(-c alarmTopicArn=arn:aws:sns:<region>:<account>:<topic>, or alarms: { topicArn: ... }); see docs/alarms.md';
+
 /**
  * The whole deployment configuration of one payrelay stage. The `Payrelay` construct validates its
  * props with this schema, so a CDK app that embeds payrelay gets the same errors as `infra/app.ts`.
@@ -112,6 +118,16 @@ export const payrelayConfigSchema = z
       .object({
         /** Creates an SNS topic with this e-mail subscription and wires every alarm to it. */
         email: z.email().optional(),
+        /**
+         * An SNS topic that already exists (your paging tool's, a chat integration's): every alarm
+         * notifies it too. If it is encrypted, its key must let cloudwatch.amazonaws.com use it.
+         */
+        topicArn: z
+          .string()
+          .regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/, 'must be an SNS topic ARN (arn:aws:sns:<region>:<account>:<topic name>)')
+          .optional(),
+        /** Alarm when the oldest message on the payouts queue is older than this. */
+        queueAgeMinutes: positiveInt.max(1440).default(15),
         /** Alarm when the oldest UNKNOWN payout is older than this. */
         unknownAgeMinutes: positiveInt.default(60),
         /** Alarm when more unauthorised callbacks than this arrive within 5 minutes. */
@@ -120,7 +136,7 @@ export const payrelayConfigSchema = z
         api5xxPer5Minutes: z.number().int().min(0).default(0),
       })
       .strict()
-      .default({ unknownAgeMinutes: 60, webhookUnauthorizedPer5Minutes: 10, api5xxPer5Minutes: 0 }),
+      .default({ queueAgeMinutes: 15, unknownAgeMinutes: 60, webhookUnauthorizedPer5Minutes: 10, api5xxPer5Minutes: 0 }),
     egress: z
       .object({
         /** Route provider calls through NAT gateways with Elastic IPs the provider can whitelist. */
@@ -183,7 +199,13 @@ export const payrelayConfigSchema = z
     logLevel: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
     settings: settingsSchema.default({}),
   })
-  .strict();
+  .strict()
+  .superRefine((config, ctx) => {
+    // A retained stage holds real money: an alarm nobody receives is no alarm.
+    if (config.removalPolicy === 'retain' && config.alarms.email === undefined && config.alarms.topicArn === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['alarms'], message: NO_ALARM_DESTINATION });
+    }
+  });
 
 /** Configuration as written by a person (defaults may be left out). */
 export type PayrelayConfigInput = z.input<typeof payrelayConfigSchema>;

@@ -13,11 +13,11 @@ import {
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
-import { Topic } from 'aws-cdk-lib/aws-sns';
+import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE } from '@shared/observability/metric-names';
+import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE, OLDEST_UNKNOWN_WINDOW_MINUTES } from '@shared/observability/metric-names';
 import type { PayrelayConfig } from './config';
 import { OUTPUT } from './outputs';
 import type { PayrelayFunctions } from './payrelay-function';
@@ -32,6 +32,21 @@ export interface PayrelayMonitoringProps {
 
 const FIVE_MINUTES = Duration.minutes(5);
 
+/** One alarm: above `threshold` for one period, unless it is a heartbeat (`below`, missing data breaching). */
+interface AlarmSpec {
+  readonly metric: IMetric;
+  readonly threshold: number;
+  readonly description: string;
+  /** Fire when the metric is below the threshold instead of above. */
+  readonly below?: boolean;
+  /** Consecutive breaching periods before it fires (default 1). */
+  readonly periods?: number;
+  /** Count a period without data as breaching (a heartbeat); otherwise silence is quiet. */
+  readonly missingBreaches?: boolean;
+  /** The section of docs/alarms.md, when it is not the alarm id. */
+  readonly docsAnchor?: string;
+}
+
 /** A payrelay metric emitted by one stage's handlers (Powertools EMF, dimensions service and stage). */
 export function payrelayMetric(stage: string, name: string, statistic: 'Sum' | 'Maximum', period: Duration = FIVE_MINUTES): Metric {
   return new Metric({
@@ -45,11 +60,13 @@ export function payrelayMetric(stage: string, name: string, statistic: 'Sum' | '
 
 /**
  * The alarms of docs/alarms.md and a dashboard of the payout and webhook flow. With `alarms.email`
- * every alarm notifies an SNS topic (encrypted with a key CloudWatch may use) subscribed by that address.
+ * every alarm notifies an SNS topic (encrypted with a key CloudWatch may use) subscribed by that
+ * address; with `alarms.topicArn` it notifies that existing topic (both may be given).
  */
 export class PayrelayMonitoring extends Construct {
   readonly alarms: Alarm[] = [];
-  readonly topic?: Topic;
+  /** Where every alarm sends its notifications: the e-mail topic and/or an existing topic. */
+  readonly topics: readonly ITopic[];
   readonly dashboard: Dashboard;
 
   constructor(scope: Construct, id: string, props: PayrelayMonitoringProps) {
@@ -58,6 +75,7 @@ export class PayrelayMonitoring extends Construct {
     const prefix = `payrelay-${config.stage}`;
     const metric = (name: string, statistic: 'Sum' | 'Maximum') => payrelayMetric(config.stage, name, statistic);
 
+    const destinations: ITopic[] = [];
     if (config.alarms.email) {
       // The AWS-managed SNS key does not let CloudWatch publish; a customer key with a grant does.
       const key = new Key(this, 'AlarmTopicKey', { enableKeyRotation: true, description: `${prefix} alarm topic encryption` });
@@ -78,58 +96,100 @@ export class PayrelayMonitoring extends Construct {
           },
         }),
       );
-      this.topic = new Topic(this, 'AlarmTopic', { topicName: `${prefix}-alarms`, masterKey: key, enforceSSL: true });
-      this.topic.addSubscription(new EmailSubscription(config.alarms.email));
-      new CfnOutput(Stack.of(this), OUTPUT.alarmTopicArn, { value: this.topic.topicArn, description: 'SNS topic every alarm notifies' });
+      const topic = new Topic(this, 'AlarmTopic', { topicName: `${prefix}-alarms`, masterKey: key, enforceSSL: true });
+      topic.addSubscription(new EmailSubscription(config.alarms.email));
+      destinations.push(topic);
+    }
+    if (config.alarms.topicArn) destinations.push(Topic.fromTopicArn(this, 'ExistingAlarmTopic', config.alarms.topicArn));
+    this.topics = destinations;
+    if (destinations.length > 0) {
+      new CfnOutput(Stack.of(this), OUTPUT.alarmTopicArn, {
+        value: destinations.map((topic) => topic.topicArn).join(','),
+        description: 'SNS topic(s) every alarm notifies',
+      });
     }
 
-    const alarm = (alarmId: string, metric: IMetric, threshold: number, description: string) => {
+    const alarm = (alarmId: string, spec: AlarmSpec) => {
       const created = new Alarm(this, alarmId, {
         alarmName: `${prefix}-${alarmId}`,
-        alarmDescription: `${description} See docs/alarms.md#${alarmId.toLowerCase()}.`,
-        metric,
-        threshold,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: 1,
-        // No data means nothing happened: no payouts, no callbacks, no errors.
-        treatMissingData: TreatMissingData.NOT_BREACHING,
+        alarmDescription: `${spec.description} See docs/alarms.md#${spec.docsAnchor ?? alarmId.toLowerCase()}.`,
+        metric: spec.metric,
+        threshold: spec.threshold,
+        comparisonOperator: spec.below ? ComparisonOperator.LESS_THAN_THRESHOLD : ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: spec.periods ?? 1,
+        datapointsToAlarm: spec.periods ?? 1,
+        // No data means nothing happened (no payouts, no callbacks, no errors), except for a heartbeat.
+        treatMissingData: spec.missingBreaches ? TreatMissingData.BREACHING : TreatMissingData.NOT_BREACHING,
       });
-      if (this.topic) {
-        created.addAlarmAction(new SnsAction(this.topic));
-        created.addOkAction(new SnsAction(this.topic));
+      for (const topic of destinations) {
+        created.addAlarmAction(new SnsAction(topic));
+        created.addOkAction(new SnsAction(topic));
       }
       this.alarms.push(created);
       return created;
     };
 
-    alarm(
-      'DlqNotEmpty',
-      payoutsDlq.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
-      0,
-      'A payout request is in the dead-letter queue: it was never processed.',
-    );
-    alarm('PayoutNeedsReview', metric(METRIC.payoutNeedsReview, 'Sum'), 0, 'A payout was handed to a person (NEEDS_REVIEW).');
-    alarm(
-      'UnknownPayoutTooOld',
-      metric(METRIC.oldestUnknownAgeSeconds, 'Maximum'),
-      config.alarms.unknownAgeMinutes * 60,
-      `A payout has been UNKNOWN for more than ${config.alarms.unknownAgeMinutes} minutes.`,
-    );
-    alarm(
-      'WebhookUnauthorizedSpike',
-      metric(METRIC.webhookUnauthorized, 'Sum'),
-      config.alarms.webhookUnauthorizedPer5Minutes,
-      `More than ${config.alarms.webhookUnauthorizedPer5Minutes} callbacks were refused as unauthorised (401) within 5 minutes.`,
-    );
-    alarm(
-      'Api5xx',
-      api.metricServerError({ period: FIVE_MINUTES, statistic: 'Sum' }),
-      config.alarms.api5xxPer5Minutes,
-      'The callback API answered 5xx: a provider callback may not have been stored.',
-    );
+    alarm('DlqNotEmpty', {
+      metric: payoutsDlq.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
+      threshold: 0,
+      description: 'A payout request is in the dead-letter queue: it was never processed.',
+    });
+    alarm('PayoutsQueueStale', {
+      metric: payoutsQueue.metricApproximateAgeOfOldestMessage({ period: FIVE_MINUTES, statistic: 'Maximum' }),
+      threshold: config.alarms.queueAgeMinutes * 60,
+      description: `A payout request has waited on the payouts queue for more than ${config.alarms.queueAgeMinutes} minutes.`,
+    });
+    alarm('WorkerBatchFailed', {
+      metric: metric(METRIC.workerBatchFailed, 'Sum'),
+      threshold: 0,
+      description: 'Every payout request of a worker batch failed: the queue is making no progress.',
+    });
+    alarm('ReconcilerHeartbeat', {
+      metric: payrelayMetric(config.stage, METRIC.reconcileRunCompleted, 'Sum', Duration.minutes(config.reconcileEveryMinutes)),
+      threshold: 1,
+      below: true,
+      periods: 3,
+      missingBreaches: true,
+      description: `No reconciler run finished in 3 intervals (${3 * config.reconcileEveryMinutes} minutes): open payouts are not being checked.`,
+    });
+    alarm('PayoutNeedsReview', {
+      metric: metric(METRIC.payoutNeedsReview, 'Sum'),
+      threshold: 0,
+      description: 'A payout was handed to a person (NEEDS_REVIEW).',
+    });
+    alarm('PayoutReversed', {
+      metric: metric(METRIC.payoutReversed, 'Sum'),
+      threshold: 0,
+      description: 'The money of a SUCCEEDED payout came back (REVERSED).',
+    });
+    alarm('UnknownPayoutTooOld', {
+      metric: payrelayMetric(config.stage, METRIC.oldestUnknownAgeSeconds, 'Maximum', Duration.minutes(OLDEST_UNKNOWN_WINDOW_MINUTES)),
+      threshold: config.alarms.unknownAgeMinutes * 60,
+      description: `A payout has been UNKNOWN for more than ${config.alarms.unknownAgeMinutes} minutes.`,
+    });
+    alarm('WebhookUnauthorizedSpike', {
+      metric: metric(METRIC.webhookUnauthorized, 'Sum'),
+      threshold: config.alarms.webhookUnauthorizedPer5Minutes,
+      description: `More than ${config.alarms.webhookUnauthorizedPer5Minutes} callbacks were refused as unauthorised (401) within 5 minutes.`,
+    });
+    alarm('Api5xx', {
+      metric: api.metricServerError({ period: FIVE_MINUTES, statistic: 'Sum' }),
+      threshold: config.alarms.api5xxPer5Minutes,
+      description: 'The callback API answered 5xx: a provider callback may not have been stored.',
+    });
     for (const [functionId, fn] of Object.entries(functions)) {
-      const alarmId = `${functionId.replace(/(^|-)([a-z])/g, (_m, _d, c: string) => c.toUpperCase())}Errors`;
-      alarm(alarmId, fn.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }), 0, `The ${functionId} function failed (uncaught error or time-out).`);
+      const name = functionId.replace(/(^|-)([a-z])/g, (_m, _d, c: string) => c.toUpperCase());
+      alarm(`${name}Errors`, {
+        metric: fn.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }),
+        threshold: 0,
+        description: `The ${functionId} function failed (uncaught error or time-out).`,
+      });
+      alarm(`${name}Throttles`, {
+        metric: fn.metricThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }),
+        threshold: 0,
+        description: `Lambda refused to run the ${functionId} function (throttled): the account or function concurrency limit was reached.`,
+        docsAnchor: 'function-throttles',
+      });
     }
 
     this.dashboard = new Dashboard(this, 'Dashboard', { dashboardName: `${prefix}-flow`, defaultInterval: Duration.hours(6) });
@@ -154,12 +214,16 @@ export class PayrelayMonitoring extends Construct {
       ),
       graph(
         'Payout outcomes',
-        sums(METRIC.payoutSucceeded, METRIC.payoutFailed, METRIC.payoutRejected, METRIC.payoutUnknownOutcome, METRIC.payoutNeedsReview),
+        sums(METRIC.payoutSucceeded, METRIC.payoutFailed, METRIC.payoutRejected, METRIC.payoutUnknownOutcome, METRIC.payoutNeedsReview, METRIC.payoutReversed),
         sums(METRIC.nameMismatch, METRIC.dlqSend),
       ),
     );
     this.dashboard.addWidgets(
-      graph('Reconciliation', [metric(METRIC.oldestUnknownAgeSeconds, 'Maximum'), metric(METRIC.reconcileLagSeconds, 'Maximum')]),
+      graph(
+        'Reconciliation',
+        [metric(METRIC.oldestUnknownAgeSeconds, 'Maximum'), metric(METRIC.reconcileLagSeconds, 'Maximum')],
+        sums(METRIC.reconcileRunCompleted, METRIC.workerBatchFailed),
+      ),
       graph(
         'Webhooks',
         sums(METRIC.webhookStored, METRIC.webhookDuplicate, METRIC.webhookUnauthorized, METRIC.webhookUnrecognized, METRIC.kycDecisionChanged),

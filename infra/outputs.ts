@@ -30,6 +30,6 @@ export const OUTPUT = {
   dashboardName: 'DashboardName',
   /** Only with `api.domain`: the regional hostname the custom domain's DNS record points at. */
   apiDomainTarget: 'ApiDomainTarget',
-  /** Only with `alarms.email`. */
+  /** Only with an alarm destination (`alarms.email` and/or `alarms.topicArn`): comma-separated topic ARNs. */
   alarmTopicArn: 'AlarmTopicArn',
 } as const;

@@ -39,6 +39,7 @@ export const CONTEXT_OVERRIDES = {
   staticEgress: 'egress.staticIps',
   natGateways: 'egress.natGateways',
   alarmEmail: 'alarms.email',
+  alarmTopicArn: 'alarms.topicArn',
   removalPolicy: 'removalPolicy',
   signingProfile: 'signingProfile',
   workerMaxConcurrency: 'worker.maxConcurrency',

@@ -252,6 +252,8 @@ export function createReconcilePayouts(
 
     telemetry.seconds(METRIC.reconcileLagSeconds, Math.max(0, maxLagSeconds));
     telemetry.seconds(METRIC.oldestUnknownAgeSeconds, oldestUnknownSeconds);
+    // The heartbeat: a run that got here read the index to its end or to its budget.
+    telemetry.count(METRIC.reconcileRunCompleted);
     return { read, scanned, transitions, budgetExhausted };
   };
 }

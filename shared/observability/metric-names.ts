@@ -13,12 +13,23 @@ export const METRIC = {
   dlqSend: 'DlqSend',
   reconcileLagSeconds: 'ReconcileLagSeconds',
   oldestUnknownAgeSeconds: 'OldestUnknownAgeSeconds',
+  /** One per reconciler run that finished (the heartbeat alarm fires when none arrives for 3 intervals). */
+  reconcileRunCompleted: 'ReconcileRunCompleted',
+  /** One per worker batch in which every record failed (a queue that makes no progress at all). */
+  workerBatchFailed: 'WorkerBatchFailed',
   webhookStored: 'WebhookStored',
   webhookDuplicate: 'WebhookDuplicate',
   webhookUnauthorized: 'WebhookUnauthorized',
   webhookUnrecognized: 'WebhookUnrecognized',
   kycDecisionChanged: 'KycDecisionChanged',
 } as const;
+
+/**
+ * The window of the UNKNOWN-age alarm. A reconciler run reports the age of the oldest UNKNOWN payout
+ * it checked, and it checks each UNKNOWN payout at least hourly (the longest step of the check
+ * back-off), so every window of this length holds a figure for every payout that stays UNKNOWN.
+ */
+export const OLDEST_UNKNOWN_WINDOW_MINUTES = 60;
 
 export const METRICS_NAMESPACE = 'Payrelay';
 export const METRICS_SERVICE = 'payrelay';

@@ -5,7 +5,8 @@ import { PayrelayConfigError, parsePayrelayConfig } from '@infra/config';
 import { STAGES, resolveStageConfig } from '@infra/stages';
 
 const context = (values: Record<string, unknown>) => (key: string) => values[key];
-const valid = { stage: 'test', payoutApiBaseUrl: 'https://payout.example.com', kycApiBaseUrl: 'https://kyc.example.com' };
+const valid = { stage: 'test', payoutApiBaseUrl: 'https://payout.example.com', kycApiBaseUrl: 'https://kyc.example.com', alarms: { email: 'oncall@example.com' } };
+const TOPIC_ARN = 'arn:aws:sns:eu-west-1:123456789012:oncall-paging';
 
 function configError(run: () => unknown): string {
   try {
@@ -24,7 +25,20 @@ describe('payrelay configuration', () => {
     expect(config.reconcileEveryMinutes).toBe(DEFAULT_RECONCILE_EVERY_MINUTES);
     expect(config.removalPolicy).toBe('retain');
     expect(config.egress).toEqual({ staticIps: false, natGateways: 1 });
-    expect(config.alarms.email).toBeUndefined();
+    expect(config.alarms).toMatchObject({ queueAgeMinutes: 15, unknownAgeMinutes: 60 });
+    expect(config.alarms.topicArn).toBeUndefined();
+  });
+
+  it('refuses a retained stage with no alarm destination, and says how to give one', () => {
+    const message = configError(() => parsePayrelayConfig({ ...valid, alarms: {} }, 't'));
+    expect(message).toMatch(/alarms: a retained stage \(removalPolicy "retain"\) needs somewhere to send its alarms/);
+    expect(message).toContain('-c alarmEmail=oncall@example.com');
+    expect(message).toContain('-c alarmTopicArn=arn:aws:sns:<region>:<account>:<topic>');
+    expect(parsePayrelayConfig({ ...valid, alarms: { topicArn: TOPIC_ARN } }, 't').alarms.topicArn).toBe(TOPIC_ARN);
+    expect(parsePayrelayConfig({ ...valid, alarms: {}, removalPolicy: 'destroy' }, 't').alarms.email).toBeUndefined();
+    expect(configError(() => parsePayrelayConfig({ ...valid, alarms: { topicArn: 'arn:aws:sqs:eu-west-1:123456789012:q' } }, 't'))).toMatch(
+      /alarms\.topicArn: must be an SNS topic ARN/,
+    );
   });
 
   it('names every bad key in one error', () => {
@@ -100,6 +114,7 @@ describe('stage selection and context overrides', () => {
     const config = resolveStageConfig(
       context({
         stage: 'prod',
+        alarmTopicArn: TOPIC_ARN,
         egressElasticIps: 'eipalloc-0123456789abcdef0=203.0.113.10,eipalloc-0fedcba9876543210=203.0.113.11',
         apiDomainName: 'callbacks.example.com',
         apiCertificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0',
@@ -113,6 +128,11 @@ describe('stage selection and context overrides', () => {
     expect(configError(() => resolveStageConfig(context({ egressElasticIps: 'eipalloc-0123456789abcdef0' })))).toMatch(
       /^context key egressElasticIps: expected <allocation id>=<ip>/,
     );
+  });
+
+  it('refuses the prod stage file without an alarm destination from -c', () => {
+    expect(configError(() => resolveStageConfig(context({ stage: 'prod' })))).toMatch(/stage "prod"[\s\S]*alarms: a retained stage/);
+    expect(resolveStageConfig(context({ stage: 'prod', alarmTopicArn: TOPIC_ARN })).alarms.topicArn).toBe(TOPIC_ARN);
   });
 
   it('lists the known stages when the stage is unknown', () => {

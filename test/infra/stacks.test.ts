@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { App, Validations } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
@@ -5,9 +7,11 @@ import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FUNCTIONS, ROUTES } from '@shared/config/functions';
 import { EVENTS_TABLE, TABLES, resourceName } from '@shared/config/resources';
-import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE } from '@shared/observability/metric-names';
+import { CHECK_BACKOFF_MINUTES } from '@shared/domain/payout';
+import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE, OLDEST_UNKNOWN_WINDOW_MINUTES } from '@shared/observability/metric-names';
 import { buildApp } from '@infra/build-app';
 import { OUTPUT } from '@infra/outputs';
+import { PAYRELAY_PROJECT_ROOT } from '@infra/payrelay';
 import { VISIBILITY_TIMEOUT_FACTOR } from '@infra/stateful-stack';
 import { buildTestApp, cdkJsonContext, synthPayrelay, type SynthesizedPayrelay } from './cdk-app';
 
@@ -15,13 +19,15 @@ type Resources = Record<string, { Type: string; Properties: Record<string, unkno
 
 const base = { payoutApiBaseUrl: 'https://payout.example.com', kycApiBaseUrl: 'https://kyc.example.com:8443' };
 
+const PAGING_TOPIC_ARN = 'arn:aws:sns:eu-west-1:123456789012:oncall-paging';
+
 const CERTIFICATE_ARN = 'arn:aws:acm:eu-west-1:123456789012:certificate/0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0';
 
 /** Production-like: static egress with 2 NAT gateways, alarm e-mail, RETAIN. */
 let prod: SynthesizedPayrelay;
 /** Defaults plus DESTROY: no VPC, no alarm topic. */
 let dev: SynthesizedPayrelay;
-/** RETAIN with static egress on Elastic IPs kept from an earlier deploy, and no custom domain. */
+/** RETAIN with static egress on Elastic IPs kept from an earlier deploy, no custom domain, alarms to an existing topic. */
 let adopted: SynthesizedPayrelay;
 const ADOPTED_IPS = [
   { allocationId: 'eipalloc-0123456789abcdef0', publicIp: '203.0.113.10' },
@@ -41,7 +47,12 @@ beforeAll(() => {
     api: { domain: { name: 'callbacks.example.com', certificateArn: CERTIFICATE_ARN } },
   });
   dev = synthPayrelay({ ...base, stage: 'dev', removalPolicy: 'destroy' });
-  adopted = synthPayrelay({ ...base, stage: 'adopted', egress: { staticIps: true, natGateways: 2, elasticIps: ADOPTED_IPS } });
+  adopted = synthPayrelay({
+    ...base,
+    stage: 'adopted',
+    egress: { staticIps: true, natGateways: 2, elasticIps: ADOPTED_IPS },
+    alarms: { topicArn: PAGING_TOPIC_ARN },
+  });
   // Three synthesized deployments take about 15 s on an idle 2-core machine and over a minute when it is loaded.
 }, 240_000);
 
@@ -403,7 +414,7 @@ describe('static egress', () => {
   });
 
   it('refuses more NAT gateways than the stack has availability zones', () => {
-    expect(() => buildTestApp({ ...base, stage: 'three', egress: { staticIps: true, natGateways: 3 } })).toThrow(
+    expect(() => buildTestApp({ ...base, stage: 'three', egress: { staticIps: true, natGateways: 3 }, alarms: { topicArn: PAGING_TOPIC_ARN } })).toThrow(
       /egress\.natGateways: 3 NAT gateways need 3 availability zones, but payrelay-three-data has 2 \(an environment-agnostic stack always has 2/,
     );
   });
@@ -416,36 +427,99 @@ describe('static egress', () => {
 });
 
 describe('alarms and dashboard', () => {
-  const alarmNamed = (template: Template, name: string) =>
-    Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm')).find((a) => a.Properties.AlarmName === name)?.Properties;
+  const alarmNamed = (template: Template, name: string) => {
+    const found = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm')).find((a) => a.Properties.AlarmName === name)?.Properties;
+    if (!found) throw new Error(`no alarm ${name}`);
+    return found;
+  };
+  // The stage is a dimension: two stages in one account and region never set off each other's alarms.
+  const service = [{ Name: 'service', Value: METRICS_SERVICE }, { Name: 'stage', Value: 'prod' }];
+  const ALARM_COUNT = 9 + 2 * Object.keys(FUNCTIONS).length;
 
-  it('alarm on DLQ depth, NEEDS_REVIEW, old UNKNOWN payouts, 401 spikes, API 5xx and each function error', () => {
+  it('alarm on the queues: DLQ depth and the age of the oldest payout request', () => {
     expect(alarmNamed(prod.stateless, 'payrelay-prod-DlqNotEmpty')).toMatchObject({
       MetricName: 'ApproximateNumberOfMessagesVisible',
       Namespace: 'AWS/SQS',
       Threshold: 0,
       ComparisonOperator: 'GreaterThanThreshold',
+      TreatMissingData: 'notBreaching',
     });
-    // The stage is a dimension: two stages in one account and region never set off each other's alarms.
-    const service = [{ Name: 'service', Value: METRICS_SERVICE }, { Name: 'stage', Value: 'prod' }];
-    expect(alarmNamed(prod.stateless, 'payrelay-prod-PayoutNeedsReview')).toMatchObject({
-      MetricName: METRIC.payoutNeedsReview,
+    const stale = alarmNamed(prod.stateless, 'payrelay-prod-PayoutsQueueStale');
+    expect(stale).toMatchObject({
+      MetricName: 'ApproximateAgeOfOldestMessage',
+      Namespace: 'AWS/SQS',
+      Statistic: 'Maximum',
+      Threshold: 15 * 60,
+      ComparisonOperator: 'GreaterThanThreshold',
+      TreatMissingData: 'notBreaching',
+    });
+    // The payouts queue, not the DLQ.
+    expect(JSON.stringify(stale.Dimensions)).toMatch(/PayoutsQueue(?!Dlq)/);
+    expect(JSON.stringify(stale.Dimensions)).not.toContain('Dlq');
+  });
+
+  it('alarm when the worker fails whole batches and when the reconciler stops running (missing data breaches)', () => {
+    expect(alarmNamed(prod.stateless, 'payrelay-prod-WorkerBatchFailed')).toMatchObject({
+      MetricName: METRIC.workerBatchFailed,
       Namespace: METRICS_NAMESPACE,
       Dimensions: service,
+      Statistic: 'Sum',
       Threshold: 0,
+      TreatMissingData: 'notBreaching',
     });
+    // prod runs the reconciler every 2 minutes: three 2-minute periods without a finished run.
+    expect(alarmNamed(prod.stateless, 'payrelay-prod-ReconcilerHeartbeat')).toMatchObject({
+      MetricName: METRIC.reconcileRunCompleted,
+      Namespace: METRICS_NAMESPACE,
+      Dimensions: service,
+      Statistic: 'Sum',
+      Period: 120,
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 3,
+      Threshold: 1,
+      ComparisonOperator: 'LessThanThreshold',
+      TreatMissingData: 'breaching',
+    });
+    expect(alarmNamed(dev.stateless, 'payrelay-dev-ReconcilerHeartbeat')).toMatchObject({ Period: 60, EvaluationPeriods: 3 });
+  });
+
+  it('alarm on payouts entering NEEDS_REVIEW or REVERSED, and on UNKNOWN payouts older than the setting', () => {
+    for (const [name, metricName] of [['PayoutNeedsReview', METRIC.payoutNeedsReview], ['PayoutReversed', METRIC.payoutReversed]] as const) {
+      expect(alarmNamed(prod.stateless, `payrelay-prod-${name}`), name).toMatchObject({
+        MetricName: metricName,
+        Namespace: METRICS_NAMESPACE,
+        Dimensions: service,
+        Statistic: 'Sum',
+        Threshold: 0,
+        ComparisonOperator: 'GreaterThanThreshold',
+        TreatMissingData: 'notBreaching',
+      });
+    }
     expect(alarmNamed(prod.stateless, 'payrelay-prod-UnknownPayoutTooOld')).toMatchObject({
       MetricName: METRIC.oldestUnknownAgeSeconds,
       Statistic: 'Maximum',
       Dimensions: service,
+      Period: OLDEST_UNKNOWN_WINDOW_MINUTES * 60,
       Threshold: 30 * 60,
+      TreatMissingData: 'notBreaching',
     });
+    // Every UNKNOWN payout is checked at least once per window, so a window never misses one.
+    expect(Math.max(...CHECK_BACKOFF_MINUTES)).toBeLessThanOrEqual(OLDEST_UNKNOWN_WINDOW_MINUTES);
+  });
+
+  it('alarm on 401 spikes, API 5xx, and each function\'s errors and throttles', () => {
     expect(alarmNamed(prod.stateless, 'payrelay-prod-WebhookUnauthorizedSpike')).toMatchObject({ MetricName: METRIC.webhookUnauthorized, Threshold: 10 });
     expect(alarmNamed(prod.stateless, 'payrelay-prod-Api5xx')).toMatchObject({ MetricName: '5xx', Namespace: 'AWS/ApiGateway', Threshold: 0 });
-    for (const name of ['PayoutWorkerErrors', 'ReconcilerErrors', 'KycCallbackErrors', 'PayoutNotificationErrors']) {
-      expect(alarmNamed(prod.stateless, `payrelay-prod-${name}`), name).toMatchObject({ MetricName: 'Errors', Namespace: 'AWS/Lambda' });
+    for (const [key, definition] of Object.entries(FUNCTIONS)) {
+      const name = key.replace(/^./, (c) => c.toUpperCase());
+      for (const kind of ['Errors', 'Throttles']) {
+        const found = alarmNamed(prod.stateless, `payrelay-prod-${name}${kind}`);
+        expect(found, `${name}${kind}`).toMatchObject({ MetricName: kind, Namespace: 'AWS/Lambda', Statistic: 'Sum', Threshold: 0, TreatMissingData: 'notBreaching' });
+        expect(found.Dimensions, `${name}${kind}`).toEqual([{ Name: 'FunctionName', Value: { Ref: functionLogicalId(prod.stateless, definition.id) } }]);
+      }
     }
-    prod.stateless.resourceCountIs('AWS::CloudWatch::Alarm', 9);
+    prod.stateless.resourceCountIs('AWS::CloudWatch::Alarm', ALARM_COUNT);
+    dev.stateless.resourceCountIs('AWS::CloudWatch::Alarm', ALARM_COUNT);
   });
 
   it('notify an encrypted SNS topic with the e-mail subscription when an address is configured', () => {
@@ -459,9 +533,41 @@ describe('alarms and dashboard', () => {
     expect(forCloudWatch).toHaveLength(1);
     expect(JSON.stringify(forCloudWatch[0]?.Condition?.ArnLike?.['aws:SourceArn'])).toContain(':alarm:payrelay-prod-*');
     expect(forCloudWatch[0]?.Condition?.StringEquals?.['aws:SourceAccount']).toEqual({ Ref: 'AWS::AccountId' });
-    for (const alarm of Object.values(resourcesOf(prod.stateless, 'AWS::CloudWatch::Alarm'))) expect(alarm.Properties.AlarmActions).toHaveLength(1);
+    const topicId = Object.keys(resourcesOf(prod.stateless, 'AWS::SNS::Topic'))[0];
+    for (const alarm of Object.values(resourcesOf(prod.stateless, 'AWS::CloudWatch::Alarm'))) {
+      expect(alarm.Properties.AlarmActions, String(alarm.Properties.AlarmName)).toEqual([{ Ref: topicId }]);
+      expect(alarm.Properties.OKActions, String(alarm.Properties.AlarmName)).toEqual([{ Ref: topicId }]);
+    }
     dev.stateless.resourceCountIs('AWS::SNS::Topic', 0);
-    dev.stateless.resourceCountIs('AWS::CloudWatch::Alarm', 9);
+  });
+
+  it('each name the section of docs/alarms.md that says what to do', () => {
+    const headings = new Set(
+      readFileSync(path.join(PAYRELAY_PROJECT_ROOT, 'docs/alarms.md'), 'utf8')
+        .split('\n')
+        .filter((line) => line.startsWith('## '))
+        .map((line) => line.slice(3).trim().toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-')),
+    );
+    for (const alarm of Object.values(resourcesOf(prod.stateless, 'AWS::CloudWatch::Alarm'))) {
+      const anchor = String(alarm.Properties.AlarmDescription).match(/docs\/alarms\.md#([a-z0-9-]+)\.$/)?.[1];
+      expect(anchor && headings.has(anchor), `${String(alarm.Properties.AlarmName)} -> #${anchor}`).toBe(true);
+    }
+  });
+
+  it('notify an existing SNS topic given by ARN, without creating one', () => {
+    adopted.stateless.resourceCountIs('AWS::SNS::Topic', 0);
+    adopted.stateless.resourceCountIs('AWS::KMS::Key', 0);
+    const alarms = Object.values(resourcesOf(adopted.stateless, 'AWS::CloudWatch::Alarm'));
+    expect(alarms.length).toBeGreaterThan(0);
+    for (const alarm of alarms) expect(alarm.Properties.AlarmActions, String(alarm.Properties.AlarmName)).toEqual([PAGING_TOPIC_ARN]);
+    expect((adopted.stateless.toJSON().Outputs as Record<string, { Value: unknown }>)[OUTPUT.alarmTopicArn]?.Value).toBe(PAGING_TOPIC_ARN);
+  });
+
+  it('refuse a retained stage with no alarm destination, saying how to give one', () => {
+    expect(() => buildTestApp({ ...base, stage: 'bare' })).toThrow(
+      /alarms: a retained stage \(removalPolicy "retain"\) needs somewhere to send its alarms.*-c alarmEmail=.*-c alarmTopicArn=arn:aws:sns:/,
+    );
+    expect(() => buildTestApp({ ...base, stage: 'bare', removalPolicy: 'destroy' })).not.toThrow();
   });
 
   it('has a dashboard of the payout and webhook flow', () => {
@@ -502,14 +608,20 @@ describe('cdk-nag AwsSolutions', () => {
   // Both deployments above were synthesized with the AwsSolutions pack: an unacknowledged finding throws there.
 
   it('fails synth on a finding nobody acknowledged (the check is live on the payrelay stacks)', () => {
-    const { app, payrelay } = buildTestApp({ ...base, stage: 'dev' });
+    const { app, payrelay } = buildTestApp({ ...base, stage: 'dev', removalPolicy: 'destroy' });
     new Queue(payrelay.stateful, 'UnencryptedQueue', { enforceSSL: false });
     expect(() => app.synth()).toThrow(/AwsSolutions-SQS4/);
   });
 
   // The repository's own stage files, as `cdk synth -c stage=...` builds them (bundling skipped).
-  it('passes for the dev and prod stage files, and for dev with static egress on', () => {
-    for (const context of [{ stage: 'dev' }, { stage: 'prod' }, { stage: 'dev', staticEgress: 'true' }]) {
+  it('passes for the dev and prod stage files (prod with each kind of alarm destination), and for dev with static egress on', () => {
+    const contexts = [
+      { stage: 'dev' },
+      { stage: 'prod', alarmEmail: 'oncall@example.com' },
+      { stage: 'prod', alarmTopicArn: PAGING_TOPIC_ARN },
+      { stage: 'dev', staticEgress: 'true' },
+    ];
+    for (const context of contexts) {
       const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], ...context } });
       expect(() => buildApp(app).app.synth(), JSON.stringify(context)).not.toThrow();
     }

@@ -1,5 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { logger } from '@shared/observability/logger';
+import { METRIC } from '@shared/observability/metric-names';
+import { metrics } from '@shared/observability/metrics';
 import { payoutRequestEvent, sqsEvent } from '@test/factories/sqs-events';
 import { scheduledEvent } from '@test/factories/scheduled-events';
 import {
@@ -182,6 +184,41 @@ describe('payout worker and reconciler handlers (dynalite, fauxqs, simulator)', 
       expect(await stateOf(x)).toBe('SUBMITTED');
       expect(ledgerOf(h.sim, x.withdrawal_reference)).toMatchObject({ executions: 1, attempts: 1 });
     }
+  });
+
+  it('counts a batch in which every record failed (the WorkerBatchFailed alarm), and not a batch with one failure', async () => {
+    const counted: string[] = [];
+    const spy = vi.spyOn(metrics, 'addMetric').mockImplementation((name: string) => {
+      counted.push(name);
+      return metrics;
+    });
+    try {
+      h.sim.admin.setFaults('accountVerification', { errorRate: 1, times: 2 });
+      const failed = await worker(payoutRequestEvent([request(), request()]), workerContext());
+      expect(failed.batchItemFailures).toHaveLength(2);
+      expect(counted.filter((name) => name === METRIC.workerBatchFailed)).toHaveLength(1);
+      h.sim.admin.setFaults('accountVerification', { errorRate: 1, times: 1 });
+      const partial = await worker(payoutRequestEvent([request(), request()]), workerContext());
+      expect(partial.batchItemFailures).toHaveLength(1);
+      expect(counted.filter((name) => name === METRIC.workerBatchFailed)).toHaveLength(1);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('counts every finished reconciler run (the ReconcilerHeartbeat alarm)', async () => {
+    const counted: string[] = [];
+    const spy = vi.spyOn(metrics, 'addMetric').mockImplementation((name: string) => {
+      counted.push(name);
+      return metrics;
+    });
+    try {
+      await reconciler(scheduledEvent(), reconcilerContext());
+      await reconciler(scheduledEvent(), reconcilerContext());
+    } finally {
+      spy.mockRestore();
+    }
+    expect(counted.filter((name) => name === METRIC.reconcileRunCompleted)).toHaveLength(2);
   });
 
   it('reports each concurrent invocation\'s own failures', async () => {
