@@ -46,6 +46,16 @@ async function reconcile(r: ReturnType<typeof request>) {
   return reconciler(scheduledEvent(), reconcilerContext());
 }
 
+/** Records the name of every metric the handlers emit, instead of emitting it. */
+function recordMetricNames() {
+  const counted: string[] = [];
+  const spy = vi.spyOn(metrics, 'addMetric').mockImplementation((name: string) => {
+    counted.push(name);
+    return metrics;
+  });
+  return { counted, spy };
+}
+
 describe('payout worker and reconciler handlers (dynalite, fauxqs, simulator)', () => {
   it('pays a valid request once and reconciles it to SUCCEEDED', async () => {
     const r = request({ amount: '25.5' });
@@ -187,11 +197,7 @@ describe('payout worker and reconciler handlers (dynalite, fauxqs, simulator)', 
   });
 
   it('counts a batch in which every record failed (the WorkerBatchFailed alarm), and not a batch with one failure', async () => {
-    const counted: string[] = [];
-    const spy = vi.spyOn(metrics, 'addMetric').mockImplementation((name: string) => {
-      counted.push(name);
-      return metrics;
-    });
+    const { counted, spy } = recordMetricNames();
     try {
       h.sim.admin.setFaults('accountVerification', { errorRate: 1, times: 2 });
       const failed = await worker(payoutRequestEvent([request(), request()]), workerContext());
@@ -207,11 +213,7 @@ describe('payout worker and reconciler handlers (dynalite, fauxqs, simulator)', 
   });
 
   it('counts every finished reconciler run (the ReconcilerHeartbeat alarm)', async () => {
-    const counted: string[] = [];
-    const spy = vi.spyOn(metrics, 'addMetric').mockImplementation((name: string) => {
-      counted.push(name);
-      return metrics;
-    });
+    const { counted, spy } = recordMetricNames();
     try {
       await reconciler(scheduledEvent(), reconcilerContext());
       await reconciler(scheduledEvent(), reconcilerContext());
