@@ -614,14 +614,9 @@ describe('cdk-nag AwsSolutions', () => {
   });
 
   // The repository's own stage files, as `cdk synth -c stage=...` builds them (bundling skipped).
-  it('passes for the dev and prod stage files (prod with each kind of alarm destination), and for dev with static egress on', () => {
-    const contexts = [
-      { stage: 'dev' },
-      { stage: 'prod', alarmEmail: 'oncall@example.com' },
-      { stage: 'prod', alarmTopicArn: PAGING_TOPIC_ARN },
-      { stage: 'dev', staticEgress: 'true' },
-    ];
-    for (const context of contexts) {
+  // (The prod stage file needs an alarm destination: given here as `cdk synth -c alarmEmail=...` would.)
+  it('passes for the dev and prod stage files, and for dev with static egress on', () => {
+    for (const context of [{ stage: 'dev' }, { stage: 'prod', alarmEmail: 'oncall@example.com' }, { stage: 'dev', staticEgress: 'true' }]) {
       const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], ...context } });
       expect(() => buildApp(app).app.synth(), JSON.stringify(context)).not.toThrow();
     }
