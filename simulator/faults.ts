@@ -50,6 +50,11 @@ export interface OperationFaults {
   resetRate?: number;
   /** Outgoing callbacks and notifications: post the same body twice. */
   duplicateRate?: number;
+  /**
+   * Outgoing callbacks and notifications: never post it. A dropped KYC callback is still listed by
+   * GET /responses (the service believes it sent it): the missed delivery a catch-up recovers.
+   */
+  dropRate?: number;
   /** Outgoing callbacks and notifications: deliver a batch out of order (a stale post arrives last). */
   outOfOrderRate?: number;
   /** getPayout: extra delay before a payout settles. */
@@ -95,6 +100,7 @@ export type FaultKind =
   | 'timeout'
   | 'reset'
   | 'duplicate'
+  | 'drop'
   | 'outOfOrder'
   | 'slowProgression'
   | 'alternativeWords'
@@ -114,6 +120,7 @@ const RATE_FIELDS = [
   'timeoutRate',
   'resetRate',
   'duplicateRate',
+  'dropRate',
   'outOfOrderRate',
   'alternativeWordsRate',
   'gatewayErrorRate',

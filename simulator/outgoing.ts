@@ -14,13 +14,15 @@ export interface Delivery {
   error?: string;
   /** True for the extra copy posted by the duplicate fault. */
   duplicate: boolean;
+  /** True when the drop fault kept it from being posted at all (no status, no error). */
+  dropped?: boolean;
 }
 
 /** How long a post waits for an answer by default, as a provider's own client would (5 s). */
 export const DEFAULT_DELIVERY_TIMEOUT_MS = 5000;
 
 /**
- * Posts callbacks and notifications, applying the latency and duplicate faults of the operation,
+ * Posts callbacks and notifications, applying the drop, latency and duplicate faults of the operation,
  * and keeps every delivery for the admin API. Posts in one `send` call go out one after another.
  */
 export class Outgoing {
@@ -58,6 +60,11 @@ export class Outgoing {
   ): Promise<Delivery[]> {
     const made: Delivery[] = [];
     for (const body of bodies) {
+      if (this.faults.roll(operation, 'drop', this.faults.get(operation).dropRate)) {
+        this.deliveries.push({ operation, url, body, at: new Date().toISOString(), duplicate: false, dropped: true });
+        this.log.debug(`${operation} dropped (fault)`, { url });
+        continue;
+      }
       const copies = this.faults.roll(operation, 'duplicate', this.faults.get(operation).duplicateRate) ? 2 : 1;
       for (let copy = 0; copy < copies; copy += 1) {
         if (this.stopping.signal.aborted) return made;

@@ -2,7 +2,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { EVENTS_TABLE } from '@shared/config/resources';
 import { receivedDayOf } from '@shared/domain/callbacks';
-import type { EventStore, StoredEvent } from '@shared/ports/callbacks';
+import type { EventLookup, EventStore, StoredEvent } from '@shared/ports/callbacks';
 import { documentClient } from './aws-clients';
 
 const DAY_MS = 86_400_000;
@@ -16,10 +16,7 @@ function toEvent(item: Record<string, unknown>): StoredEvent {
 }
 
 /** The event store plus the operator's look-up of one event (CLI and console). */
-export interface OperatorEventStore extends EventStore {
-  /** The stored event with this id, or undefined. */
-  get(eventId: string): Promise<StoredEvent | undefined>;
-}
+export interface OperatorEventStore extends EventStore, EventLookup {}
 
 /**
  * The events table: every authentic callback, verbatim, once. `putOnce` is a single conditional

@@ -19,6 +19,8 @@ export interface CallbackToStore {
   payload: unknown;
   recognition: Recognition<unknown>;
   sourceIp?: string;
+  /** `catch-up` for a callback pulled from the KYC service instead of delivered (stored with the event). */
+  via?: StoredEvent['via'];
   /** Correlation keys stored with the event and put on every log line about it. */
   keys: Pick<StoredEvent, 'appId' | 'userReference' | 'withdrawalReference'>;
 }
@@ -52,6 +54,7 @@ export async function storeCallback(deps: StoreCallbackDeps, callback: CallbackT
     expiresAt: expiresAtFor(receivedAt, deps.retentionDays),
     ...callback.keys,
     sourceIp: callback.sourceIp,
+    via: callback.via,
   });
   deps.telemetry.count(outcome === 'stored' ? METRIC.webhookStored : METRIC.webhookDuplicate);
   const logKeys = { eventId, source: callback.source, outcome, ...callback.keys };

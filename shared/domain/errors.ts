@@ -47,6 +47,14 @@ export class MalformedWebhookError extends DomainError {
 }
 
 /**
+ * The KYC service's `GET /responses` answer is not a list of callbacks payrelay can read (the seed
+ * does not document its shape; see `readKycResponses`). Nothing of the answer is stored.
+ */
+export class KycResponsesFormatError extends DomainError {
+  override name = 'KycResponsesFormatError';
+}
+
+/**
  * The payout was changed by someone else since it was read (a lost conditional write): reload and
  * decide again. Repositories throw it; the use cases catch it.
  */

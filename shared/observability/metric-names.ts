@@ -22,6 +22,8 @@ export const METRIC = {
   webhookUnauthorized: 'WebhookUnauthorized',
   webhookUnrecognized: 'WebhookUnrecognized',
   kycDecisionChanged: 'KycDecisionChanged',
+  /** KYC callbacks a catch-up found at the KYC service but not stored here: each was a missed delivery. */
+  kycCallbacksRecovered: 'KycCallbacksRecovered',
 } as const;
 
 /**

@@ -25,6 +25,8 @@ export interface StoredEvent {
   userReference?: string;
   withdrawalReference?: string;
   sourceIp?: string;
+  /** How it reached payrelay: absent for a delivered callback, `catch-up` when pulled from the KYC service's /responses. */
+  via?: 'catch-up';
 }
 
 /** The events table. */
@@ -33,6 +35,11 @@ export interface EventStore {
   putOnce(event: StoredEvent): Promise<'stored' | 'duplicate'>;
   /** Events with receivedAt in [since, until), oldest first. */
   receivedBetween(since: Date, until: Date): AsyncIterable<StoredEvent>;
+}
+
+/** Reads one stored event by its dedupe key (a catch-up's dry run, the operator's look-ups). */
+export interface EventLookup {
+  get(eventId: string): Promise<StoredEvent | undefined>;
 }
 
 /**

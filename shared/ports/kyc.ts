@@ -37,6 +37,11 @@ export interface KycVerification {
   verificationStatus(ref: KycSubjectRef): Promise<KycVerificationAnswer>;
 }
 
+/** The KYC service's `GET /responses`: every callback it has sent for an app, in an undocumented shape. */
+export interface KycResponsesSource {
+  getResponses(input: { app_id: string }): Promise<unknown>;
+}
+
 /** The KYC service calls that create an order; KycServiceClient (shared/providers) satisfies it. */
 export interface KycOrderService {
   getKycTypes(): Promise<ReadonlyArray<{ _id: string; name: string }>>;

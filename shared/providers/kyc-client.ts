@@ -152,9 +152,13 @@ export class KycServiceClient {
     return this.post('createBusinessOrder', '/api/v1/business/order', { ...input }, kycOrderSchema);
   }
 
-  /** GET /responses: the callbacks the service holds for the app. Its answer is not documented, so it is returned as is. */
-  async getResponses(): Promise<unknown> {
-    const { body } = await this.call({ operation: 'getResponses', method: 'GET', path: '/api/v1/responses' });
+  /**
+   * GET /responses: the callbacks the service holds for the app (named by `app_id` in the query,
+   * as the seed's other GETs do). Its answer is not documented, so it is returned as is;
+   * `readKycResponses` (shared/domain) reads it.
+   */
+  async getResponses(input: { app_id: string }): Promise<unknown> {
+    const { body } = await this.call({ operation: 'getResponses', method: 'GET', path: '/api/v1/responses', query: { app_id: input.app_id } });
     return body;
   }
 

@@ -181,6 +181,23 @@ describe('faults on outgoing callbacks and notifications', () => {
     expect(s.admin.faults().counts.kycCallback).toEqual({ duplicate: 1, outOfOrder: 2 });
   });
 
+  it('drops KYC callbacks: never posted, still listed by GET /responses; `times` limits it', async () => {
+    const receiver = await startReceiver();
+    cleanups.push(() => receiver.stop());
+    const s = await start({ faults: { kycCallback: { dropRate: 1, times: 2 } } });
+    const { appId, orderId } = await kycOrder(s, `${receiver.url}/cb`);
+    await s.admin.advanceKyc({ order_id: orderId, action: 'finish' });
+    const events = (bodies: unknown[]) => bodies.map((b) => (b as KycCallbackPayload).event);
+    expect(events(receiver.received.map((r) => r.body))).toEqual(['applicantPending', 'applicantReviewed', 'applicantReviewed']);
+    const listed = await fetch(`${s.kycBaseUrl}/api/v1/responses?app_id=${appId}`).then((r) => r.json() as Promise<unknown[]>);
+    expect(events(listed)).toEqual(['applicantCreated', 'applicantPersonalInfoChanged', 'applicantPending', 'applicantReviewed', 'applicantReviewed']);
+    expect(s.admin.callbacks().filter((d) => d.dropped).map((d) => (d.body as KycCallbackPayload).event)).toEqual([
+      'applicantCreated',
+      'applicantPersonalInfoChanged',
+    ]);
+    expect(s.admin.faults().counts.kycCallback).toEqual({ drop: 2 });
+  });
+
   it('duplicates order notifications and sends a stale PENDING one after the final one', async () => {
     const receiver = await startReceiver();
     cleanups.push(() => receiver.stop());

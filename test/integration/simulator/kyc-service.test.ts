@@ -167,7 +167,7 @@ describe('KYC service: journey and status', () => {
     expect(await client.getUserStatus({ app_id: appId, reference: 'user-3' })).toMatchObject({ status: 'approved' });
 
     // GET /responses returns the callbacks posted so far.
-    expect(events((await client.getResponses()) as unknown[])).toEqual(events(bodies));
+    expect(events((await client.getResponses({ app_id: appId })) as unknown[])).toEqual(events(bodies));
   });
 
   it('has a rejected path, and a finished decision can change later (approved then rejected)', async () => {

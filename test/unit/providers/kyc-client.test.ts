@@ -104,10 +104,11 @@ describe('KycServiceClient request shapes (seed 001)', () => {
     expectRequest('POST', '/api/v1/business/order', input);
   });
 
-  it('gets responses', async () => {
+  it('gets the responses of one app (app_id in the query), answer as sent', async () => {
     reply = () => ({ status: 200, body: [{ event: 'applicantCreated' }] });
-    expect(await client.getResponses()).toEqual([{ event: 'applicantCreated' }]);
-    expectRequest('GET', '/api/v1/responses');
+    expect(await client.getResponses({ app_id: 'app 1' })).toEqual([{ event: 'applicantCreated' }]);
+    expectRequest('GET', '/api/v1/responses?app_id=app+1');
+    expect(last().query).toEqual({ app_id: 'app 1' });
   });
 
   it('gets the verification status in query form and normalizes the word', async () => {
