@@ -4,7 +4,6 @@ import { createKycApprovalReader, KycConfirmationUnavailableError } from '@share
 import { createKycRepository, subjectKey, type KycRepository } from '@shared/adapters/kyc-repository';
 import { kycVerifier } from '@shared/adapters/kyc-verifier';
 import { confirmPendingApprovals, type ConfirmKycDeps } from '@shared/app/confirm-kyc-approval';
-import { createKycOrder } from '@shared/app/create-kyc-order';
 import type { KycApproval } from '@shared/ports/payouts';
 import type { KycSubject } from '@shared/domain/kyc-subject';
 import { METRIC } from '@shared/observability/metric-names';
@@ -34,22 +33,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop();
 });
-
-/** Creates an order through the use case; its callback URL points at the local gateway. */
-async function order(reference: string): Promise<string> {
-  const created = await createKycOrder(
-    {
-      kyc: stack.kycClient,
-      orders: subjects,
-      secret: { get: async () => ({ app_id: stack.appId, callback_token: CALLBACK_TOKEN }) },
-      apiBaseUrl: stack.gateway.url,
-      clock: { now: () => new Date() },
-      log: silentLog,
-    },
-    { kind: 'individual', reference, full_name: 'Ama Mensah', email: 'ama@example.test', phone: '0244000000' },
-  );
-  return created.orderId;
-}
 
 async function subject(reference: string): Promise<KycSubject | undefined> {
   return subjects.getSubject({ appId: stack.appId, userReference: reference });
@@ -81,7 +64,7 @@ function callback(reference: string, overrides: Record<string, unknown> = {}): R
 
 describe('KYC callbacks posted by the simulator', () => {
   it('stores the order, then plays the full sequence to approved, confirmed by pull', async () => {
-    const orderId = await order('user-approved');
+    const orderId = await stack.order('user-approved');
     const stored = await stack.doc.send(new GetCommand({ TableName: stack.local.names.kycTable, Key: { pk: `ORDER#${orderId}` } }));
     expect(stored.Item).toMatchObject({ reference: 'user-approved', kind: 'individual', appId: stack.appId });
     expect(JSON.stringify(stored.Item)).not.toContain(CALLBACK_TOKEN);
@@ -111,7 +94,7 @@ describe('KYC callbacks posted by the simulator', () => {
   });
 
   it('confirms waiting approvals in a sweep (what the reconciler or CLI runs)', async () => {
-    const orderId = await order('user-swept');
+    const orderId = await stack.order('user-swept');
     await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'finish', decision: 'approved' });
     const sweep = await confirmPendingApprovals(confirmDeps);
     expect(sweep.confirmed).toBeGreaterThanOrEqual(1);
@@ -122,7 +105,7 @@ describe('KYC callbacks posted by the simulator', () => {
   it('acknowledges duplicated deliveries and applies them once', async () => {
     stack.sim.admin.setFaults('kycCallback', { duplicateRate: 1 });
     try {
-      const orderId = await order('user-dup');
+      const orderId = await stack.order('user-dup');
       const deliveries = await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'finish', decision: 'approved' });
       expect(deliveries).toHaveLength(10);
       expect(deliveries.every((d) => d.status === 200)).toBe(true);
@@ -139,7 +122,7 @@ describe('KYC callbacks posted by the simulator', () => {
   it('ends in the same state when the simulator delivers callbacks out of order', async () => {
     stack.sim.admin.setFaults('kycCallback', { outOfOrderRate: 1 });
     try {
-      const orderId = await order('user-shuffled');
+      const orderId = await stack.order('user-shuffled');
       for (let step = 0; step < 5; step += 1) await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'next', decision: 'approved' });
     } finally {
       stack.sim.admin.clearFaults();
@@ -150,7 +133,7 @@ describe('KYC callbacks posted by the simulator', () => {
   });
 
   it('makes the gate throw, not answer "not approved", when the pull fails or is too slow', async () => {
-    const orderId = await order('user-slow-pull');
+    const orderId = await stack.order('user-slow-pull');
     await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'finish', decision: 'approved' });
     const impatient = createKycApprovalReader({ ...confirmDeps, appId: async () => stack.appId, pullTimeoutMs: 200 });
     stack.sim.admin.setFaults('kycVerificationStatus', { latencyMs: 1000 });
@@ -168,7 +151,7 @@ describe('KYC callbacks posted by the simulator', () => {
   });
 
   it('makes the gate wait (throw) while the status endpoint lags an approval, and refuse a rejected or contradicted one', async () => {
-    const orderId = await order('user-lagging');
+    const orderId = await stack.order('user-lagging');
     for (let step = 0; step < 3; step += 1) await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'next' });
     // An approval callback ahead of the provider's own status (still pending there).
     const early = callback('user-lagging', {
@@ -194,7 +177,7 @@ describe('KYC callbacks posted by the simulator', () => {
   });
 
   it('ignores a pending callback that arrives after completed (no regression)', async () => {
-    const orderId = await order('user-late');
+    const orderId = await stack.order('user-late');
     await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'finish', decision: 'approved' });
     const done = await subject('user-late');
     const late = await stack.kycCallback(kycCallbackEvent(CALLBACK_TOKEN, callback('user-late', { timestamp: new Date().toISOString() })));
@@ -205,7 +188,7 @@ describe('KYC callbacks posted by the simulator', () => {
   });
 
   it('records a rejection with its note at once, and the gate says not approved without a pull', async () => {
-    const orderId = await order('user-rejected');
+    const orderId = await stack.order('user-rejected');
     await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'finish', decision: 'rejected' });
     expect(await subject('user-rejected')).toMatchObject({ decision: 'rejected', note: expect.stringContaining('rejected') });
     expect(await gate.check('user-rejected')).toBe('not_approved');
@@ -215,7 +198,7 @@ describe('KYC callbacks posted by the simulator', () => {
   it('applies an approval later changed to rejected, and flags it', async () => {
     const warn = vi.spyOn(logger, 'warn');
     const count = vi.spyOn(metrics, 'addMetric');
-    const orderId = await order('user-changed');
+    const orderId = await stack.order('user-changed');
     await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'finish', decision: 'approved' });
     expect(await gate.check('user-changed')).toBe('approved');
     await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'change-decision', decision: 'rejected' });

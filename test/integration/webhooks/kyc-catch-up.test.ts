@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEventStore } from '@shared/adapters/event-store';
 import { createKycRepository, type KycRepository } from '@shared/adapters/kyc-repository';
 import { catchUpKycCallbacks, type CatchUpKycDeps } from '@shared/app/catch-up-kyc-callbacks';
-import { createKycOrder } from '@shared/app/create-kyc-order';
 import { dedupeKey, recognizeKycCallback } from '@shared/domain/callbacks';
 import { KycResponsesFormatError } from '@shared/domain/errors';
 import { applyKycEvent, type KycSubject } from '@shared/domain/kyc-subject';
@@ -10,7 +9,7 @@ import { METRIC } from '@shared/observability/metric-names';
 import { KycServiceClient } from '@shared/providers/kyc-client';
 import { ProviderAmbiguousError } from '@shared/providers/provider-errors';
 import { startRecordingServer, type RecordingServer, type Reply } from '@test/support/http-test-servers';
-import { CALLBACK_TOKEN, startReceiverStack, type ReceiverStack } from './receiver-stack';
+import { startReceiverStack, type ReceiverStack } from './receiver-stack';
 
 let stack: ReceiverStack;
 let subjects: KycRepository;
@@ -35,21 +34,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop();
 });
-
-async function order(reference: string): Promise<string> {
-  const created = await createKycOrder(
-    {
-      kyc: stack.kycClient,
-      orders: subjects,
-      secret: { get: async () => ({ app_id: stack.appId, callback_token: CALLBACK_TOKEN }) },
-      apiBaseUrl: stack.gateway.url,
-      clock: { now: () => new Date() },
-      log: silentLog,
-    },
-    { kind: 'individual', reference, full_name: 'Ama Mensah', email: 'ama@example.test', phone: '0244000000' },
-  );
-  return created.orderId;
-}
 
 const storedEvents = async () => stack.scan(stack.local.names.eventsTable);
 
@@ -76,15 +60,15 @@ describe('KYC catch-up from /responses (simulator over HTTP, dynalite)', () => {
   ];
 
   it('recovers dropped deliveries: every subject reaches the state it would have had, each callback stored once', async () => {
-    const delivered = await order('cu-delivered');
+    const delivered = await stack.order('cu-delivered');
     await stack.sim.admin.advanceKyc({ order_id: delivered, action: 'finish', decision: 'approved' });
 
     stack.sim.admin.setFaults('kycCallback', { dropRate: 1 });
-    await stack.sim.admin.advanceKyc({ order_id: await order('cu-all-missed'), action: 'finish', decision: 'approved' });
-    const some = await order('cu-some-missed');
+    await stack.sim.admin.advanceKyc({ order_id: await stack.order('cu-all-missed'), action: 'finish', decision: 'approved' });
+    const some = await stack.order('cu-some-missed');
     stack.sim.admin.setFaults('kycCallback', { dropRate: 0.5 });
     await stack.sim.admin.advanceKyc({ order_id: some, action: 'finish', decision: 'rejected' });
-    const changed = await order('cu-changed');
+    const changed = await stack.order('cu-changed');
     stack.sim.admin.clearFaults();
     await stack.sim.admin.advanceKyc({ order_id: changed, action: 'finish', decision: 'approved' });
     stack.sim.admin.setFaults('kycCallback', { dropRate: 1 });

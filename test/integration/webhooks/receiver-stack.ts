@@ -5,6 +5,8 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import { startGateway, type GatewayHandle } from '@local/gateway';
 import type { LocalFunction } from '@local/lambda';
 import { startLocalAws, type LocalAws } from '@local/emulators';
+import { createKycRepository } from '@shared/adapters/kyc-repository';
+import { createKycOrder } from '@shared/app/create-kyc-order';
 import { FUNCTIONS, ROUTES } from '@shared/config/functions';
 import { KycServiceClient } from '@shared/providers/kyc-client';
 import { startSimulator, type SimulatorHandle, type SimulatorOptions } from '@simulator/index';
@@ -33,6 +35,8 @@ export interface ReceiverStack {
   payoutNotification: (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
   /** Every item of a table (tests only: small tables). */
   scan(tableName: string): Promise<Array<Record<string, unknown>>>;
+  /** Creates an individual KYC order (Ama Mensah) through the use case; its callbacks come to the local gateway. Returns the order id. */
+  order(reference: string): Promise<string>;
   /** Replaces the provider secret value (after a key reset). */
   putProviderSecret(value: object): Promise<void>;
   stop(): Promise<void>;
@@ -91,6 +95,20 @@ export async function startReceiverStack(options: { stage: string; simulator?: S
     async scan(tableName) {
       const out = await doc.send(new ScanCommand({ TableName: tableName }));
       return out.Items ?? [];
+    },
+    async order(reference) {
+      const created = await createKycOrder(
+        {
+          kyc: kycClient,
+          orders: createKycRepository({ tableName: local.names.kycTable, client: doc }),
+          secret: { get: async () => ({ app_id: appId, callback_token: CALLBACK_TOKEN }) },
+          apiBaseUrl: gateway.url,
+          clock: { now: () => new Date() },
+          log: { info: () => {}, warn: () => {}, error: () => {} },
+        },
+        { kind: 'individual', reference, full_name: 'Ama Mensah', email: 'ama@example.test', phone: '0244000000' },
+      );
+      return created.orderId;
     },
     async putProviderSecret(value) {
       await secrets.send(new PutSecretValueCommand({ SecretId: local.names.providerSecret, SecretString: JSON.stringify(value) }));
