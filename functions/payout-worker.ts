@@ -5,6 +5,7 @@ import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import * as z from 'zod';
 import { createDeadLetterSink } from '@shared/adapters/dead-letter';
+import { createMessageRedelivery } from '@shared/adapters/payout-queue';
 import { createPayoutRepository } from '@shared/adapters/payout-repository';
 import { cachedSecret, kycSecretSchema, providerSecretSchema } from '@shared/adapters/secrets';
 import { createKycApprovalReader } from '@shared/app/kyc-approval';
@@ -39,6 +40,8 @@ const config = loadConfig(
   z.object({
     PAYOUTS_TABLE_NAME: requiredString,
     PAYOUTS_DLQ_URL: requiredString,
+    /** The queue this worker consumes: a provider's Retry-After delays a message's next delivery on it. */
+    PAYOUTS_QUEUE_URL: requiredString,
     PROVIDER_SECRET_ID: requiredString,
     PAYOUT_API_BASE_URL: requiredString,
     SIGNING_PROFILE: z.string().optional(),
@@ -63,6 +66,7 @@ const definiteRefusals = parseDefiniteRefusals(config.PAYOUT_DEFINITE_REFUSALS);
 const repository = createPayoutRepository(config.PAYOUTS_TABLE_NAME);
 const telemetry = telemetryFrom(metrics);
 const deadLetters = createDeadLetterSink(config.PAYOUTS_DLQ_URL);
+const redelivery = createMessageRedelivery(config.PAYOUTS_QUEUE_URL);
 
 function kycGate(): KycApproval | undefined {
   if (!config.KYC_GATING) return undefined;
@@ -117,6 +121,22 @@ async function deadLetter(record: SQSRecord, reason: string): Promise<void> {
   logger.warn('payout request sent to the DLQ', { messageId: record.messageId, reason });
 }
 
+/**
+ * The provider asked to wait (Retry-After): the message comes back no earlier. If the queue refuses,
+ * the message still comes back, after the queue's visibility time-out.
+ */
+async function delayRedelivery(record: SQSRecord, retryAfterMs: number, keys: Record<string, string>): Promise<void> {
+  try {
+    await redelivery.delay(record.receiptHandle, retryAfterMs);
+  } catch (error) {
+    logger.warn('could not delay the retry as the provider asked; it comes back after the visibility time-out', {
+      ...keys,
+      retryAfterMs,
+      error: (error as Error).name,
+    });
+  }
+}
+
 /** A message that is not a valid payout request: REJECTED if it names a new identity, else DLQ. Never retried. */
 async function handleInvalid(record: SQSRecord, error: InvalidPayoutRequestError): Promise<void> {
   if (error.identity && (await rejectInvalid(error.identity, error.message))) return;
@@ -147,7 +167,9 @@ async function lambdaHandler(event: SQSEvent, context: Context): Promise<SQSBatc
         await deadLetter(record, `gave up after ${receives} receives: ${reason}`);
         return;
       }
-      logger.warn('payout request will be retried', { ...keys, receives, reason });
+      const retryAfterMs = error instanceof RetryLaterError ? error.retryAfterMs : undefined;
+      if (retryAfterMs !== undefined) await delayRedelivery(record, retryAfterMs, keys);
+      logger.warn('payout request will be retried', { ...keys, receives, reason, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
       throw error;
     }
   };

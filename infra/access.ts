@@ -104,6 +104,8 @@ export const FUNCTION_ACCESS: Record<FunctionDefinition['id'], readonly Resource
     secret(KYC_SECRET, 'KYC_SECRET_ID', { when: kycGatingOn }),
     // Poison and given-up messages go to the DLQ with their reason.
     queue(PAYOUTS_QUEUE.deadLetterQueueId, 'PAYOUTS_DLQ_URL', ['SendMessage']),
+    // A provider's Retry-After delays a received message's next delivery (the event source consumes it).
+    queue(PAYOUTS_QUEUE.id, 'PAYOUTS_QUEUE_URL', ['ChangeMessageVisibility']),
   ],
   reconciler: [
     // queryDue (Query on the sparse index), get (GetItem), save (conditional PutItem).

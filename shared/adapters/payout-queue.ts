@@ -1,5 +1,5 @@
-import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { PayoutRequestQueue } from '@shared/ports/payouts';
+import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { MessageRedelivery, PayoutRequestQueue } from '@shared/ports/payouts';
 import { sqsClient } from './aws-clients';
 
 /** The payouts queue as a sender of single payout requests (a retry, a console action). */
@@ -7,6 +7,22 @@ export function createPayoutQueue(queueUrl: string, client: SQSClient = sqsClien
   return {
     async send(messageBody) {
       await client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: messageBody }));
+    },
+  };
+}
+
+/** SQS's longest visibility time-out (12 hours). */
+const MAX_VISIBILITY_SECONDS = 12 * 60 * 60;
+
+/**
+ * The payouts queue as the worker's redelivery delay: ChangeMessageVisibility on the received
+ * message, rounded up to whole seconds (at least 1, so a Retry-After of 0 never makes a tight loop).
+ */
+export function createMessageRedelivery(queueUrl: string, client: SQSClient = sqsClient): MessageRedelivery {
+  return {
+    async delay(receiptHandle, delayMs) {
+      const seconds = Math.min(MAX_VISIBILITY_SECONDS, Math.max(1, Math.ceil(delayMs / 1000)));
+      await client.send(new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: receiptHandle, VisibilityTimeout: seconds }));
     },
   };
 }

@@ -50,6 +50,7 @@ export interface PayoutItem {
   acknowledged_at?: string;
   refused_at?: string;
   submit_intent_at?: string;
+  ask_not_before?: string;
   checks: number;
   reason?: string;
   retry_of?: string;
@@ -92,6 +93,7 @@ export function toItem(payout: Payout): PayoutItem {
     acknowledged_at: r.acknowledgedAt,
     refused_at: r.refusedAt,
     submit_intent_at: r.submitIntentAt,
+    ask_not_before: r.askNotBefore,
     checks: r.checks,
     reason: r.reason,
     retry_of: r.retryOf,
@@ -129,6 +131,7 @@ function fromItem(item: PayoutItem): Payout {
     acknowledgedAt: item.acknowledged_at,
     refusedAt: item.refused_at,
     submitIntentAt: item.submit_intent_at,
+    askNotBefore: item.ask_not_before,
     checks: item.checks,
     nextCheckAt: item.nextCheckAt,
     reason: item.reason,

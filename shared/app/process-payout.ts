@@ -5,6 +5,7 @@ import { Payout } from '@shared/domain/payout';
 import { acceptRequest, requestIdentity, type PayoutRequest } from '@shared/messages/payout-request';
 import {
   ProviderAmbiguousError,
+  ProviderError,
   ProviderRejectedError,
   ProviderUnauthorizedError,
   ProviderUnavailableError,
@@ -23,6 +24,21 @@ import type { CredentialsSource, KycApproval, PayoutProvider, PayoutRepository, 
  */
 export class RetryLaterError extends Error {
   override name = 'RetryLaterError';
+  /**
+   * @param retryAfterMs the provider's Retry-After (429 or 503), if it gave one: the worker delays the
+   *   message's next delivery by at least this much instead of the queue's visibility time-out
+   */
+  constructor(
+    message: string,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** The provider's Retry-After carried by a failure, if any. */
+function retryAfterOf(error: unknown): number | undefined {
+  return error instanceof ProviderError ? error.retryAfterMs : undefined;
 }
 
 export interface ProcessPayoutSettings {
@@ -100,7 +116,7 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
         return { rejection: `account verification refused: ${error.providerMessage ?? error.message}` };
       }
       // Nothing has been paid yet, so any other failure of verification is safe to retry.
-      throw new RetryLaterError(`account verification did not complete: ${(error as Error).name}`);
+      throw new RetryLaterError(`account verification did not complete: ${(error as Error).name}`, retryAfterOf(error));
     }
     const verifiedName = answer.data?.account_name?.trim();
     if (!answer.success || !verifiedName) {
@@ -122,7 +138,7 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
         decision = await deps.kyc.check(request.user_reference);
       } catch (error) {
         // "Could not ask" is neither approved nor refused: nothing was paid, so try again later.
-        throw new RetryLaterError(`KYC approval could not be checked: ${(error as Error).name}`);
+        throw new RetryLaterError(`KYC approval could not be checked: ${(error as Error).name}`, retryAfterOf(error));
       }
       if (decision !== 'approved') return { verifiedName, rejection: 'KYC not approved for this user_reference' };
     }
@@ -162,6 +178,11 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
     };
     let next: (current: Payout, now: Date) => Payout;
     let outcome: ProcessPayoutResult['outcome'];
+    // A Retry-After on the answer: GetPayout is not asked before it.
+    const notBefore = (error: unknown, now: Date): Date | undefined => {
+      const ms = retryAfterOf(error);
+      return ms === undefined ? undefined : new Date(now.getTime() + ms);
+    };
     try {
       const answer = await withCredentialRefresh(credentials, (creds) => provider.payout(body, creds));
       if (answer.success === true) {
@@ -177,19 +198,21 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
         // Nothing reached the provider (or it refused our keys twice): leave a one-time retry token
         // on SUBMITTING and let SQS deliver the message again. See docs/payouts.md.
         await saveOutcome(intent, (current, now) => current.submitNotSent(now, `payout call not sent: ${error.name}`));
-        throw new RetryLaterError(`payout call not sent: ${error.name}`);
+        throw new RetryLaterError(`payout call not sent: ${error.name}`, error.retryAfterMs);
       }
       if (error instanceof ProviderRejectedError && !error.duplicateReference && isDefiniteRefusal(settings.definiteRefusals ?? [], error)) {
         next = (current, now) => current.failed(`provider refused the payout (a definite refusal): ${error.providerMessage ?? ''}`, now);
         outcome = 'failed';
-      } else if (error instanceof ProviderRejectedError) {
+      } else if (error instanceof ProviderRejectedError || (error instanceof ProviderAmbiguousError && error.httpStatus === 429)) {
         // Rule 2: a provider may refuse after it committed the payout, in any words. UNKNOWN with the
-        // provider's words, checked through GetPayout at once; FAILED only if GetPayout says so.
+        // provider's words, checked through GetPayout (not before a Retry-After); FAILED only if
+        // GetPayout says so. A rate limit (429) is a refusal like any other: never a blind second call.
         const words = error.providerMessage ? `"${error.providerMessage}"` : 'no message';
-        const why = error.duplicateReference
+        const duplicate = error instanceof ProviderRejectedError && error.duplicateReference;
+        const why = duplicate
           ? `provider reports a duplicate withdrawal_reference (HTTP ${error.httpStatus ?? '?'}: ${words})`
           : `provider refused the payout (HTTP ${error.httpStatus ?? '?'}: ${words}); settled through GetPayout`;
-        next = (current, now) => current.refused(why, now, { acknowledged: error.duplicateReference });
+        next = (current, now) => current.refused(why, now, { acknowledged: duplicate, notBefore: notBefore(error, now) });
         outcome = 'unknown';
       } else {
         // Rule 2: ambiguous (time-out, reset, 5xx, unparseable), or anything unexpected after the
@@ -198,7 +221,7 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
           error instanceof ProviderAmbiguousError
             ? `ambiguous payout outcome: ${error.message}`
             : `unexpected error after the payout call: ${(error as Error).name}`;
-        next = (current, now) => current.unknown(why, now);
+        next = (current, now) => current.unknown(why, now, notBefore(error, now));
         outcome = 'unknown';
       }
     }

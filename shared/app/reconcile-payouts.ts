@@ -7,6 +7,7 @@ import { withCredentialRefresh } from './credential-refresh';
 import { ConcurrentModificationError } from '@shared/domain/errors';
 import type { Clock, Log, Telemetry } from '@shared/ports/runtime';
 import type { CredentialsSource, PayoutProvider, PayoutRepository, PayoutStatusAnswer } from '@shared/ports/payouts';
+import { ProviderError } from '@shared/providers/provider-errors';
 import { DEFAULT_WATCH_SETTINGS, decideWatched, type WatchSettings } from './watch-final-payouts';
 
 export interface ReconcileSettings {
@@ -99,14 +100,45 @@ export function createReconcilePayouts(
   deps: ReconcileDeps,
 ): (options?: { budgetMs?: number }) => Promise<ReconcileSummary> {
   const { repository, provider, credentials, clock, telemetry, log, settings } = deps;
+  /**
+   * Until when the provider asked (Retry-After on a GetPayout) to be left alone. It holds for every
+   * payout, not only the one that got the answer, and outlives the run while the function stays warm.
+   */
+  let providerPausedUntil = 0;
+
+  /** GetPayout, or the failure it ended in; a failure with a Retry-After pauses every GetPayout until then. */
+  async function askProvider(payout: Payout, now: Date): Promise<{ answer: PayoutStatusAnswer } | { error: Error; notBefore?: Date }> {
+    try {
+      return { answer: await withCredentialRefresh(credentials, (creds) => provider.getPayout(payout.record.identity, creds)) };
+    } catch (error) {
+      const retryAfterMs = error instanceof ProviderError ? error.retryAfterMs : undefined;
+      if (retryAfterMs === undefined) return { error: error as Error };
+      const notBefore = new Date(now.getTime() + retryAfterMs);
+      if (notBefore.getTime() > providerPausedUntil) {
+        providerPausedUntil = notBefore.getTime();
+        log.warn('provider asked to wait (Retry-After); no GetPayout until then', { until: notBefore.toISOString(), retryAfterMs });
+      }
+      return { error: error as Error, notBefore };
+    }
+  }
+
+  /**
+   * The payout with its look put off, when the provider asked to be left alone (a Retry-After for
+   * this payout, or for all of them); undefined when GetPayout may be asked now.
+   */
+  function waitedFor(payout: Payout, now: Date): Payout | undefined {
+    if (now.getTime() < providerPausedUntil) return payout.waitForProvider(new Date(providerPausedUntil), now);
+    const own = payout.record.askNotBefore;
+    if (own !== undefined && payout.mustWaitForProvider(now)) return payout.waitForProvider(new Date(own), now);
+    return undefined;
+  }
 
   /** A watched final payout (NEEDS_REVIEW, SUCCEEDED): ask GetPayout at the watch's low rate. */
   async function decideFinal(payout: Payout, now: Date): Promise<Payout> {
-    let answer: PayoutStatusAnswer | undefined;
-    try {
-      answer = await withCredentialRefresh(credentials, (creds) => provider.getPayout(payout.record.identity, creds));
-    } catch (error) {
-      log.warn('GetPayout failed for a watched payout; will check again', { payoutKey: payout.key, error: (error as Error).name });
+    const asked = await askProvider(payout, now);
+    let answer = 'answer' in asked ? asked.answer : undefined;
+    if ('error' in asked) {
+      log.warn('GetPayout failed for a watched payout; will check again', { payoutKey: payout.key, error: asked.error.name });
     }
     const contradiction = answer?.found ? contradicts(payout, answer) : undefined;
     if (contradiction) {
@@ -119,7 +151,7 @@ export function createReconcilePayouts(
   /** Decides the next version of one payout at `now` (at least a recorded check with its next time). */
   async function decide(payout: Payout, now: Date): Promise<Payout> {
     const r = payout.record;
-    if (payout.isFinal) return decideFinal(payout, now);
+    if (payout.isFinal) return waitedFor(payout, now) ?? decideFinal(payout, now);
     const overdue = payout.ageMs(now) >= settings.reviewAfterMs;
     const reviewMinutes = Math.round(settings.reviewAfterMs / 60_000);
 
@@ -135,14 +167,15 @@ export function createReconcilePayouts(
     }
 
     // SUBMITTING (stale, or with a not-sent token), SUBMITTED, UNKNOWN: GetPayout decides.
-    let answer: PayoutStatusAnswer;
-    try {
-      answer = await withCredentialRefresh(credentials, (creds) => provider.getPayout(r.identity, creds));
-    } catch (error) {
-      log.warn('GetPayout failed; will check again', { payoutKey: payout.key, error: (error as Error).name });
+    const waited = waitedFor(payout, now);
+    if (waited) return waited;
+    const asked = await askProvider(payout, now);
+    if ('error' in asked) {
+      log.warn('GetPayout failed; will check again', { payoutKey: payout.key, error: asked.error.name });
       if (overdue) return payout.needsReview(`still open after ${reviewMinutes} minutes; status unavailable`, now);
-      return payout.checked(now);
+      return payout.checked(now, asked.notBefore ? { notBefore: asked.notBefore } : {});
     }
+    const { answer } = asked;
 
     if (answer.found) {
       const contradiction = contradicts(payout, answer);
@@ -248,6 +281,8 @@ export function createReconcilePayouts(
       scanned += page.scannedCount;
       await mapLimited(page.identities, settings.concurrency, reconcileOne);
       cursor = page.cursor;
+      // While the provider asked to wait, the payouts of later pages stay due for a later run.
+      if (clock.now().getTime() < providerPausedUntil) break;
     } while (cursor);
 
     telemetry.seconds(METRIC.reconcileLagSeconds, Math.max(0, maxLagSeconds));

@@ -143,6 +143,11 @@ export interface PayoutRecord {
   readonly refusedAt?: string;
   /** When the latest submission intent was written (SUBMITTING, or a resubmission). */
   readonly submitIntentAt?: string;
+  /**
+   * The provider asked to be left alone until then (a Retry-After on a 429 or 503). No check is
+   * scheduled earlier, whatever reschedules the payout, and the reconciler does not ask before it.
+   */
+  readonly askNotBefore?: string;
   /** GetPayout checks made so far; drives the back-off. */
   readonly checks: number;
   /** Next reconciliation time while open; absent once final. */
@@ -199,6 +204,18 @@ function checkWithin(current: string | undefined, now: Date, delayMs: number): s
   const latest = now.getTime() + delayMs;
   if (current !== undefined && Date.parse(current) > now.getTime() && Date.parse(current) <= latest) return current;
   return iso(new Date(latest));
+}
+
+/** A record whose next check comes before the provider's Retry-After gets the Retry-After's time instead. */
+function notBeforeProviderAllows(record: PayoutRecord): PayoutRecord {
+  const { nextCheckAt, askNotBefore } = record;
+  if (nextCheckAt === undefined || askNotBefore === undefined || Date.parse(nextCheckAt) >= Date.parse(askNotBefore)) return record;
+  return { ...record, nextCheckAt: askNotBefore };
+}
+
+/** The later of a time and an optional Retry-After time. */
+function laterOf(at: number, notBefore: Date | undefined): number {
+  return Math.max(at, notBefore?.getTime() ?? 0);
 }
 
 /**
@@ -300,7 +317,7 @@ export class Payout {
     }
     // Any state move spends an unspent retry or resubmission token: tokens only live within one state.
     const tokens = move ? { submitRetryAllowed: undefined, resubmitAuthorized: undefined } : {};
-    const merged: PayoutRecord = { ...r, ...changes, ...tokens, state, history, version: r.version + 1, updatedAt: iso(now) };
+    const merged = notBeforeProviderAllows({ ...r, ...changes, ...tokens, state, history, version: r.version + 1, updatedAt: iso(now) });
     if (isFinal(state)) {
       const { nextCheckAt, submitRetryAllowed: _s, resubmitAuthorized: _a, ...closed } = merged;
       // A watched final state keeps the next check it was given; any other final state leaves the index.
@@ -397,8 +414,8 @@ export class Payout {
    * check (a Retry-After).
    */
   unknown(reason: string, now: Date, notBefore?: Date): Payout {
-    const first = Math.max(now.getTime() + backoffMs(0), notBefore?.getTime() ?? 0);
-    const changes = { reason, nextCheckAt: iso(new Date(first)) };
+    const first = laterOf(now.getTime() + backoffMs(0), notBefore);
+    const changes = { reason, nextCheckAt: iso(new Date(first)), ...(notBefore ? { askNotBefore: iso(notBefore) } : {}) };
     if (this.state === 'UNKNOWN') return this.next(changes, now);
     return this.next(changes, now, { to: 'UNKNOWN', reason });
   }
@@ -413,7 +430,8 @@ export class Payout {
     const changes: Partial<PayoutRecord> = {
       reason,
       refusedAt: iso(now),
-      nextCheckAt: iso(new Date(Math.max(now.getTime(), options.notBefore?.getTime() ?? 0))),
+      nextCheckAt: iso(new Date(laterOf(now.getTime(), options.notBefore))),
+      ...(options.notBefore ? { askNotBefore: iso(options.notBefore) } : {}),
       ...(options.acknowledged ? { acknowledgedAt: this.record.acknowledgedAt ?? iso(now), notFoundSince: undefined } : {}),
     };
     if (this.state === 'UNKNOWN') return this.next(changes, now);
@@ -495,11 +513,31 @@ export class Payout {
     return new Payout({ ...linked.record, history: [...linked.record.history, entry] });
   }
 
-  /** Records a reconciliation look that did not change the state, and schedules the next one. */
-  checked(now: Date, details: { nextCheckAt?: Date } = {}): Payout {
+  /**
+   * Records a reconciliation look that did not change the state, and schedules the next one.
+   * `notBefore`: the provider's Retry-After; the next check is no earlier.
+   */
+  checked(now: Date, details: { nextCheckAt?: Date; notBefore?: Date } = {}): Payout {
     const checks = this.record.checks + 1;
-    const nextAt = details.nextCheckAt ?? new Date(now.getTime() + backoffMs(checks));
-    return this.next({ checks, nextCheckAt: iso(nextAt) }, now);
+    const nextAt = laterOf((details.nextCheckAt ?? new Date(now.getTime() + backoffMs(checks))).getTime(), details.notBefore);
+    const wait = details.notBefore ? { askNotBefore: iso(details.notBefore) } : {};
+    return this.next({ checks, nextCheckAt: iso(new Date(nextAt)), ...wait }, now);
+  }
+
+  /** Whether the provider's last Retry-After still forbids asking about this payout at `now`. */
+  mustWaitForProvider(now: Date): boolean {
+    const until = this.record.askNotBefore;
+    return until !== undefined && Date.parse(until) > now.getTime();
+  }
+
+  /**
+   * Puts the next look off until `until` without asking the provider (it asked to be left alone, for
+   * this payout or for all of them): not a check, so the back-off does not advance.
+   */
+  waitForProvider(until: Date, now: Date): Payout {
+    const current = this.record.askNotBefore;
+    const at = current !== undefined && Date.parse(current) > until.getTime() ? current : iso(until);
+    return this.next({ askNotBefore: at, nextCheckAt: at }, now);
   }
 
   /**

@@ -125,3 +125,12 @@ export interface DeadLetterSink {
 export interface PayoutRequestQueue {
   send(messageBody: string): Promise<void>;
 }
+
+/** The payouts queue as the worker sees a message it received and could not finish yet. */
+export interface MessageRedelivery {
+  /**
+   * Makes the received message come back no earlier than `delayMs` from now (a provider's
+   * Retry-After) instead of after the queue's visibility time-out.
+   */
+  delay(receiptHandle: string, delayMs: number): Promise<void>;
+}

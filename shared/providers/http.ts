@@ -8,6 +8,7 @@ import {
   redact,
   type ProviderOperation,
 } from './provider-errors';
+import { parseRetryAfter } from './retry-after';
 
 /** Settings shared by both provider clients. */
 export interface TransportOptions {
@@ -31,6 +32,8 @@ export interface TransportRequest {
 export interface TransportResponse {
   status: number;
   text: string;
+  /** The Retry-After header, if the answer had one. */
+  retryAfter?: string;
 }
 
 const MAX_RESPONSE_BYTES = 1024 * 1024;
@@ -137,7 +140,12 @@ export class HttpTransport {
           if (settled) return;
           settled = true;
           clearTimeout(timer);
-          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
+          const retryAfter = res.headers['retry-after'];
+          resolve({
+            status: res.statusCode ?? 0,
+            text: Buffer.concat(chunks).toString('utf8'),
+            ...(typeof retryAfter === 'string' ? { retryAfter } : {}),
+          });
         });
       });
       req.end(payload);
@@ -183,7 +191,9 @@ export function interpretResponse(
   const body = parsed?.ok ? parsed.value : undefined;
   const rawMessage = messageOf(body) ?? (parsed && !parsed.ok ? text : undefined);
   const providerMessage = rawMessage === undefined ? undefined : redact(rawMessage, sensitive);
-  const details = { httpStatus: status, providerMessage };
+  // A rate limit or an outage may say when to come back; honoured on 429 and 503 only.
+  const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(response.retryAfter, new Date()) : undefined;
+  const details = { httpStatus: status, providerMessage, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
   const said = providerMessage ? `: ${providerMessage}` : '';
 
   if (passthrough.includes(status) && (parsed === undefined || parsed.ok)) {

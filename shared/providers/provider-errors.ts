@@ -25,6 +25,8 @@ interface ProviderErrorDetails {
   providerMessage?: string;
   /** Node's network error code (ECONNREFUSED, ECONNRESET...) or PROVIDER_TIMEOUT. */
   code?: string;
+  /** From a Retry-After header on a 429 or 503: how long to wait before asking again (capped). */
+  retryAfterMs?: number;
 }
 
 /**
@@ -37,6 +39,8 @@ export abstract class ProviderError extends Error {
   readonly httpStatus?: number;
   readonly providerMessage?: string;
   readonly code?: string;
+  /** How long the provider asked us to wait (Retry-After on a 429 or 503), capped at 15 minutes. */
+  readonly retryAfterMs?: number;
 
   constructor(operation: ProviderOperation, message: string, details: ProviderErrorDetails = {}) {
     super(`${operation}: ${message}`);
@@ -44,6 +48,7 @@ export abstract class ProviderError extends Error {
     this.httpStatus = details.httpStatus;
     this.providerMessage = details.providerMessage;
     this.code = details.code;
+    this.retryAfterMs = details.retryAfterMs;
   }
 }
 

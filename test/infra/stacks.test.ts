@@ -207,6 +207,7 @@ describe('functions', () => {
       ProviderSecret: SECRET_READ,
       KycSecret: SECRET_READ,
       PayoutsDlq: ['sqs:SendMessage'],
+      // The event source's set; ChangeMessageVisibility is also the worker's own grant (a Retry-After delays a message).
       PayoutsQueue: CONSUME,
     });
     expect(grantsOf(prod.stateless, 'reconciler')).toEqual({
@@ -281,7 +282,7 @@ describe('functions', () => {
   it('get the env var of each resource they were granted, and only their own settings', () => {
     const env = (id: string) => (functionProps(prod.stateless, id).Environment as { Variables: Record<string, unknown> }).Variables;
     expect(Object.keys(env('payout-worker'))).toEqual(
-      expect.arrayContaining(['PAYOUTS_TABLE_NAME', 'KYC_TABLE_NAME', 'PROVIDER_SECRET_ID', 'KYC_SECRET_ID', 'PAYOUTS_DLQ_URL', 'PAYOUT_API_BASE_URL', 'KYC_API_BASE_URL']),
+      expect.arrayContaining(['PAYOUTS_TABLE_NAME', 'KYC_TABLE_NAME', 'PROVIDER_SECRET_ID', 'KYC_SECRET_ID', 'PAYOUTS_DLQ_URL', 'PAYOUTS_QUEUE_URL', 'PAYOUT_API_BASE_URL', 'KYC_API_BASE_URL']),
     );
     expect(env('payout-worker').KYC_GATING).toBe('on');
     expect(env('payout-worker').PAYOUTS_MAX_RECEIVE_COUNT).toBe('7');

@@ -553,3 +553,87 @@ describe('worker outcomes the simulator produces only through explicit ports', (
     for (const r of [no, down]) expect(ledgerOf(h.sim, r.withdrawal_reference)).toBeUndefined();
   });
 });
+
+describe('issue 12: Retry-After on 429/503 is honoured by the worker and the reconciler (simulator over HTTP)', () => {
+  /** The real client, counting the GetPayout calls the reconciler makes. */
+  function countingReads(): { provider: PayoutProvider; asked: string[] } {
+    const asked: string[] = [];
+    const provider: PayoutProvider = {
+      verifyAccount: (body, creds) => client.verifyAccount(body, creds),
+      payout: (body, creds) => client.payout(body, creds),
+      getPayout: (identity, creds) => {
+        asked.push(identity.withdrawal_reference);
+        return client.getPayout(identity, creds);
+      },
+    };
+    return { provider, asked };
+  }
+
+  it('AccountVerification 429: the retry carries the Retry-After and nothing is paid', async () => {
+    const s = system();
+    const r = request();
+    h.sim.admin.setFaults('accountVerification', { errorRate: 1, errorStatus: 429, retryAfter: '40' });
+    const error = await s.pay(r).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RetryLaterError);
+    expect((error as RetryLaterError).retryAfterMs).toBe(40_000);
+    expect((await payoutOf(r))?.state).toBe('VERIFYING');
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toBeUndefined();
+  });
+
+  it('Payout 429 is a refusal: UNKNOWN, GetPayout not asked before the Retry-After, then settled without a second Payout call', async () => {
+    const reads = countingReads();
+    const s = system({ reads: reads.provider });
+    const r = request();
+    h.sim.admin.setFaults('payout', { errorRate: 1, errorStatus: 429, retryAfter: '120', times: 1 });
+    expect(await s.pay(r)).toMatchObject({ outcome: 'unknown', state: 'UNKNOWN' });
+    const unknown = await payoutOf(r);
+    expect(unknown?.record.refusedAt).toBeDefined();
+    expect(unknown?.record.reason).toMatch(/HTTP 429/);
+    expect(Date.parse(unknown?.record.nextCheckAt ?? '')).toBeGreaterThanOrEqual(s.clock.now().getTime() + 120_000);
+    // An order notification makes it due at once: the reconciler still does not ask before the Retry-After.
+    s.clock.advance(MINUTE);
+    await h.repository.markDueNow(r.withdrawal_reference, s.clock.now());
+    await s.reconcile();
+    expect(reads.asked).not.toContain(r.withdrawal_reference);
+    expect(Date.parse((await payoutOf(r))?.record.nextCheckAt ?? '')).toBeGreaterThanOrEqual(s.clock.now().getTime() + MINUTE);
+    // Past it, GetPayout settles it: not found for the whole grace period after a refusal is FAILED.
+    for (let i = 0; i < 8 && !(await payoutOf(r))?.isFinal; i++) {
+      s.clock.advance(5 * MINUTE);
+      await s.reconcile();
+    }
+    expect(reads.asked).toContain(r.withdrawal_reference);
+    expect((await payoutOf(r))?.state).toBe('FAILED');
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ calls: 1, executions: 0 });
+    // A redelivery of the request does not call Payout again.
+    expect(await s.pay(r)).toMatchObject({ outcome: 'skipped' });
+    expect(ledgerOf(h.sim, r.withdrawal_reference)?.calls).toBe(1);
+  });
+
+  it('GetPayout 429: the payout and every other due payout wait for the Retry-After (an HTTP date) before the next GetPayout', async () => {
+    const reads = countingReads();
+    const s = system({ reads: reads.provider, reconcile: { concurrency: 1 } });
+    const [a, b] = [request(), request()];
+    await s.pay(a);
+    await s.pay(b);
+    s.clock.advance(2 * MINUTE);
+    const until = new Date(Date.now() + 10 * MINUTE).toUTCString();
+    h.sim.admin.setFaults('getPayout', { errorRate: 1, errorStatus: 429, retryAfter: until });
+    await s.reconcile();
+    // One GetPayout got the 429; no other was asked in that run (later pages of due payouts stay due).
+    expect(reads.asked).toHaveLength(1);
+    const limited = await payoutOf(reads.asked[0] === a.withdrawal_reference ? a : b);
+    expect(Date.parse(limited?.record.nextCheckAt ?? '')).toBeGreaterThanOrEqual(s.clock.now().getTime() + 9 * MINUTE);
+    h.sim.admin.clearFaults();
+    // A run before the Retry-After (the payouts made due by notifications) asks nothing.
+    s.clock.advance(5 * MINUTE);
+    for (const r of [a, b]) await h.repository.markDueNow(r.withdrawal_reference, s.clock.now());
+    await s.reconcile();
+    expect(reads.asked).toHaveLength(1);
+    for (const r of [a, b]) expect((await payoutOf(r))?.state).toBe('SUBMITTED');
+    // After it, both are asked and settle.
+    s.clock.advance(10 * MINUTE);
+    await s.reconcile();
+    expect(reads.asked).toEqual(expect.arrayContaining([a.withdrawal_reference, b.withdrawal_reference]));
+    for (const r of [a, b]) expect((await payoutOf(r))?.state).toBe('SUCCEEDED');
+  });
+});

@@ -133,3 +133,40 @@ describe('Payout state machine', () => {
     expect(p.record.history.at(-1)).toMatchObject({ from: 'VERIFYING', to: 'REJECTED', reason: 'name mismatch' });
   });
 });
+
+describe('Retry-After (askNotBefore)', () => {
+  it('an ambiguous Payout answer with a Retry-After is not checked before it, and remembers it', () => {
+    const p = submitting().unknown('HTTP 503', at(0), at(10));
+    expect(p.record.nextCheckAt).toBe(at(10).toISOString());
+    expect(p.record.askNotBefore).toBe(at(10).toISOString());
+    expect(p.mustWaitForProvider(at(9))).toBe(true);
+    expect(p.mustWaitForProvider(at(10))).toBe(false);
+  });
+
+  it('a refusal with a Retry-After is checked at the Retry-After, not at once', () => {
+    const p = submitting().refused('HTTP 429', at(0), { acknowledged: false, notBefore: at(3) });
+    expect(p.state).toBe('UNKNOWN');
+    expect(p.record.nextCheckAt).toBe(at(3).toISOString());
+  });
+
+  it('wins over every later rescheduling (a check, a move to SUBMITTED, a kept create-time check)', () => {
+    const waiting = submitting().checked(at(0), { notBefore: at(12) });
+    expect(waiting.record.nextCheckAt).toBe(at(12).toISOString());
+    // heldByProvider -> submitted() keeps an earlier check time when it can; the Retry-After still wins.
+    expect(waiting.heldByProvider('PENDING', at(1)).record.nextCheckAt).toBe(at(12).toISOString());
+    expect(waiting.checked(at(1)).record.nextCheckAt).toBe(at(12).toISOString());
+    // Past the Retry-After the usual back-off applies again.
+    const later = waiting.checked(at(13));
+    expect(Date.parse(later.record.nextCheckAt ?? '')).toBeGreaterThan(at(13).getTime());
+  });
+
+  it('waitForProvider puts the look off without counting a check, and never shortens a longer wait', () => {
+    const p = submitting().submitted('PENDING', at(0));
+    const waited = p.waitForProvider(at(7), at(1));
+    expect(waited.record.checks).toBe(p.record.checks);
+    expect(waited.record.nextCheckAt).toBe(at(7).toISOString());
+    expect(waited.waitForProvider(at(5), at(2)).record.nextCheckAt).toBe(at(7).toISOString());
+    expect(waited.state).toBe('SUBMITTED');
+  });
+});
+
