@@ -1,12 +1,13 @@
 import { createEventStore } from '@shared/adapters/event-store';
 import { createPayoutRepository } from '@shared/adapters/payout-repository';
+import { createQuarantineStore } from '@shared/adapters/quarantine-store';
 import { cachedSecret, providerSecretSchema } from '@shared/adapters/secrets';
 import { credentialsFromCachedSecret } from '@shared/adapters/credentials';
 import { systemClock } from '@shared/adapters/system-clock';
 import { telemetryFrom } from '@shared/adapters/telemetry';
 import { receivePayoutNotification } from '@shared/app/receive-payout-notification';
 import { refreshable } from '@shared/adapters/refreshable-secret';
-import { loadConfig, requiredString } from '@shared/config/env';
+import { envInt, loadConfig, requiredString } from '@shared/config/env';
 import { webhookEnvSchema } from '@shared/config/webhook';
 import { requestHeader, webhookHandler } from '@shared/http/webhook';
 import { logger } from '@shared/observability/logger';
@@ -19,6 +20,10 @@ const config = loadConfig(
     PAYOUTS_TABLE_NAME: requiredString,
     PROVIDER_SECRET_ID: requiredString,
     SIGNING_PROFILE: requiredString.optional(),
+    QUARANTINE_TABLE_NAME: requiredString,
+    QUARANTINE_MAX_PER_HOUR: envInt(100),
+    QUARANTINE_RETENTION_DAYS: envInt(14),
+    MISMATCH_NUDGE_MINUTES: envInt(15),
   }),
 );
 
@@ -30,6 +35,12 @@ const deps = {
   payouts: createPayoutRepository(config.PAYOUTS_TABLE_NAME),
   credentials: refreshable(credentialsFromCachedSecret(cachedSecret(config.PROVIDER_SECRET_ID, providerSecretSchema)), systemClock),
   signingProfile,
+  quarantine: createQuarantineStore({ tableName: config.QUARANTINE_TABLE_NAME }),
+  quarantineSettings: {
+    maxPerHour: config.QUARANTINE_MAX_PER_HOUR,
+    retentionDays: config.QUARANTINE_RETENTION_DAYS,
+    nudgeEveryMinutes: config.MISMATCH_NUDGE_MINUTES,
+  },
   retentionDays: config.EVENT_RETENTION_DAYS,
   clock: systemClock,
   log: logger,

@@ -10,6 +10,7 @@ import {
   PAYOUTS_QUEUE,
   PAYOUTS_TABLE,
   PROVIDER_SECRET,
+  QUARANTINE_TABLE,
   type TableDefinition,
 } from '@shared/config/resources';
 import type { PayrelayConfig } from './config';
@@ -123,6 +124,8 @@ export const FUNCTION_ACCESS: Record<FunctionDefinition['id'], readonly Resource
     table(EVENTS_TABLE, 'EVENTS_TABLE_NAME', ['PutItem']),
     // markDueNow: Query by withdrawal reference, then a conditional UpdateItem of nextCheckAt.
     table(PAYOUTS_TABLE, 'PAYOUTS_TABLE_NAME', ['UpdateItem'], { indexes: { 'by-withdrawal-reference': ['Query'] } }),
+    // quarantine keep: the hour's counter (conditional UpdateItem), then the body (conditional PutItem).
+    table(QUARANTINE_TABLE, 'QUARANTINE_TABLE_NAME', ['UpdateItem', 'PutItem']),
     secret(PROVIDER_SECRET, 'PROVIDER_SECRET_ID'),
   ],
 };

@@ -20,6 +20,7 @@ export const OUTPUT = {
   payoutsTableName: 'PayoutsTableName',
   eventsTableName: 'EventsTableName',
   kycTableName: 'KycTableName',
+  quarantineTableName: 'QuarantineTableName',
   payoutsQueueUrl: 'PayoutsQueueUrl',
   payoutsDlqUrl: 'PayoutsDlqUrl',
   providerSecretArn: 'ProviderSecretArn',

@@ -15,6 +15,7 @@ import {
   PAYOUTS_QUEUE,
   PAYOUTS_TABLE,
   PROVIDER_SECRET,
+  QUARANTINE_TABLE,
   TABLES,
   resourceName,
   type IndexDefinition,
@@ -38,6 +39,7 @@ export interface PayrelayStatefulResources {
   readonly payoutsTable: PayrelayTable;
   readonly eventsTable: PayrelayTable;
   readonly kycTable: PayrelayTable;
+  readonly quarantineTable: PayrelayTable;
   readonly payoutsQueue: IQueue;
   readonly payoutsDlq: IQueue;
   readonly providerSecret: ISecret;
@@ -65,7 +67,7 @@ function projection(index: IndexDefinition): { projectionType: ProjectionType; n
 }
 
 /**
- * The resources that hold data or identity: the three tables, the payouts queue and its DLQ, the two
+ * The resources that hold data or identity: the four tables, the payouts queue and its DLQ, the two
  * secrets, with static egress the VPC and the Elastic IPs the provider whitelists, and with
  * `api.domain` the callback API's custom domain. Kept apart from
  * the functions so a redeploy of code never touches them; RETAIN unless the stage says otherwise.
@@ -140,6 +142,7 @@ export class PayrelayStatefulStack extends Stack {
       payoutsTable: tableById(PAYOUTS_TABLE.id),
       eventsTable: tableById(EVENTS_TABLE.id),
       kycTable: tableById(KYC_TABLE.id),
+      quarantineTable: tableById(QUARANTINE_TABLE.id),
       payoutsQueue,
       payoutsDlq,
       providerSecret,

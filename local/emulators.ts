@@ -19,6 +19,7 @@ import {
   PAYOUTS_QUEUE,
   PAYOUTS_TABLE,
   PROVIDER_SECRET,
+  QUARANTINE_TABLE,
   TABLES,
   resourceName,
   type IndexDefinition,
@@ -84,7 +85,7 @@ export interface LocalAws {
   /** Everything a handler, the CLI or a test needs in process.env to use these emulators. */
   readonly env: Record<string, string>;
   readonly endpoints: { dynamodb: string; sqs: string; secretsManager: string };
-  readonly names: { payoutsTable: string; eventsTable: string; kycTable: string; providerSecret: string; kycSecret: string };
+  readonly names: { payoutsTable: string; eventsTable: string; kycTable: string; quarantineTable: string; providerSecret: string; kycSecret: string };
   readonly queueUrls: { payouts: string; deadLetter: string };
   stop(): Promise<void>;
 }
@@ -158,6 +159,7 @@ export async function startLocalAws(options: LocalAwsOptions = {}): Promise<Loca
       payoutsTable: resourceName(stage, PAYOUTS_TABLE.id),
       eventsTable: resourceName(stage, EVENTS_TABLE.id),
       kycTable: resourceName(stage, KYC_TABLE.id),
+      quarantineTable: resourceName(stage, QUARANTINE_TABLE.id),
       providerSecret: resourceName(stage, PROVIDER_SECRET.id),
       kycSecret: resourceName(stage, KYC_SECRET.id),
     };
@@ -165,6 +167,7 @@ export async function startLocalAws(options: LocalAwsOptions = {}): Promise<Loca
       [PAYOUTS_TABLE.id]: names.payoutsTable,
       [EVENTS_TABLE.id]: names.eventsTable,
       [KYC_TABLE.id]: names.kycTable,
+      [QUARANTINE_TABLE.id]: names.quarantineTable,
     };
     for (const table of TABLES) await createTable(dynamoClient, table, tableNames[table.id] as string);
 
@@ -205,6 +208,7 @@ export async function startLocalAws(options: LocalAwsOptions = {}): Promise<Loca
       PAYOUTS_TABLE_NAME: names.payoutsTable,
       EVENTS_TABLE_NAME: names.eventsTable,
       KYC_TABLE_NAME: names.kycTable,
+      QUARANTINE_TABLE_NAME: names.quarantineTable,
       PAYOUTS_QUEUE_URL: queueUrls.payouts,
       PAYOUTS_DLQ_URL: queueUrls.deadLetter,
       PROVIDER_SECRET_ID: names.providerSecret,

@@ -53,4 +53,56 @@ export function registerEventsCommands(program: Command): void {
         ),
       );
     });
+
+  registerQuarantineCommands(events);
+}
+
+/** `payrelay events quarantine list|show`: order notifications whose signature did not match. */
+function registerQuarantineCommands(events: Command): void {
+  const quarantine = withExample(
+    events
+      .command('quarantine')
+      .description('order notifications with the partner key but a signature no configured scheme reproduces: kept, never applied'),
+    'payrelay events quarantine list --since 2d',
+  );
+  const store = async (cmd: Command) => {
+    const target = await contextOf(cmd).target();
+    const { createQuarantineStore } = await import('@shared/adapters/quarantine-store');
+    return createQuarantineStore({ tableName: requireEnv(target, 'QUARANTINE_TABLE_NAME') });
+  };
+
+  withExample(
+    quarantine
+      .command('list')
+      .option('--since <time>', 'oldest: ISO 8601 time or a duration back from now (30m, 6h, 2d)', '7d')
+      .option('--limit <n>', 'most to list, newest first', '50'),
+    'payrelay events quarantine list',
+    'payrelay --json events quarantine list --since 2026-11-20',
+  )
+    .description('list quarantined notifications, newest first (id, time, payout reference, source address, size)')
+    .action(async (opts: { since: string; limit: string }, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const now = new Date();
+      const since = parseSince(opts.since, now);
+      const limit = Number(opts.limit);
+      if (!Number.isInteger(limit) || limit < 1) throw new CliError(`--limit must be a positive whole number; got "${opts.limit}"`, EXIT.invalidInput);
+      const found = await (await store(cmd)).list(since, now, limit);
+      const rows = found.map(({ body, ...rest }) => ({ ...rest, bytes: Buffer.byteLength(body, 'utf8') }));
+      ctx.out.result(rows, () => {
+        if (rows.length === 0) console.log(`Nothing quarantined since ${since.toISOString()}.`);
+        else printTable(['id', 'received at', 'withdrawal reference', 'source', 'bytes'], rows.map((r) => [r.id, r.receivedAt, r.withdrawalReference ?? '', r.sourceIp ?? '', r.bytes]));
+      });
+    });
+
+  withExample(quarantine.command('show').argument('<id>', 'a quarantine id from `events quarantine list`'), 'payrelay events quarantine show 2026-11-23.3f9a0c21d4e5b6a7')
+    .description('print one quarantined notification with its body exactly as received')
+    .action(async (id: string, _opts: unknown, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const found = await (await store(cmd)).get(id);
+      if (found === undefined) throw new CliError(`no quarantined notification ${id} (ids look like 2026-11-23.3f9a0c21d4e5b6a7; see events quarantine list)`, EXIT.notFound);
+      ctx.out.result(found, () => {
+        printTable(['id', 'received at', 'withdrawal reference', 'source'], [[found.id, found.receivedAt, found.withdrawalReference ?? '', found.sourceIp ?? '']]);
+        console.log(found.body);
+      });
+    });
 }

@@ -14,6 +14,7 @@ import { contextOf, withExample, type CommandContext } from '../context';
 import { readJsonObject } from '../io';
 import { CliError, EXIT, printTable } from '../output';
 import { requireEnv } from '../target';
+import { parseSince } from './events';
 
 const OPERATIONS: SigningOperation[] = ['accountVerification', 'payout', 'orderNotification', 'collectionOrder'];
 
@@ -109,23 +110,70 @@ export function registerSignatureCommands(program: Command): void {
   withExample(
     signature
       .command('calibrate')
-      .argument('<body-file>', 'a known-good body (or - for stdin), e.g. from the provider signing endpoint')
+      .argument('[body-file]', 'a known-good body (or - for stdin), e.g. from the provider signing endpoint')
       .option('--signature <signature>', 'the known-good signature (default: the body signature field)')
+      .option('--from-quarantine', 'use the quarantined order notifications (payrelay events quarantine list) instead of a body file')
+      .option('--since <time>', 'with --from-quarantine: oldest notification, ISO 8601 or a duration back from now', '7d')
+      .option('--limit <n>', 'with --from-quarantine: notifications to try at most', '50')
       .addOption(operationOption())
       .option('--secrets-file <file>', 'JSON with partner_secret_key and merchant_secret_key (default: the target provider secret)'),
     'payrelay signature calibrate sample.json --secrets-file keys.json',
+    'payrelay signature calibrate --from-quarantine --since 2d',
   )
-    .description('list every signing profile that reproduces a known-good signature (put one in SIGNING_PROFILE)')
-    .action(async (file: string, opts: { signature?: string; operation?: SigningOperation; secretsFile?: string }, cmd: Command) => {
-      const ctx = contextOf(cmd);
-      const body = readJsonObject(file);
-      const known = opts.signature ?? (typeof body.signature === 'string' ? body.signature : undefined);
-      if (!known) throw new CliError('no signature: pass --signature or give a body with a signature field', EXIT.invalidInput);
-      const profiles = calibrate(body, known, await signingSecrets(ctx, opts.secretsFile), opts.operation ?? inferSigningOperation(body));
-      ctx.out.result(profiles, () => {
-        if (profiles.length === 0) console.log('No supported signing scheme reproduces this signature.');
-        else printTable(['SIGNING_PROFILE value'], profiles.map((p) => [p.name]));
-      });
-      if (profiles.length === 0) throw new CliError('no supported signing profile reproduces the signature', EXIT.signatureMismatch);
-    });
+    .description(
+      'list every signing profile that reproduces a known-good signature, or the signatures of the quarantined order notifications (put one in SIGNING_PROFILE)',
+    )
+    .action(
+      async (
+        file: string | undefined,
+        opts: { signature?: string; fromQuarantine?: boolean; since: string; limit: string; operation?: SigningOperation; secretsFile?: string },
+        cmd: Command,
+      ) => {
+        const ctx = contextOf(cmd);
+        if (opts.fromQuarantine) {
+          if (file !== undefined) throw new CliError('give either a body file or --from-quarantine, not both', EXIT.usage);
+          await calibrateQuarantine(ctx, opts);
+          return;
+        }
+        if (file === undefined) throw new CliError('give a body file (or - for stdin), or --from-quarantine', EXIT.usage);
+        const body = readJsonObject(file);
+        const known = opts.signature ?? (typeof body.signature === 'string' ? body.signature : undefined);
+        if (!known) throw new CliError('no signature: pass --signature or give a body with a signature field', EXIT.invalidInput);
+        const profiles = calibrate(body, known, await signingSecrets(ctx, opts.secretsFile), opts.operation ?? inferSigningOperation(body));
+        ctx.out.result(profiles, () => {
+          if (profiles.length === 0) console.log('No supported signing scheme reproduces this signature.');
+          else printTable(['SIGNING_PROFILE value'], profiles.map((p) => [p.name]));
+        });
+        if (profiles.length === 0) throw new CliError('no supported signing profile reproduces the signature', EXIT.signatureMismatch);
+      },
+    );
+}
+
+/**
+ * `signature calibrate --from-quarantine`: every profile and key recipe against the quarantined
+ * notifications of the period; the profile reproducing all of them is the provider's scheme.
+ */
+async function calibrateQuarantine(ctx: CommandContext, opts: { since: string; limit: string; secretsFile?: string }): Promise<void> {
+  const now = new Date();
+  const since = parseSince(opts.since, now);
+  const limit = Number(opts.limit);
+  if (!Number.isInteger(limit) || limit < 1) throw new CliError(`--limit must be a positive whole number; got "${opts.limit}"`, EXIT.invalidInput);
+  const secrets = await signingSecrets(ctx, opts.secretsFile);
+  const target = await ctx.target();
+  const { createQuarantineStore } = await import('@shared/adapters/quarantine-store');
+  const { calibrateFromQuarantine } = await import('@shared/app/quarantine');
+  const quarantine = createQuarantineStore({ tableName: requireEnv(target, 'QUARANTINE_TABLE_NAME') });
+  const result = await calibrateFromQuarantine(quarantine, secrets, { since, until: now, limit });
+  const profiles = result.profiles.map((p) => ({ profile: p.profile.name, reproduced: p.reproduced, of: result.tried, ids: p.ids }));
+  ctx.out.result({ tried: result.tried, profiles }, () => {
+    if (result.tried === 0) console.log(`No quarantined notification since ${since.toISOString()}.`);
+    else if (profiles.length === 0) console.log(`No supported signing scheme reproduces any of the ${result.tried} quarantined notification(s).`);
+    else {
+      printTable(['SIGNING_PROFILE value', 'reproduces'], profiles.map((p) => [p.profile, `${p.reproduced} of ${p.of}`]));
+      const best = profiles[0];
+      if (best && best.reproduced === result.tried) console.log(`Set SIGNING_PROFILE=${best.profile} (it reproduces every quarantined notification).`);
+    }
+  });
+  if (result.tried === 0) throw new CliError('nothing in the quarantine for this period; widen --since', EXIT.notFound);
+  if (profiles.length === 0) throw new CliError('no supported signing profile reproduces the quarantined notifications', EXIT.signatureMismatch);
 }

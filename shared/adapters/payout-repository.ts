@@ -439,7 +439,7 @@ export function createPayoutRepository(tableName: string, client: DynamoDBDocume
       return found.filter((p): p is Payout => p !== undefined);
     },
 
-    async markDueNow(withdrawalReference, now) {
+    async markDueNow(withdrawalReference, now, options) {
       const entries = await queryAll({
         TableName: tableName,
         IndexName: REFERENCE_INDEX.indexName,
@@ -453,14 +453,30 @@ export function createPayoutRepository(tableName: string, client: DynamoDBDocume
           // No version bump: this only moves the next check earlier, so it must not make a
           // concurrent worker's conditional write fail. A SUCCEEDED or NEEDS_REVIEW payout whose watch
           // ended comes back for one look: a notification may report returned money or a late answer.
+          // A throttled nudge (a quarantined notification) also records its time and is skipped while
+          // the previous one is younger than the interval.
+          const throttled = options?.atMostEveryMs !== undefined;
           await client.send(
             new UpdateCommand({
               TableName: tableName,
               Key: { pk: item.pk },
-              UpdateExpression: 'SET #next = :now, #shard = if_not_exists(#shard, :open)',
-              ConditionExpression: 'attribute_exists(#shard) OR #state IN (:succeeded, :review)',
-              ExpressionAttributeNames: { '#next': 'nextCheckAt', '#shard': 'openShard', '#state': 'state' },
-              ExpressionAttributeValues: { ':now': now.toISOString(), ':open': openShardOf(String(item.pk), SHARDS.open), ':succeeded': 'SUCCEEDED', ':review': 'NEEDS_REVIEW' },
+              UpdateExpression: `SET #next = :now, #shard = if_not_exists(#shard, :open)${throttled ? ', #nudged = :now' : ''}`,
+              ConditionExpression: throttled
+                ? '(attribute_exists(#shard) OR #state IN (:succeeded, :review)) AND (attribute_not_exists(#nudged) OR #nudged <= :cutoff)'
+                : 'attribute_exists(#shard) OR #state IN (:succeeded, :review)',
+              ExpressionAttributeNames: {
+                '#next': 'nextCheckAt',
+                '#shard': 'openShard',
+                '#state': 'state',
+                ...(throttled ? { '#nudged': 'mismatchNudgedAt' } : {}),
+              },
+              ExpressionAttributeValues: {
+                ':now': now.toISOString(),
+                ':open': openShardOf(String(item.pk), SHARDS.open),
+                ':succeeded': 'SUCCEEDED',
+                ':review': 'NEEDS_REVIEW',
+                ...(throttled ? { ':cutoff': new Date(now.getTime() - (options?.atMostEveryMs ?? 0)).toISOString() } : {}),
+              },
             }),
           );
           marked += 1;

@@ -3,6 +3,8 @@ import { MalformedWebhookError, WebhookUnauthorizedError, type UnauthorizedReaso
 import { cutTopLevelMember, verifyPayload, verifySignedText, type SigningProfile } from '@shared/signing';
 import type { Clock, Log, Telemetry } from '@shared/ports/runtime';
 import type { ProviderCredentials } from '@shared/ports/payouts';
+import { quarantineMismatch, type QuarantineSettings } from './quarantine';
+import type { QuarantinePort } from '@shared/ports/quarantine';
 import { storeCallback } from './store-callback';
 import type { EventStore, PayoutNudge, WebhookReceipt } from '@shared/ports/callbacks';
 import type { RefreshableSecret } from '@shared/ports/secrets';
@@ -12,6 +14,8 @@ export interface ReceivePayoutNotificationDeps {
   payouts: PayoutNudge;
   credentials: RefreshableSecret<Pick<ProviderCredentials, 'partnerPublicKey' | 'partnerSecretKey' | 'merchantSecretKey'>>;
   signingProfile: SigningProfile;
+  quarantine: QuarantinePort;
+  quarantineSettings: QuarantineSettings;
   retentionDays: number;
   clock: Clock;
   log: Log;
@@ -82,7 +86,9 @@ function mismatch(
  * Receives one order notification from the payout service: checks the Authorization key and the
  * signature (re-reading the provider secret once, throttled, when they do not match, since keys may
  * just have been reset), stores the body verbatim once, and makes the payout it names due for
- * reconciliation now. It never changes a payout's state: GetPayout decides.
+ * reconciliation now. It never changes a payout's state: GetPayout decides. A notification with
+ * the right Authorization key but a signature that matches no scheme is quarantined (see
+ * quarantineMismatch) and refused.
  * @throws MalformedWebhookError when the body is not a JSON object with exactly one top-level string signature
  * @throws WebhookUnauthorizedError on a wrong key or signature (nothing is stored)
  */
@@ -99,6 +105,14 @@ export async function receivePayoutNotification(
   if (reason !== undefined) {
     const fresh = await deps.credentials.refresh();
     if (fresh !== undefined) reason = mismatch(request, payload, signed, fresh, deps.signingProfile);
+  }
+  if (reason === 'signature') {
+    // The partner key is right, the signature is not: perhaps a scheme payrelay is not set up for.
+    // Keep it to learn from, never apply it.
+    await quarantineMismatch(
+      { ...deps, settings: deps.quarantineSettings },
+      { body: request.body, payload, sourceIp: request.sourceIp },
+    );
   }
   if (reason !== undefined) {
     throw new WebhookUnauthorizedError(

@@ -88,7 +88,20 @@ export const KYC_TABLE = {
   ],
 } as const satisfies TableDefinition;
 
-export const TABLES = [PAYOUTS_TABLE, EVENTS_TABLE, KYC_TABLE] as const;
+/**
+ * Order notifications whose signature matched no configured scheme (never applied): `DAY#<day>`
+ * partitions hold the notifications (sort key: the quarantine id), `HOUR#<hour>` items count them
+ * against the per-hour cap. Only the payout-notification receiver writes it.
+ */
+export const QUARANTINE_TABLE = {
+  id: 'quarantine',
+  partitionKey: { name: 'pk', type: 'S' },
+  sortKey: { name: 'sk', type: 'S' },
+  timeToLiveAttribute: 'expiresAt',
+  indexes: [],
+} as const satisfies TableDefinition;
+
+export const TABLES = [PAYOUTS_TABLE, EVENTS_TABLE, KYC_TABLE, QUARANTINE_TABLE] as const;
 
 export interface QueueDefinition {
   readonly id: string;

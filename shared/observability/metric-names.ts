@@ -24,6 +24,10 @@ export const METRIC = {
   kycDecisionChanged: 'KycDecisionChanged',
   /** KYC callbacks a catch-up found at the KYC service but not stored here: each was a missed delivery. */
   kycCallbacksRecovered: 'KycCallbacksRecovered',
+  /** An order notification with the partner key but a signature no configured scheme reproduces, kept in the quarantine. */
+  notificationQuarantined: 'NotificationQuarantined',
+  /** Such a notification not kept because the quarantine already holds QUARANTINE_MAX_PER_HOUR this hour. */
+  quarantineFull: 'QuarantineFull',
 } as const;
 
 /**

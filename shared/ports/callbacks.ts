@@ -1,4 +1,5 @@
 import type { CallbackSource } from '@shared/domain/callbacks';
+import type { MarkDueOptions } from './payouts';
 
 /*
  * Ports of the webhook receivers' use cases. Type-only; the DynamoDB adapters implement them in
@@ -47,7 +48,7 @@ export interface EventLookup {
  * The PayoutRepository satisfies it.
  */
 export interface PayoutNudge {
-  markDueNow(withdrawalReference: string, now: Date): Promise<number>;
+  markDueNow(withdrawalReference: string, now: Date, options?: MarkDueOptions): Promise<number>;
 }
 
 /** What a receiver tells its handler: enough to answer, log and count. */

@@ -8,6 +8,16 @@ import type { PayoutStatusOutcome } from '@shared/providers/status-map';
  * Type-only: runtime helpers live in shared/adapters/.
  */
 
+/** How eagerly {@link PayoutRepository.markDueNow} nudges. */
+export interface MarkDueOptions {
+  /**
+   * Nudge a payout only if this path has not nudged it within this many milliseconds (recorded on
+   * the payout as `mismatchNudgedAt`): for hints that prove nothing, such as a notification whose
+   * signature does not match, so a stream of them cannot keep a payout permanently due.
+   */
+  atMostEveryMs?: number;
+}
+
 /** A page of due payouts from the sparse index, keys only. */
 export interface DuePage {
   readonly identities: readonly PayoutIdentity[];
@@ -58,7 +68,7 @@ export interface PayoutRepository {
   /** Every payout with this withdrawal_reference (one per merchant and currency). */
   findByReference(withdrawalReference: string): Promise<Payout[]>;
   /** Makes open payouts with this reference due now (an order notification hints at news). */
-  markDueNow(withdrawalReference: string, now: Date): Promise<number>;
+  markDueNow(withdrawalReference: string, now: Date, options?: MarkDueOptions): Promise<number>;
 }
 
 /** The keys and identifiers the payout service issued to the partner (camelCase form of the provider secret). */

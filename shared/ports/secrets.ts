@@ -14,3 +14,8 @@ export interface RefreshableSecret<T> {
   /** A fresh read, or undefined when one was made less than the interval ago. */
   refresh(): Promise<T | undefined>;
 }
+
+/** The value a secret had before its last rotation, with the time it was replaced (none: never rotated). */
+export interface PreviousSecret<T> {
+  get(): Promise<{ value: T; replacedAt: Date } | undefined>;
+}

@@ -1,14 +1,17 @@
 import {
   BODY_SERIALIZATIONS,
+  DEFAULT_SIGNING_PROFILE,
   KEY_RECIPES,
   SIGNATURE_ENCODINGS,
   SIGNING_ALGORITHMS,
   SIGNING_OPERATIONS,
   makeSigningProfile,
+  type BodySerialization,
   type SigningOperation,
   type SigningProfile,
   type SigningSecrets,
 } from './profile';
+import { cutTopLevelMember } from './json-member';
 import { digest, serializeForSigning, signingKey } from './sign';
 
 /**
@@ -22,6 +25,50 @@ export function inferSigningOperation(body: object): SigningOperation | undefine
   if (has('account_number') && has('account_code') && !has('amount')) return 'accountVerification';
   if (has('status') && has('data')) return 'orderNotification';
   return undefined;
+}
+
+/** One signed text to try, and the serialization a matching profile records. */
+interface Candidate {
+  text: string;
+  serialization: BodySerialization;
+}
+
+/**
+ * Every profile (algorithm x encoding x key recipe) that turns one of the candidate texts into
+ * `knownSignature`, its recipe set for `operation` (all operations when undefined), without repeats.
+ */
+function profilesReproducing(
+  candidates: readonly Candidate[],
+  knownSignature: string,
+  secrets: SigningSecrets,
+  operation: SigningOperation | undefined,
+): SigningProfile[] {
+  const matches: SigningProfile[] = [];
+  const seen = new Set<string>();
+  const wanted = knownSignature.trim();
+  for (const roles of KEY_RECIPES) {
+    if (roles.some((role) => (role === 'merchant' ? secrets.merchantSecret : secrets.partnerSecret) === '')) {
+      continue;
+    }
+    const key = signingKey(roles, secrets);
+    for (const { text, serialization } of candidates) {
+      for (const algorithm of SIGNING_ALGORITHMS) {
+        for (const encoding of SIGNATURE_ENCODINGS) {
+          const produced = digest({ algorithm, serialization, encoding }, key, text);
+          const same = encoding === 'hex' ? produced === wanted.toLowerCase() : produced === wanted;
+          if (!same) continue;
+          const ops = operation ? [operation] : SIGNING_OPERATIONS;
+          const keys = Object.fromEntries(ops.map((op) => [op, [...roles]]));
+          const profile = makeSigningProfile({ algorithm, serialization, encoding, keys });
+          if (!seen.has(profile.name)) {
+            seen.add(profile.name);
+            matches.push(profile);
+          }
+        }
+      }
+    }
+  }
+  return matches;
 }
 
 /**
@@ -38,31 +85,30 @@ export function calibrate(
   secrets: SigningSecrets,
   operation: SigningOperation | undefined = inferSigningOperation(body),
 ): SigningProfile[] {
-  const matches: SigningProfile[] = [];
-  const seen = new Set<string>();
-  const wanted = knownSignature.trim();
-  for (const roles of KEY_RECIPES) {
-    if (roles.some((role) => (role === 'merchant' ? secrets.merchantSecret : secrets.partnerSecret) === '')) {
-      continue;
-    }
-    const key = signingKey(roles, secrets);
-    for (const serialization of BODY_SERIALIZATIONS) {
-      const serialized = serializeForSigning(body, serialization);
-      for (const algorithm of SIGNING_ALGORITHMS) {
-        for (const encoding of SIGNATURE_ENCODINGS) {
-          const produced = digest({ algorithm, serialization, encoding }, key, serialized);
-          const same = encoding === 'hex' ? produced === wanted.toLowerCase() : produced === wanted;
-          if (!same) continue;
-          const ops = operation ? [operation] : SIGNING_OPERATIONS;
-          const keys = Object.fromEntries(ops.map((op) => [op, [...roles]]));
-          const profile = makeSigningProfile({ algorithm, serialization, encoding, keys });
-          if (!seen.has(profile.name)) {
-            seen.add(profile.name);
-            matches.push(profile);
-          }
-        }
-      }
-    }
-  }
-  return matches;
+  const candidates = BODY_SERIALIZATIONS.map((serialization) => ({ text: serializeForSigning(body, serialization), serialization }));
+  return profilesReproducing(candidates, knownSignature, secrets, operation);
+}
+
+/**
+ * Calibration from a body exactly as it was received, carrying its own top-level `signature`: tries
+ * the received text with the signature cut out as text (what a sender that signs its own bytes
+ * signed) and each re-serialization of the parsed body. A match over the received text is reported
+ * with the default serialization: the receiver checks the received text first whatever the profile
+ * says. Empty when the text carries no single string signature or nothing reproduces it.
+ */
+export function calibrateReceived(
+  text: string,
+  secrets: SigningSecrets,
+  operation?: SigningOperation,
+): SigningProfile[] {
+  const cut = cutTopLevelMember(text, 'signature');
+  if (cut.kind !== 'cut') return [];
+  const signature: unknown = JSON.parse(cut.valueText);
+  if (typeof signature !== 'string' || signature === '') return [];
+  const body = JSON.parse(text) as object;
+  const candidates: Candidate[] = [
+    { text: cut.text, serialization: DEFAULT_SIGNING_PROFILE.serialization },
+    ...BODY_SERIALIZATIONS.map((serialization) => ({ text: serializeForSigning(body, serialization), serialization })),
+  ];
+  return profilesReproducing(candidates, signature, secrets, operation ?? inferSigningOperation(body));
 }

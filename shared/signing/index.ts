@@ -14,4 +14,4 @@ export {
 } from './profile';
 export { serializeForSigning, signPayload, verifyPayload, verifySignedText, withSignature } from './sign';
 export { cutTopLevelMember, type MemberCut } from './json-member';
-export { calibrate, inferSigningOperation } from './calibrate';
+export { calibrate, calibrateReceived, inferSigningOperation } from './calibrate';

@@ -6,7 +6,7 @@ import { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FUNCTIONS, ROUTES } from '@shared/config/functions';
-import { EVENTS_TABLE, TABLES, resourceName } from '@shared/config/resources';
+import { EVENTS_TABLE, QUARANTINE_TABLE, TABLES, resourceName } from '@shared/config/resources';
 import { CHECK_BACKOFF_MINUTES } from '@shared/domain/payout';
 import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE, OLDEST_UNKNOWN_WINDOW_MINUTES } from '@shared/observability/metric-names';
 import { buildApp } from '@infra/build-app';
@@ -73,7 +73,7 @@ function functionProps(template: Template, functionId: string): Record<string, u
 }
 
 /** Stateful resources by the logical-id prefix CDK gives them in the data stack. */
-const RESOURCE_PREFIXES = ['PayoutsTable', 'EventsTable', 'KycTable', 'PayoutsQueue', 'PayoutsDlq', 'ProviderSecret', 'KycSecret'] as const;
+const RESOURCE_PREFIXES = ['PayoutsTable', 'EventsTable', 'KycTable', 'QuarantineTable', 'PayoutsQueue', 'PayoutsDlq', 'ProviderSecret', 'KycSecret'] as const;
 
 /**
  * The IAM actions a function's role grants (inline policies and managed policies), keyed by the
@@ -127,16 +127,22 @@ describe('stateful stack', () => {
       prod.stateful.hasResourceProperties('AWS::DynamoDB::Table', {
         TableName: resourceName('prod', definition.id),
         BillingMode: 'PAY_PER_REQUEST',
-        KeySchema: [{ AttributeName: definition.partitionKey.name, KeyType: 'HASH' }],
+        KeySchema: [
+          { AttributeName: definition.partitionKey.name, KeyType: 'HASH' },
+          ...('sortKey' in definition ? [{ AttributeName: definition.sortKey.name, KeyType: 'RANGE' }] : []),
+        ],
         PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
         SSESpecification: { SSEEnabled: true },
-        GlobalSecondaryIndexes: definition.indexes.map((index) => Match.objectLike({ IndexName: index.indexName })),
+        GlobalSecondaryIndexes:
+          definition.indexes.length > 0 ? definition.indexes.map((index) => Match.objectLike({ IndexName: index.indexName })) : Match.absent(),
       });
     }
-    prod.stateful.hasResourceProperties('AWS::DynamoDB::Table', {
-      TableName: resourceName('prod', EVENTS_TABLE.id),
-      TimeToLiveSpecification: { AttributeName: EVENTS_TABLE.timeToLiveAttribute, Enabled: true },
-    });
+    for (const ttl of [EVENTS_TABLE, QUARANTINE_TABLE]) {
+      prod.stateful.hasResourceProperties('AWS::DynamoDB::Table', {
+        TableName: resourceName('prod', ttl.id),
+        TimeToLiveSpecification: { AttributeName: ttl.timeToLiveAttribute, Enabled: true },
+      });
+    }
   });
 
   it('retains data by default and deletes it only when the stage says so', () => {
@@ -230,6 +236,8 @@ describe('functions', () => {
       EventsTable: dynamo('PutItem'),
       PayoutsTable: dynamo('UpdateItem'),
       'PayoutsTable/index/by-withdrawal-reference': dynamo('Query'),
+      // The quarantine of mismatched notifications: the hour counter (UpdateItem), the kept body (PutItem).
+      QuarantineTable: dynamo('PutItem', 'UpdateItem'),
       ProviderSecret: SECRET_READ,
     });
   });

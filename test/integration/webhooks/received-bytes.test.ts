@@ -1,11 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPayoutRepository } from '@shared/adapters/payout-repository';
-import { payoutKey, type PayoutIdentity } from '@shared/domain/identity';
-import { Payout } from '@shared/domain/payout';
-import { startReceiverStack, type ReceiverStack } from './receiver-stack';
+import { knownPayout as knownPayoutOf, payoutItem, startReceiverStack, type ReceiverStack } from './receiver-stack';
 
 /*
  * End to end through the local HTTP API gateway: bodies as a real provider writes and sends them
@@ -23,23 +19,10 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const identity = (reference: string): PayoutIdentity => ({
-  platform_merchant_id: stack.partner.platform_merchant_id,
-  currency: 'GHS',
-  withdrawal_reference: reference,
-});
-
-/** A payout payrelay knows, its next check an hour away. */
-async function knownPayout(reference: string): Promise<void> {
-  const repo = createPayoutRepository(stack.local.names.payoutsTable, stack.doc);
-  await repo.createAccepted(
-    Payout.accept({ identity: identity(reference), amount: '100.50', accountMasked: '******3456', accountCode: 'MTN' }, new Date()),
-  );
-}
+const knownPayout = (reference: string): Promise<void> => knownPayoutOf(stack, reference, '100.50');
 
 async function nextCheckAt(reference: string): Promise<number> {
-  const out = await stack.doc.send(new GetCommand({ TableName: stack.local.names.payoutsTable, Key: { pk: payoutKey(identity(reference)) } }));
-  return Date.parse(String(out.Item?.nextCheckAt));
+  return Date.parse(String((await payoutItem(stack, reference))?.nextCheckAt));
 }
 
 async function storedBodies(): Promise<string[]> {

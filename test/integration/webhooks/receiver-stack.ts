@@ -1,5 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { PutSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { startGateway, type GatewayHandle } from '@local/gateway';
@@ -7,7 +7,10 @@ import type { LocalFunction } from '@local/lambda';
 import { startLocalAws, type LocalAws } from '@local/emulators';
 import { createKycRepository } from '@shared/adapters/kyc-repository';
 import { createKycOrder } from '@shared/app/create-kyc-order';
+import { createPayoutRepository } from '@shared/adapters/payout-repository';
 import { FUNCTIONS, ROUTES } from '@shared/config/functions';
+import { payoutKey, type PayoutIdentity } from '@shared/domain/identity';
+import { Payout } from '@shared/domain/payout';
 import { KycServiceClient } from '@shared/providers/kyc-client';
 import { startSimulator, type SimulatorHandle, type SimulatorOptions } from '@simulator/index';
 import { lambdaContext } from '@test/factories/http-events';
@@ -127,4 +130,25 @@ export async function startReceiverStack(options: { stage: string; simulator?: S
 /** Parsed JSON body of a handler result. */
 export function bodyOf(result: APIGatewayProxyStructuredResultV2): Record<string, unknown> {
   return JSON.parse(result.body ?? '{}') as Record<string, unknown>;
+}
+
+/** The identity of a payout of the stack's partner in GHS. */
+export function payoutIdentity(stack: ReceiverStack, reference: string): PayoutIdentity {
+  return { platform_merchant_id: stack.partner.platform_merchant_id, currency: 'GHS', withdrawal_reference: reference };
+}
+
+/** A payout payrelay knows (ACCEPTED, its first check a while away); the provider knows nothing of it. */
+export async function knownPayout(stack: ReceiverStack, reference: string, amount = '10.00'): Promise<void> {
+  const repo = createPayoutRepository(stack.local.names.payoutsTable, stack.doc);
+  await repo.createAccepted(
+    Payout.accept({ identity: payoutIdentity(stack, reference), amount, accountMasked: '******3456', accountCode: 'MTN' }, new Date()),
+  );
+}
+
+/** The payouts-table item of a payout of the stack's partner. */
+export async function payoutItem(stack: ReceiverStack, reference: string): Promise<Record<string, unknown> | undefined> {
+  const out = await stack.doc.send(
+    new GetCommand({ TableName: stack.local.names.payoutsTable, Key: { pk: payoutKey(payoutIdentity(stack, reference)) } }),
+  );
+  return out.Item;
 }

@@ -1,6 +1,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
+  calibrateReceived,
   DEFAULT_SIGNING_PROFILE,
   SigningProfileError,
   calibrate,
@@ -242,5 +243,24 @@ describe('calibrate', () => {
   it('finds nothing for a signature no supported scheme produces', () => {
     expect(calibrate(payout, 'f'.repeat(128), secrets)).toEqual([]);
     expect(calibrate(payout, hmac('other', insertionJson, 'hex'), secrets)).toEqual([]);
+  });
+});
+
+describe('calibrateReceived: calibration from a body exactly as received', () => {
+  const unsigned = '{"status":"success","message":"re\\u00e7u \\/ ok","data":{"amount":100.50,"partner_order_id":"R-1"}}';
+
+  it('finds a scheme that signs the received text itself, which no re-serialization reproduces', () => {
+    const signature = createHmac('sha512', secrets.partnerSecret).update(unsigned, 'utf8').digest('hex');
+    const received = `${unsigned.slice(0, -1)}, "signature": "${signature}"}`;
+    const names = calibrateReceived(received, secrets, 'orderNotification').map((p) => p.name);
+    expect(names).toEqual(['hmac-sha512/compact-insertion/hex/orderNotification=partner']);
+    expect(calibrate(JSON.parse(received) as object, signature, secrets, 'orderNotification')).toEqual([]);
+  });
+
+  it('finds nothing in a body without exactly one string signature', () => {
+    expect(calibrateReceived(unsigned, secrets)).toEqual([]);
+    expect(calibrateReceived('{"signature":"a","signature":"b"}', secrets)).toEqual([]);
+    expect(calibrateReceived('{"signature":5}', secrets)).toEqual([]);
+    expect(calibrateReceived('[1]', secrets)).toEqual([]);
   });
 });
