@@ -1,8 +1,8 @@
 import { createEventStore } from '@shared/adapters/event-store';
 import { createPayoutRepository } from '@shared/adapters/payout-repository';
 import { createQuarantineStore } from '@shared/adapters/quarantine-store';
-import { cachedSecret, providerSecretSchema } from '@shared/adapters/secrets';
-import { credentialsFromCachedSecret } from '@shared/adapters/credentials';
+import { cachedSecret, previousSecret, providerSecretSchema } from '@shared/adapters/secrets';
+import { credentialsFromCachedSecret, previousCredentialsFrom } from '@shared/adapters/credentials';
 import { systemClock } from '@shared/adapters/system-clock';
 import { telemetryFrom } from '@shared/adapters/telemetry';
 import { receivePayoutNotification } from '@shared/app/receive-payout-notification';
@@ -24,6 +24,7 @@ const config = loadConfig(
     QUARANTINE_MAX_PER_HOUR: envInt(100),
     QUARANTINE_RETENTION_DAYS: envInt(14),
     MISMATCH_NUDGE_MINUTES: envInt(15),
+    KEY_ROTATION_WINDOW_HOURS: envInt(24),
   }),
 );
 
@@ -34,6 +35,8 @@ const deps = {
   events: createEventStore({ tableName: config.EVENTS_TABLE_NAME }),
   payouts: createPayoutRepository(config.PAYOUTS_TABLE_NAME),
   credentials: refreshable(credentialsFromCachedSecret(cachedSecret(config.PROVIDER_SECRET_ID, providerSecretSchema)), systemClock),
+  previousCredentials: previousCredentialsFrom(previousSecret(config.PROVIDER_SECRET_ID, providerSecretSchema)),
+  rotationWindowMs: config.KEY_ROTATION_WINDOW_HOURS * 3_600_000,
   signingProfile,
   quarantine: createQuarantineStore({ tableName: config.QUARANTINE_TABLE_NAME }),
   quarantineSettings: {

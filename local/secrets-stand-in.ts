@@ -6,14 +6,23 @@ import type { AddressInfo } from 'node:net';
  * LOCAL ONLY. A minimal Secrets Manager stand-in for the local stack and the tests: no emulator of
  * Secrets Manager exists on npm or in Debian. It speaks the SDK's JSON 1.1 protocol for the four
  * calls payrelay makes (CreateSecret, GetSecretValue, PutSecretValue, DescribeSecret), keeps values in
- * memory and is never deployed. Production reads the real service through the same SDK client.
+ * memory and is never deployed. Like the real service, each put makes a new version AWSCURRENT and
+ * moves the label AWSPREVIOUS to the version it replaced; GetSecretValue takes VersionStage or VersionId. Production reads the real service through the same SDK client.
  */
+
+/** One version of a secret's value and the staging labels it holds (AWSCURRENT, AWSPREVIOUS). */
+interface StoredVersion {
+  versionId: string;
+  secretString: string;
+  createdDate: number;
+  stages: string[];
+}
 
 interface StoredSecret {
   arn: string;
   name: string;
-  versionId?: string;
-  secretString?: string;
+  /** Newest last; only versions that still hold a label are kept, as Secrets Manager deprecates the rest. */
+  versions: StoredVersion[];
   createdDate: number;
   lastChangedDate: number;
 }
@@ -53,10 +62,30 @@ export async function startSecretsStandIn(options: { port?: number; region?: str
 
   const setValue = (secret: StoredSecret, value: unknown, token: unknown): string => {
     if (typeof value !== 'string') throw new StandInError('InvalidParameterException', 'SecretString is required');
-    secret.secretString = value;
-    secret.versionId = typeof token === 'string' && token.length > 0 ? token : randomUUID();
-    secret.lastChangedDate = Date.now() / 1000;
-    return secret.versionId;
+    const now = Date.now() / 1000;
+    const current = secret.versions.find((v) => v.stages.includes('AWSCURRENT'));
+    for (const version of secret.versions) version.stages = version.stages.filter((stage) => stage !== 'AWSPREVIOUS');
+    if (current) current.stages = current.stages.filter((stage) => stage !== 'AWSCURRENT').concat('AWSPREVIOUS');
+    const versionId = typeof token === 'string' && token.length > 0 ? token : randomUUID();
+    secret.versions = secret.versions.filter((v) => v.stages.length > 0);
+    secret.versions.push({ versionId, secretString: value, createdDate: now, stages: ['AWSCURRENT'] });
+    secret.lastChangedDate = now;
+    return versionId;
+  };
+
+  const versionOf = (secret: StoredSecret, input: Record<string, unknown>): StoredVersion => {
+    const stage = typeof input.VersionStage === 'string' ? input.VersionStage : undefined;
+    const id = typeof input.VersionId === 'string' ? input.VersionId : undefined;
+    const version = id
+      ? secret.versions.find((v) => v.versionId === id)
+      : secret.versions.find((v) => v.stages.includes(stage ?? 'AWSCURRENT'));
+    if (!version) {
+      throw new StandInError(
+        'ResourceNotFoundException',
+        `Secrets Manager can't find the specified secret value for ${id ? `VersionId: ${id}` : `staging label: ${stage ?? 'AWSCURRENT'}`}`,
+      );
+    }
+    return version;
   };
 
   const operations: Record<string, (input: Record<string, unknown>) => unknown> = {
@@ -68,6 +97,7 @@ export async function startSecretsStandIn(options: { port?: number; region?: str
       const secret: StoredSecret = {
         name,
         arn: `arn:aws:secretsmanager:${region}:${ACCOUNT_ID}:secret:${name}-${randomBytes(3).toString('hex')}`,
+        versions: [],
         createdDate: now,
         lastChangedDate: now,
       };
@@ -77,16 +107,14 @@ export async function startSecretsStandIn(options: { port?: number; region?: str
     },
     GetSecretValue(input) {
       const secret = find(input.SecretId);
-      if (secret.secretString === undefined) {
-        throw new StandInError('ResourceNotFoundException', "Secrets Manager can't find the specified secret value for staging label: AWSCURRENT");
-      }
+      const version = versionOf(secret, input);
       return {
         ARN: secret.arn,
         Name: secret.name,
-        VersionId: secret.versionId,
-        SecretString: secret.secretString,
-        VersionStages: ['AWSCURRENT'],
-        CreatedDate: secret.lastChangedDate,
+        VersionId: version.versionId,
+        SecretString: version.secretString,
+        VersionStages: [...version.stages],
+        CreatedDate: version.createdDate,
       };
     },
     PutSecretValue(input) {
@@ -101,7 +129,7 @@ export async function startSecretsStandIn(options: { port?: number; region?: str
         Name: secret.name,
         CreatedDate: secret.createdDate,
         LastChangedDate: secret.lastChangedDate,
-        VersionIdsToStages: secret.versionId ? { [secret.versionId]: ['AWSCURRENT'] } : {},
+        VersionIdsToStages: Object.fromEntries(secret.versions.map((v) => [v.versionId, [...v.stages]])),
       };
     },
   };
@@ -140,7 +168,7 @@ export async function startSecretsStandIn(options: { port?: number; region?: str
     endpoint: `http://127.0.0.1:${port}`,
     peek: (secretId) => {
       try {
-        return find(secretId).secretString;
+        return find(secretId).versions.find((v) => v.stages.includes('AWSCURRENT'))?.secretString;
       } catch {
         return undefined;
       }

@@ -1,4 +1,5 @@
-import type { CredentialsSource } from '@shared/ports/payouts';
+import type { CredentialsSource, ProviderCredentials } from '@shared/ports/payouts';
+import type { PreviousSecret } from '@shared/ports/secrets';
 import { credentialsFromSecret, type ProviderSecretFields } from '@shared/providers/payout-client';
 
 /**
@@ -9,4 +10,14 @@ export function credentialsFromCachedSecret(
   secret: { get(options?: { forceFetch?: boolean }): Promise<ProviderSecretFields> },
 ): CredentialsSource {
   return { get: async (options) => credentialsFromSecret(await secret.get(options)) };
+}
+
+/** The previous provider secret (snake_case JSON, see previousSecret) in the client's camelCase shape. */
+export function previousCredentialsFrom(previous: PreviousSecret<ProviderSecretFields>): PreviousSecret<ProviderCredentials> {
+  return {
+    async get() {
+      const found = await previous.get();
+      return found && { value: credentialsFromSecret(found.value), replacedAt: found.replacedAt };
+    },
+  };
 }

@@ -1,4 +1,6 @@
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
+import { GetSecretValueCommand, ResourceNotFoundException } from '@aws-sdk/client-secrets-manager';
+import type { PreviousSecret } from '@shared/ports/secrets';
 import * as z from 'zod';
 import { secretsClient } from './aws-clients';
 
@@ -56,6 +58,42 @@ export function cachedSecret<T>(secretId: string, schema: z.ZodType<T>, maxAgeSe
         throw new SecretFormatError(`secret ${secretId} is missing or has invalid fields: ${fields}`);
       }
       return parsed.data;
+    },
+  };
+}
+
+/**
+ * The previous value of a JSON secret (its AWSPREVIOUS version: Secrets Manager moves that label to
+ * the replaced version on every put) with the time it was replaced, cached for `maxAgeSeconds`.
+ * Used only after a mismatch, so keys can overlap for a window after a rotation.
+ */
+export function previousSecret<T>(secretId: string, schema: z.ZodType<T>, maxAgeSeconds = 300): PreviousSecret<T> {
+  let cached: { at: number; value: { value: T; replacedAt: Date } | undefined } | undefined;
+  const read = async (): Promise<{ value: T; replacedAt: Date } | undefined> => {
+    const stage = async (VersionStage: string) => {
+      try {
+        return await secretsClient.send(new GetSecretValueCommand({ SecretId: secretId, VersionStage }));
+      } catch (error) {
+        if (error instanceof ResourceNotFoundException) return undefined;
+        throw error;
+      }
+    };
+    const [current, previous] = await Promise.all([stage('AWSCURRENT'), stage('AWSPREVIOUS')]);
+    if (current?.CreatedDate === undefined || previous?.SecretString === undefined) return undefined;
+    let raw: unknown;
+    try {
+      raw = JSON.parse(previous.SecretString);
+    } catch {
+      return undefined;
+    }
+    const parsed = schema.safeParse(raw);
+    return parsed.success ? { value: parsed.data, replacedAt: current.CreatedDate } : undefined;
+  };
+  return {
+    async get() {
+      const now = Date.now();
+      if (cached === undefined || now - cached.at > maxAgeSeconds * 1000) cached = { at: now, value: await read() };
+      return cached.value;
     },
   };
 }

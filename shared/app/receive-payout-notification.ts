@@ -7,12 +7,18 @@ import { quarantineMismatch, type QuarantineSettings } from './quarantine';
 import type { QuarantinePort } from '@shared/ports/quarantine';
 import { storeCallback } from './store-callback';
 import type { EventStore, PayoutNudge, WebhookReceipt } from '@shared/ports/callbacks';
-import type { RefreshableSecret } from '@shared/ports/secrets';
+import type { PreviousSecret, RefreshableSecret } from '@shared/ports/secrets';
+
+/** The provider keys a notification is checked with. */
+export type NotificationKeys = Pick<ProviderCredentials, 'partnerPublicKey' | 'partnerSecretKey' | 'merchantSecretKey'>;
 
 export interface ReceivePayoutNotificationDeps {
   events: EventStore;
   payouts: PayoutNudge;
-  credentials: RefreshableSecret<Pick<ProviderCredentials, 'partnerPublicKey' | 'partnerSecretKey' | 'merchantSecretKey'>>;
+  credentials: RefreshableSecret<NotificationKeys>;
+  /** The keys the last rotation replaced, accepted for `rotationWindowMs` after it. */
+  previousCredentials: PreviousSecret<NotificationKeys>;
+  rotationWindowMs: number;
   signingProfile: SigningProfile;
   quarantine: QuarantinePort;
   quarantineSettings: QuarantineSettings;
@@ -33,7 +39,6 @@ export interface PayoutNotificationRequest {
 
 const BEARER = /^bearer\s+/i;
 
-type NotificationKeys = Pick<ProviderCredentials, 'partnerPublicKey' | 'partnerSecretKey' | 'merchantSecretKey'>;
 
 /** The signature a notification carries and the text it signs: the received body without it. */
 interface SignedNotification {
@@ -83,6 +88,32 @@ function mismatch(
 }
 
 /**
+ * After the current keys failed: tries the keys the last rotation replaced, if it happened less than
+ * `rotationWindowMs` ago, so notifications the provider signed before it switched are not lost.
+ * Returns undefined when they authenticate the notification, else the more telling reason.
+ */
+async function withPreviousKeys(
+  deps: ReceivePayoutNotificationDeps,
+  check: (keys: NotificationKeys) => UnauthorizedReason | undefined,
+  reason: UnauthorizedReason,
+): Promise<UnauthorizedReason | undefined> {
+  const previous = await deps.previousCredentials.get();
+  if (previous === undefined) return reason;
+  const sinceRotationMs = deps.clock.now().getTime() - previous.replacedAt.getTime();
+  if (sinceRotationMs < 0 || sinceRotationMs >= deps.rotationWindowMs) return reason;
+  const previousReason = check(previous.value);
+  if (previousReason === undefined) {
+    deps.log.info('order notification verified with previous keys', {
+      rotatedAt: previous.replacedAt.toISOString(),
+      windowEndsAt: new Date(previous.replacedAt.getTime() + deps.rotationWindowMs).toISOString(),
+    });
+    return undefined;
+  }
+  // The partner key matched one of the two key sets: the signature is what failed.
+  return reason === 'signature' || previousReason === 'signature' ? 'signature' : reason;
+}
+
+/**
  * Receives one order notification from the payout service: checks the Authorization key and the
  * signature (re-reading the provider secret once, throttled, when they do not match, since keys may
  * just have been reset), stores the body verbatim once, and makes the payout it names due for
@@ -101,11 +132,13 @@ export async function receivePayoutNotification(
     throw new MalformedWebhookError('an order notification must be a JSON object carrying a signature');
   }
   const signed = signedNotification(request.body);
-  let reason = mismatch(request, payload, signed, await deps.credentials.get(), deps.signingProfile);
+  const check = (keys: NotificationKeys) => mismatch(request, payload, signed, keys, deps.signingProfile);
+  let reason = check(await deps.credentials.get());
   if (reason !== undefined) {
     const fresh = await deps.credentials.refresh();
-    if (fresh !== undefined) reason = mismatch(request, payload, signed, fresh, deps.signingProfile);
+    if (fresh !== undefined) reason = check(fresh);
   }
+  if (reason !== undefined) reason = await withPreviousKeys(deps, check, reason);
   if (reason === 'signature') {
     // The partner key is right, the signature is not: perhaps a scheme payrelay is not set up for.
     // Keep it to learn from, never apply it.
