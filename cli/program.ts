@@ -7,6 +7,7 @@ import { registerEventsCommands } from './commands/events';
 import { registerKycCommands } from './commands/kyc';
 import { registerPartnerCommands } from './commands/partner';
 import { registerPayoutsCommands } from './commands/payouts';
+import { registerSchemaCommands } from './commands/schema';
 import { registerSecretsCommands } from './commands/secrets';
 import { registerSignatureCommands } from './commands/signature';
 import { registerSimulatorCommand } from '@simulator/command';
@@ -42,6 +43,7 @@ export function buildProgram(): Command {
   registerDlqCommands(program);
   registerEventsCommands(program);
   registerSignatureCommands(program);
+  registerSchemaCommands(program);
   registerSimulatorCommand(program);
   registerDemoCommand(program);
   registerConsoleCommand(program);
