@@ -6,7 +6,7 @@ import addFormats from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '@local/lambda';
-import { MalformedWebhookError, WebhookUnauthorizedError } from '@shared/domain/webhook-errors';
+import { MalformedWebhookError, WebhookUnauthorizedError } from '@shared/domain/errors';
 import { toHttpRefusal } from '@shared/http/error-map';
 import {
   MalformedJsonError,
@@ -15,7 +15,7 @@ import {
   UndecodableBodyError,
   UnsupportedContentEncodingError,
   UnsupportedMediaTypeError,
-} from '@shared/http/errors';
+} from '@shared/http/request-errors';
 import { withSignature } from '@shared/signing';
 import { CALLBACK_TOKEN, startReceiverStack, type ReceiverStack } from './receiver-stack';
 

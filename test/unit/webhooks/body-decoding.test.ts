@@ -1,7 +1,7 @@
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { contentCodings, decodeContent, withoutByteOrderMark } from '@shared/http/body-decoding';
-import { PayloadTooLargeError, UndecodableBodyError, UnsupportedContentEncodingError } from '@shared/http/errors';
+import { PayloadTooLargeError, UndecodableBodyError, UnsupportedContentEncodingError } from '@shared/http/request-errors';
 
 const text = '{"status":"success","amount":"100.50"}';
 const decoded = (body: Buffer, encoding: string | undefined, max = 1024): string => decodeContent(body, encoding, max).toString('utf8');
