@@ -1,7 +1,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { quarantineDayOf } from '@shared/domain/quarantine';
-import type { QuarantinedNotification, QuarantinePort } from '@shared/ports/quarantine';
+import type { QuarantinedNotification, QuarantineStore } from '@shared/ports/quarantine';
 import { documentClient } from './aws-clients';
 
 const DAY_MS = 86_400_000;
@@ -22,7 +22,7 @@ function toNotification(item: Record<string, unknown>): QuarantinedNotification 
  * incremented, on condition it is below the cap, before a notification is written. Everything
  * carries the TTL `expiresAt`.
  */
-export function createQuarantineStore(options: { tableName: string; client?: DynamoDBDocumentClient }): QuarantinePort {
+export function createQuarantineStore(options: { tableName: string; client?: DynamoDBDocumentClient }): QuarantineStore {
   const client = options.client ?? documentClient;
   const tableName = options.tableName;
   return {

@@ -3,7 +3,7 @@ import { quarantineIdOf } from '@shared/domain/quarantine';
 import { METRIC } from '@shared/observability/metric-names';
 import { calibrateReceived, type SigningProfile, type SigningSecrets } from '@shared/signing';
 import type { PayoutNudge } from '@shared/ports/callbacks';
-import type { QuarantineOutcome, QuarantinePort } from '@shared/ports/quarantine';
+import type { QuarantineOutcome, QuarantineStore } from '@shared/ports/quarantine';
 import type { Clock, Log, Telemetry } from '@shared/ports/runtime';
 
 /**
@@ -22,7 +22,7 @@ export interface QuarantineSettings {
 }
 
 export interface QuarantineDeps {
-  quarantine: QuarantinePort;
+  quarantine: QuarantineStore;
   payouts: PayoutNudge;
   settings: QuarantineSettings;
   clock: Clock;
@@ -83,7 +83,7 @@ export interface QuarantineCalibration {
  * signatures each reproduces. A profile reproducing all of them is the provider's scheme.
  */
 export async function calibrateFromQuarantine(
-  quarantine: QuarantinePort,
+  quarantine: QuarantineStore,
   secrets: SigningSecrets,
   range: { since: Date; until: Date; limit: number },
 ): Promise<QuarantineCalibration> {

@@ -4,7 +4,7 @@ import { cutTopLevelMember, verifyPayload, verifySignedText, type SigningProfile
 import type { Clock, Log, Telemetry } from '@shared/ports/runtime';
 import type { ProviderCredentials } from '@shared/ports/payouts';
 import { quarantineMismatch, type QuarantineSettings } from './quarantine';
-import type { QuarantinePort } from '@shared/ports/quarantine';
+import type { QuarantineStore } from '@shared/ports/quarantine';
 import { storeCallback } from './store-callback';
 import type { EventStore, PayoutNudge, WebhookReceipt } from '@shared/ports/callbacks';
 import type { PreviousSecret, RefreshableSecret } from '@shared/ports/secrets';
@@ -20,7 +20,7 @@ export interface ReceivePayoutNotificationDeps {
   previousCredentials: PreviousSecret<NotificationKeys>;
   rotationWindowMs: number;
   signingProfile: SigningProfile;
-  quarantine: QuarantinePort;
+  quarantine: QuarantineStore;
   quarantineSettings: QuarantineSettings;
   retentionDays: number;
   clock: Clock;

@@ -21,7 +21,7 @@ export interface QuarantinedNotification {
 /** What keeping one notification did. */
 export type QuarantineOutcome = 'kept' | 'duplicate' | 'hour-full';
 
-export interface QuarantinePort {
+export interface QuarantineStore {
   /**
    * Keeps the notification unless this hour already holds `maxPerHour` (a flood cannot fill the
    * table) or the same body was already kept that day.

@@ -7,7 +7,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createQuarantineStore } from '@shared/adapters/quarantine-store';
 import { calibrateFromQuarantine } from '@shared/app/quarantine';
-import type { QuarantinePort } from '@shared/ports/quarantine';
+import type { QuarantineStore } from '@shared/ports/quarantine';
 import { payoutKey } from '@shared/domain/identity';
 import { resolveSigningProfile, withSignature } from '@shared/signing';
 import { REPO_ROOT } from '@local/lambda';
@@ -29,7 +29,7 @@ import {
 
 const MAX_PER_HOUR = 6;
 let stack: ReceiverStack;
-let quarantine: QuarantinePort;
+let quarantine: QuarantineStore;
 
 beforeAll(async () => {
   stack = await startReceiverStack({
@@ -82,7 +82,7 @@ async function post(body: string, authorization = `Bearer ${stack.partner.partne
   return response.status;
 }
 
-const everything = (): Promise<Awaited<ReturnType<QuarantinePort['list']>>> =>
+const everything = (): Promise<Awaited<ReturnType<QuarantineStore['list']>>> =>
   quarantine.list(new Date(Date.now() - 86_400_000), new Date(Date.now() + 60_000), 1000);
 
 async function storedEvents(): Promise<number> {
