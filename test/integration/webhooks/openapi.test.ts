@@ -6,6 +6,7 @@ import addFormats from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '@local/lambda';
+import { SecretFormatError, SecretNotConfiguredError } from '@shared/adapters/secrets';
 import { MalformedWebhookError, WebhookUnauthorizedError } from '@shared/domain/errors';
 import { toHttpRefusal } from '@shared/http/error-map';
 import {
@@ -88,6 +89,8 @@ describe('docs/openapi.json', () => {
       new MalformedWebhookError('x'),
       new WebhookUnauthorizedError('signature', 'x'),
       new SourceNotAllowedError('x'),
+      new SecretNotConfiguredError('x'),
+      new SecretFormatError('x'),
       new Error('anything else'),
     ];
     for (const error of errors) {
