@@ -217,7 +217,8 @@ describe('faults on outgoing callbacks and notifications', () => {
 
 describe('admin HTTP API and reproducibility', () => {
   it('sets, reports and clears faults over HTTP, and serves the same ledger as the in-process handle', async () => {
-    const s = await start();
+    // Settling waits for a status check, so no settle timer can change the record between the two ledger reads.
+    const s = await start({ progression: { settleAfterChecks: 1 } });
     const { client, creds } = fixture(s);
     const admin = (path: string, method = 'GET', body?: unknown) =>
       fetch(`${s.url}/__admin${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
