@@ -70,29 +70,34 @@ export function createKycRepository(options: { tableName: string; client?: Dynam
     },
 
     async unconfirmedApprovals(limit) {
+      // Every shard at once (each read oldest update first until `limit` of its own), merged oldest
+      // first: one round trip of latency instead of one per shard.
+      const shards = await Promise.all(
+        openShardKeys(SHARDS.unconfirmed).map(async (shard) => {
+          const items: Array<Record<string, unknown>> = [];
+          let cursor: Record<string, unknown> | undefined;
+          do {
+            const page = await client.send(
+              new QueryCommand({
+                TableName: tableName,
+                IndexName: UNCONFIRMED_INDEX.indexName,
+                KeyConditionExpression: 'unconfirmedShard = :shard',
+                ExpressionAttributeValues: { ':shard': shard },
+                Limit: limit - items.length,
+                ExclusiveStartKey: cursor,
+              }),
+            );
+            items.push(...(page.Items ?? []));
+            cursor = page.LastEvaluatedKey;
+          } while (cursor !== undefined && items.length < limit);
+          return items;
+        }),
+      );
       const refs: KycSubjectRef[] = [];
-      // The shards one after another, oldest update first within each, until `limit` are found.
-      for (const shard of openShardKeys(SHARDS.unconfirmed)) {
-        let cursor: Record<string, unknown> | undefined;
-        do {
-          const page = await client.send(
-            new QueryCommand({
-              TableName: tableName,
-              IndexName: UNCONFIRMED_INDEX.indexName,
-              KeyConditionExpression: 'unconfirmedShard = :shard',
-              ExpressionAttributeValues: { ':shard': shard },
-              Limit: limit - refs.length,
-              ExclusiveStartKey: cursor,
-            }),
-          );
-          for (const item of page.Items ?? []) {
-            const [, appId, userReference] = String(item.pk).split('#');
-            if (appId !== undefined && userReference !== undefined) {
-              refs.push({ appId: decodeURIComponent(appId), userReference: decodeURIComponent(userReference) });
-            }
-          }
-          cursor = page.LastEvaluatedKey;
-        } while (cursor !== undefined && refs.length < limit);
+      const oldestFirst = shards.flat().sort((a, b) => String(a.updatedAt).localeCompare(String(b.updatedAt)));
+      for (const item of oldestFirst) {
+        const [, appId, userReference] = String(item.pk).split('#');
+        if (appId !== undefined && userReference !== undefined) refs.push({ appId: decodeURIComponent(appId), userReference: decodeURIComponent(userReference) });
         if (refs.length >= limit) break;
       }
       return refs;

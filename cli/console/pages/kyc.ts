@@ -37,8 +37,10 @@ async function appIdOf(services: ConsoleServices): Promise<string> {
 export async function kycPage(ctx: PageContext, services: ConsoleServices, query: unknown): Promise<Html> {
   const { user_reference: userReference } = parseInput(subjectQuery, query);
   const appId = await appIdOf(services);
-  const subject = userReference ? await services.kyc.getSubject({ appId, userReference }) : undefined;
-  const waiting = await services.kyc.unconfirmedApprovals(WAITING_SHOWN);
+  const [subject, waiting] = await Promise.all([
+    userReference ? services.kyc.getSubject({ appId, userReference }) : undefined,
+    services.kyc.unconfirmedApprovals(WAITING_SHOWN),
+  ]);
   return page(
     ctx,
     'KYC subjects',
