@@ -56,6 +56,10 @@ function printSummary(stack: LocalStack, reconcileSeconds: number): void {
     ['SQS poller -> payout-worker', 'batch 10, long poll, partial batch failures'],
     ['schedule -> reconciler', `every ${reconcileSeconds} s`],
     ['state file (for the CLI)', LOCAL_STATE_PATH],
+    [
+      'merchant (platform_merchant_id)',
+      stack.providerSecret ? `${stack.providerSecret.platform_merchant_id}  (the merchant every payout row must name)` : 'unknown until payrelay secrets put provider',
+    ],
   );
   console.log(table.toString());
   console.log(

@@ -10,7 +10,7 @@ import { startGateway, type GatewayHandle } from './gateway';
 import { loadFunction, type LocalFunction } from './lambda';
 import { startScheduler, type SchedulerHandle } from './scheduler';
 import { startSqsPoller, type SqsPollerHandle } from './sqs-poller';
-import { removeLocalState, writeLocalState, type LocalStackUrls } from './state';
+import { StateFileInUseError, assertStateFileFree, removeLocalState, writeLocalState, type LocalStackUrls } from './state';
 
 /** Options of {@link startLocalStack}; anything left out comes from local/config.json. */
 export interface LocalStackOptions {
@@ -98,6 +98,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const config = options.config ?? loadLocalConfig();
   const stage = config.stage;
   const log = options.log ?? (() => {});
+  // Before anything starts: never take over the state file of a live stack.
+  if (options.writeStateFile) assertStateFileFree();
   const stops: Array<() => Promise<void>> = [];
   const stopAll = async (): Promise<void> => {
     for (const stop of stops.splice(0).reverse()) {
@@ -220,6 +222,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     stops.push(() => scheduler.stop());
 
     if (options.writeStateFile) {
+      // Checked again: another stack may have started while this one did.
+      assertStateFileFree();
       writeLocalState({ pid: process.pid, startedAt: new Date().toISOString(), stage, urls, env });
       stops.push(async () => removeLocalState(process.pid));
     }
@@ -240,7 +244,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     };
   } catch (error) {
     await stopAll();
-    if (error instanceof LocalStackError) throw error;
+    if (error instanceof LocalStackError || error instanceof StateFileInUseError) throw error;
     const e = error as NodeJS.ErrnoException;
     if (e.code === 'EADDRINUSE') {
       throw new LocalStackError(`a port is already in use (${e.message}); is another npm start running? Pick others with --port / --simulator-port`);

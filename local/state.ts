@@ -41,6 +41,29 @@ export function removeLocalState(pid: number, path = LOCAL_STATE_PATH): void {
   rmSync(path, { force: true });
 }
 
+/** Thrown by `npm start` instead of taking over the state file of another running local stack. */
+export class StateFileInUseError extends Error {
+  override name = 'StateFileInUseError';
+}
+
+/**
+ * Refuses to take over a state file that belongs to another live local stack: the CLI would silently
+ * talk to whichever stack wrote last. A file left by a stack that is gone (crashed, killed) is free.
+ * @throws StateFileInUseError naming the file, the owner's pid and gateway, and the ways out
+ */
+export function assertStateFileFree(path = LOCAL_STATE_PATH, self = process.pid): void {
+  const owner = readLocalState(path);
+  if (!owner || owner.pid === self) return;
+  throw new StateFileInUseError(
+    [
+      `another local stack is running with the state file ${path}: pid ${owner.pid}, started ${owner.startedAt}, gateway ${owner.urls.gateway}.`,
+      `Stop it first (Ctrl-C in its terminal, or kill ${owner.pid}), or run this one beside it with its own state file and ports:`,
+      `  PAYRELAY_STATE_FILE=/tmp/payrelay-2/state.json npm start -- --port 3100 --simulator-port 4110`,
+      `and point the CLI at it with the same PAYRELAY_STATE_FILE.`,
+    ].join('\n'),
+  );
+}
+
 /** The state of a running local stack, or undefined when none is recorded or its process is gone. */
 export function readLocalState(path = LOCAL_STATE_PATH): LocalState | undefined {
   let state: LocalState;

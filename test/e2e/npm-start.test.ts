@@ -46,6 +46,8 @@ describe('npm start (local/main.ts)', () => {
     expect(output).toContain(state.env.PAYOUTS_QUEUE_URL);
     expect(output).toContain('payrelay-local-payouts');
     expect(output).toContain('npx payrelay demo');
+    // The merchant every payout row must name, as the docs' examples use it.
+    expect(output).toMatch(/merchant \(platform_merchant_id\)\s*│\s*local-merchant-1/);
 
     // The gateway serves the API's routes and nothing else; a forged KYC token is refused.
     const unknown = await fetch(`${state.urls.gateway}/nope`, { method: 'POST' });
@@ -59,6 +61,25 @@ describe('npm start (local/main.ts)', () => {
     const types = await fetch(`${state.urls.kycApi}/api/v1/kyc_type/`);
     expect(types.status).toBe(200);
   }, 60_000);
+
+  it('a second npm start with the same state file refuses to take it over, names it and says what to do', async () => {
+    const second = spawn(process.execPath, ['--import', 'tsx', 'local/main.ts', '--port', '0', '--simulator-port', '0', '--quiet'], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, PAYRELAY_STATE_FILE: stateFile },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let said = '';
+    second.stdout?.on('data', (d: Buffer) => (said += d.toString()));
+    second.stderr?.on('data', (d: Buffer) => (said += d.toString()));
+    const code = await new Promise<number | null>((resolve) => second.once('exit', (c) => resolve(c)));
+    expect(code).toBe(1);
+    expect(said).toContain(`another local stack is running with the state file ${stateFile}: pid ${state.pid}`);
+    expect(said).toContain(`kill ${state.pid}`);
+    expect(said).toContain('PAYRELAY_STATE_FILE=');
+    // Nothing was taken over: the file still belongs to the first stack, which still answers.
+    expect(readLocalState(stateFile)?.pid).toBe(state.pid);
+    expect((await fetch(`${state.urls.kycApi}/api/v1/kyc_type/`)).status).toBe(200);
+  }, 30_000);
 
   it('stops cleanly on SIGINT: exit 0, state file removed, ports released', async () => {
     const exited = new Promise<number | null>((resolve) => child?.once('exit', (code) => resolve(code)));
