@@ -1,5 +1,6 @@
 import type { PayoutState } from '@shared/domain/payout';
 import type { PayoutRequest } from '@shared/messages/payout-request';
+import { payableAccounts, type PayableAccount } from '@simulator/accounts';
 import { CliError } from './output';
 import { requireEnv, type Target } from './target';
 
@@ -11,16 +12,8 @@ export interface DemoPayout {
   readonly role: 'normal' | 'name mismatch' | 'unknown account' | 'ambiguous time-out';
 }
 
-/** Seeded simulator accounts (docs/simulator.md) the normal rows pay to, with the names they hold. */
-const ACCOUNTS = [
-  { currency: 'GHS', account_code: '030', account_number: '1020304050', name: 'Kofi Asante' },
-  { currency: 'GHS', account_code: 'MTN', account_number: '0244123456', name: 'Kwame Mensah' },
-  { currency: 'GHS', account_code: 'VOD', account_number: '0201234567', name: 'Akosua Boateng' },
-  { currency: 'GHS', account_code: 'Momo', account_number: '0541234567', name: 'Yaw Owusu' },
-  { currency: 'NGN', account_code: '057', account_number: '0123456789', name: 'Adaeze Okafor' },
-  { currency: 'NGN', account_code: '058', account_number: '0234567890', name: 'Chinedu Eze' },
-  { currency: 'NGN', account_code: '044', account_number: '0345678901', name: 'Folake Adeyemi' },
-] as const;
+/** Seeded simulator accounts (docs/simulator.md) the normal rows pay to, GHS then NGN, with the names they hold. */
+const ACCOUNTS = payableAccounts(['GHS', 'NGN']);
 
 /**
  * The demo's 50 payouts: 47 normal ones (some with the expected name written differently, which the
@@ -29,7 +22,7 @@ const ACCOUNTS = [
  */
 export function demoPayouts(merchant: string, runId: string): { timeout: DemoPayout; rest: DemoPayout[] } {
   const ref = (n: number): string => `DEMO-${runId}-${String(n).padStart(2, '0')}`;
-  const base = (n: number, account: (typeof ACCOUNTS)[number], amount: string) => ({
+  const base = (n: number, account: PayableAccount, amount: string) => ({
     version: 1 as const,
     platform_merchant_id: merchant,
     currency: account.currency,
@@ -38,9 +31,10 @@ export function demoPayouts(merchant: string, runId: string): { timeout: DemoPay
     account_number: account.account_number,
     account_code: account.account_code,
   });
-  const ghsMtn = ACCOUNTS[1];
+  const [ghsBank, ghsMtn] = ACCOUNTS;
+  if (!ghsBank || !ghsMtn) throw new CliError('the simulator seeds no GHS bank and mobile-money accounts');
   const timeout: DemoPayout = {
-    request: { ...base(1, ACCOUNTS[0], '250.00'), expected_name: 'Kofi Asante' },
+    request: { ...base(1, ghsBank, '250.00'), expected_name: 'Kofi Asante' },
     expect: 'SUCCEEDED',
     role: 'ambiguous time-out',
   };
@@ -49,7 +43,7 @@ export function demoPayouts(merchant: string, runId: string): { timeout: DemoPay
     { request: { ...base(3, ghsMtn, '15.00'), account_number: '0249999999' }, expect: 'REJECTED', role: 'unknown account' },
   ];
   for (let n = 4; n <= 50; n += 1) {
-    const account = ACCOUNTS[n % ACCOUNTS.length] as (typeof ACCOUNTS)[number];
+    const account = ACCOUNTS[n % ACCOUNTS.length] as PayableAccount;
     // Every third row names the beneficiary, some in another order and case ("MENSAH kwame").
     const named = n % 3 === 0 ? { expected_name: n % 2 === 0 ? account.name.split(' ').reverse().join(' ').toUpperCase() : account.name } : {};
     rest.push({ request: { ...base(n, account, `${10 + n}.${String(n % 100).padStart(2, '0')}`), ...named }, expect: 'SUCCEEDED', role: 'normal' });

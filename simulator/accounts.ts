@@ -25,6 +25,38 @@ export const SEEDED_ACCOUNTS: readonly SimAccount[] = [
   { account_code: '057', account_number: '0999999999', account_name: 'Payout Always Fails', failPayouts: true },
 ];
 
+/** A seeded account that settles, in the shape a payout request and its expected name need. */
+export interface PayableAccount {
+  readonly currency: string;
+  readonly account_code: string;
+  readonly account_number: string;
+  /** The holder's name, as AccountVerification answers it. */
+  readonly name: string;
+}
+
+/**
+ * The seeded accounts that settle and take exactly one of `currencies`, grouped by currency in the
+ * order given (seeded order within each). The demo and the chaos run draw payouts from this list,
+ * so it never drifts from what the simulator knows.
+ */
+export function payableAccounts(currencies: readonly string[]): PayableAccount[] {
+  return currencies.flatMap((currency) =>
+    SEEDED_ACCOUNTS.filter((a) => !a.failPayouts && a.currencies?.length === 1 && a.currencies[0] === currency).map((a) => ({
+      currency,
+      account_code: a.account_code,
+      account_number: a.account_number,
+      name: a.account_name,
+    })),
+  );
+}
+
+/** The seeded account whose payouts always settle as FAILED. */
+export const FAILING_ACCOUNT: PayableAccount = (() => {
+  const account = SEEDED_ACCOUNTS.find((a) => a.failPayouts);
+  if (!account) throw new Error('the seeded accounts have no failing account');
+  return { currency: 'NGN', account_code: account.account_code, account_number: account.account_number, name: account.account_name };
+})();
+
 /** Thrown when an account to add is malformed. */
 export class AccountConfigError extends Error {
   override name = 'AccountConfigError';

@@ -36,6 +36,14 @@ export const RECONCILE_DEFAULTS = {
   budgetMs: 90_000,
 } as const;
 
+/**
+ * The budget of one scheduled run: stop taking new pages early enough that the GetPayout calls in
+ * flight (each bounded by the provider time-out) finish before the invocation's deadline.
+ */
+export function runBudgetMs(budgetMs: number, remainingMs: number, providerTimeoutMs: number): number {
+  return Math.max(0, Math.min(budgetMs, remainingMs - providerTimeoutMs - 5_000));
+}
+
 export interface ReconcileDeps {
   readonly repository: PayoutRepository;
   readonly provider: PayoutProvider;

@@ -4,6 +4,7 @@ import { createKycOrder } from '@shared/app/create-kyc-order';
 import { canonicalJson } from '@shared/domain/callbacks';
 import { mulberry32 } from '@simulator/prng';
 import { CALLBACK_TOKEN, startReceiverStack, type ReceiverStack } from '@test/integration/webhooks/receiver-stack';
+import { silentLog } from '@test/factories/ports';
 
 /*
  * Rules 4 and 6 for KYC under chaos: many users' journeys play at once through the local gateway
@@ -16,7 +17,6 @@ import { CALLBACK_TOKEN, startReceiverStack, type ReceiverStack } from '@test/in
 // machine (80 did not: posts queued behind dynalite's single writer); more with the variable.
 const USERS = Number(process.env.PAYRELAY_CHAOS_KYC_USERS ?? '40');
 const SEED = Number(process.env.PAYRELAY_CHAOS_SEED ?? '7');
-const quiet = { info: () => {}, warn: () => {}, error: () => {} };
 
 describe(`KYC callbacks under chaos (${USERS} concurrent journeys, seed ${SEED})`, () => {
   let stack: ReceiverStack;
@@ -51,7 +51,7 @@ describe(`KYC callbacks under chaos (${USERS} concurrent journeys, seed ${SEED})
             secret: { get: async () => ({ app_id: stack.appId, callback_token: CALLBACK_TOKEN }) },
             apiBaseUrl: stack.gateway.url,
             clock: { now: () => new Date() },
-            log: quiet,
+            log: silentLog,
           },
           { kind: 'individual', reference, full_name: 'Ama Mensah', email: `${reference}@example.test`, phone: '0244000000' },
         );

@@ -6,10 +6,12 @@ import { startLocalAws } from '@local/emulators';
 import { startSqsPoller } from '@local/sqs-poller';
 import { FUNCTIONS } from '@shared/config/functions';
 import { FINAL_STATES, type PayoutHistoryEntry, type PayoutState } from '@shared/domain/payout';
+import { FAILING_ACCOUNT, payableAccounts } from '@simulator/accounts';
 import { startSimulator, type SimulatorOptions } from '@simulator/index';
 import { mulberry32, type Random } from '@simulator/prng';
 import { CRASH_BOUNDARIES, installCrashInjector, type CrashBoundary } from './crash-injector';
 import { PAYOUT_STATE_RANK } from '@test/support/payout-rank';
+import { noTelemetry } from '@test/factories/ports';
 
 /*
  * The chaos run: payouts through the real worker handler (its SQS batches come from a real poll
@@ -70,17 +72,8 @@ export interface ChaosSummary {
 }
 
 
-/** Seeded simulator accounts (docs/simulator.md) with their holders; the last always fails at settlement. */
-const ACCOUNTS = [
-  { currency: 'GHS', account_code: '030', account_number: '1020304050', name: 'Kofi Asante' },
-  { currency: 'GHS', account_code: 'MTN', account_number: '0244123456', name: 'Kwame Mensah' },
-  { currency: 'GHS', account_code: 'VOD', account_number: '0201234567', name: 'Akosua Boateng' },
-  { currency: 'GHS', account_code: 'Momo', account_number: '0541234567', name: 'Yaw Owusu' },
-  { currency: 'NGN', account_code: '057', account_number: '0123456789', name: 'Adaeze Okafor' },
-  { currency: 'NGN', account_code: '058', account_number: '0234567890', name: 'Chinedu Eze' },
-  { currency: 'NGN', account_code: '044', account_number: '0345678901', name: 'Folake Adeyemi' },
-] as const;
-const FAILING_ACCOUNT = { currency: 'NGN', account_code: '057', account_number: '0999999999', name: 'Payout Always Fails' };
+/** Seeded simulator accounts (docs/simulator.md) with their holders, GHS then NGN; FAILING_ACCOUNT always fails at settlement. */
+const ACCOUNTS = payableAccounts(['GHS', 'NGN']);
 
 /** The faults the simulator injects for the whole run (seeded rolls). */
 export const CHAOS_FAULTS: SimulatorOptions['faults'] = {
@@ -210,7 +203,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
     provider: new PayoutServiceClient({ baseUrl: sim.payoutBaseUrl, timeoutMs: 400 }),
     credentials: credentialsFromCachedSecret(cachedSecret(aws.names.providerSecret, providerSecretSchema)),
     clock: { now: () => new Date(Date.now() + offsetMs) },
-    telemetry: { count: () => {}, seconds: () => {} },
+    telemetry: noTelemetry,
     log: logger,
     settings: {
       reviewAfterMs: 24 * 60 * 60_000,

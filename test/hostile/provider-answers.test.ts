@@ -11,6 +11,7 @@ import { mapProviderStatus } from '@shared/providers/status-map';
 import { memoryRepository } from '@test/property/memory-repository';
 import { fuzzSeed } from '@test/property/runs';
 import { requestCount } from './hostile-stack';
+import { noTelemetry, silentLog } from '@test/factories/ports';
 
 /*
  * Rule 2 against a hostile provider: the real PayoutServiceClient and use cases talk to a local
@@ -140,8 +141,8 @@ describe('hostile provider answers', () => {
         provider: client,
         credentials: { get: async () => credentials },
         clock: { now: () => new Date() },
-        telemetry: { count: () => {}, seconds: () => {} },
-        log: { info: () => {}, warn: () => {}, error: () => {} },
+        telemetry: noTelemetry,
+        log: silentLog,
         settings: { nameMatchThreshold: 0.85, kycGating: false, definiteRefusals: [{ status: 400, message: /insufficient balance/i }] },
       });
       try {
@@ -178,8 +179,8 @@ describe('hostile provider answers', () => {
         provider: client,
         credentials: { get: async () => credentials },
         clock: { now: () => new Date(clock) },
-        telemetry: { count: () => {}, seconds: () => {} },
-        log: { info: () => {}, warn: () => {}, error: () => {} },
+        telemetry: noTelemetry,
+        log: silentLog,
       };
       // A payout the provider accepted (SUBMITTED), then one status check with the hostile answer.
       next.payout = { kind: 'accept', status: 200, body: JSON.stringify({ success: true, message: 'ok', data: { withdrawal_reference: REFERENCE, status: 'PENDING' } }) };

@@ -16,6 +16,7 @@ import {
 import { memoryRepository } from './memory-repository';
 import { fuzzSeed, runs, scaledTimeout } from './runs';
 import { PAYOUT_STATE_RANK } from '@test/support/payout-rank';
+import { noTelemetry, silentLog } from '@test/factories/ports';
 
 /*
  * Rule 1 under races, explored by fast-check's scheduler: several deliveries of one payout request
@@ -118,14 +119,13 @@ describe('payout races (property, fast-check scheduler)', () => {
               };
             },
           };
-          const quiet = { info: () => {}, warn: () => {}, error: () => {} };
           const deps = {
             repository: repo,
             provider,
             credentials: { get: async () => credentials },
             clock: { now: () => new Date(clock) },
-            telemetry: { count: () => {}, seconds: () => {} },
-            log: quiet,
+            telemetry: noTelemetry,
+            log: silentLog,
           };
           const processPayout = createProcessPayout({ ...deps, settings: { nameMatchThreshold: 0.85, kycGating: false } });
           const reconcile = createReconcilePayouts({

@@ -8,6 +8,7 @@ import { CALLBACK_TOKEN, startReceiverStack, type ReceiverStack } from '@test/in
 import { createPayoutRepository } from '@shared/adapters/payout-repository';
 import type { PayoutRepository } from '@shared/ports/payouts';
 import { reconcilerContext, workerContext, type ReconcilerHandler, type WorkerHandler } from './harness';
+import { silentLog } from '@test/factories/ports';
 
 /*
  * KYC gating through the real worker module, wired to the receiver's KYC approval reader: a KYC
@@ -20,7 +21,6 @@ let stack: ReceiverStack;
 let worker: WorkerHandler;
 let reconciler: ReconcilerHandler;
 let payouts: PayoutRepository;
-const silentLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 beforeAll(async () => {
   // Payouts settle only when the test says so, so the notification's effect is visible.

@@ -3,7 +3,6 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RetryLaterError, createProcessPayout, type ProcessPayoutSettings } from '@shared/app/process-payout';
 import { credentialsFromCachedSecret } from '@shared/adapters/credentials';
-import type { Clock, Log, Telemetry } from '@shared/ports/runtime';
 import type { KycApproval, PayoutProvider } from '@shared/ports/payouts';
 import { createReconcilePayouts, type ReconcileSettings } from '@shared/app/reconcile-payouts';
 import { Payout } from '@shared/domain/payout';
@@ -13,6 +12,7 @@ import { METRIC } from '@shared/observability/metric-names';
 import { PayoutServiceClient, credentialsFromSecret } from '@shared/providers/payout-client';
 import { mapProviderStatus } from '@shared/providers/status-map';
 import { MERCHANT_ID, PARTNER_CODE, expectAtMostOneExecution, identityOf, ledgerOf, request, startHarness, type Harness } from './harness';
+import { MovableClock, countingTelemetry, silentLog } from '@test/factories/ports';
 
 /*
  * The use cases built with explicit dependencies: the real repository on dynalite and the real
@@ -25,24 +25,8 @@ let h: Harness;
 let client: PayoutServiceClient;
 let unreachable: PayoutServiceClient;
 
-class TestClock implements Clock {
-  private t = Date.now();
-  now(): Date {
-    return new Date(this.t);
-  }
-  advance(ms: number): void {
-    this.t += ms;
-  }
-}
-
-const counts: Record<string, number> = {};
-const telemetry: Telemetry = {
-  count: (metric, value = 1) => {
-    counts[metric] = (counts[metric] ?? 0) + value;
-  },
-  seconds: () => undefined,
-};
-const silent: Log = { info: () => undefined, warn: () => undefined, error: () => undefined };
+const telemetry = countingTelemetry();
+const counts = telemetry.counts;
 
 const RECONCILE: ReconcileSettings = {
   reviewAfterMs: 60 * MINUTE,
@@ -64,9 +48,9 @@ function system(
     reads?: PayoutProvider;
   } = {},
 ) {
-  const clock = new TestClock();
+  const clock = new MovableClock();
   const credentials = credentialsFromCachedSecret({ get: async () => h.sim.admin.credentials(PARTNER_CODE, MERCHANT_ID) });
-  const common = { repository: h.repository, credentials, clock, telemetry, log: silent };
+  const common = { repository: h.repository, credentials, clock, telemetry, log: silentLog };
   const process = createProcessPayout({
     ...common,
     provider: options.provider ?? client,

@@ -11,12 +11,12 @@ import { metrics } from '@shared/observability/metrics';
 import { logger } from '@shared/observability/logger';
 import { kycCallbackEvent } from '@test/factories/http-events';
 import { bodyOf, CALLBACK_TOKEN, startReceiverStack, type ReceiverStack } from './receiver-stack';
+import { silentLog } from '@test/factories/ports';
 
 let stack: ReceiverStack;
 let subjects: KycRepository;
 let confirmDeps: ConfirmKycDeps;
 let gate: KycApproval;
-const silentLog = { info: () => {}, warn: () => {}, error: () => {} };
 
 beforeAll(async () => {
   stack = await startReceiverStack({ stage: 'kyccb' });

@@ -2,13 +2,13 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createPayoutRepository } from '@shared/adapters/payout-repository';
 import { payoutKey, type PayoutIdentity } from '@shared/domain/identity';
-import { Payout } from '@shared/domain/payout';
 import { METRIC } from '@shared/observability/metric-names';
 import { metrics } from '@shared/observability/metrics';
 import { credentialsFromSecret, PayoutServiceClient } from '@shared/providers/payout-client';
 import { withSignature } from '@shared/signing';
 import { payoutNotificationEvent } from '@test/factories/http-events';
 import { bodyOf, startReceiverStack, type ReceiverStack } from './receiver-stack';
+import { payoutInState } from '@test/factories/ports';
 
 let stack: ReceiverStack;
 let payoutClient: PayoutServiceClient;
@@ -33,9 +33,7 @@ const identity = (reference: string): PayoutIdentity => ({
 /** A payout payrelay knows (ACCEPTED, first check a minute away) and the provider has executed. */
 async function openPayout(reference: string, credentials = stack.partner): Promise<void> {
   const repo = createPayoutRepository(stack.local.names.payoutsTable, stack.doc);
-  await repo.createAccepted(
-    Payout.accept({ identity: identity(reference), amount: '10.00', accountMasked: '******3456', accountCode: 'MTN' }, new Date()),
-  );
+  await repo.createAccepted(payoutInState('ACCEPTED', identity(reference)));
   await payoutClient.payout(
     { amount: '10.00', account_number: '0244123456', account_code: 'MTN', currency: 'GHS', withdrawal_reference: reference },
     credentialsFromSecret(credentials),

@@ -8,6 +8,7 @@ import { replayEvents, ReplayRangeError, type ReplayEventsDeps } from '@shared/a
 import { refreshable } from '@shared/adapters/refreshable-secret';
 import { dedupeKey } from '@shared/domain/callbacks';
 import { useLocalAws } from '@test/support/local-aws';
+import { noTelemetry, silentLog } from '@test/factories/ports';
 
 const TOKEN = 'replay-callback-token-0123456789';
 const APP = 'app-replay';
@@ -16,7 +17,6 @@ const local = useLocalAws({ stage: 'replay' });
 let doc: DynamoDBDocumentClient;
 let clockAt = new Date('2026-11-20T23:50:00.000Z');
 const clock = { now: () => clockAt };
-const quiet = { info: () => {}, warn: () => {}, error: () => {} };
 let receiveDeps: ReceiveKycCallbackDeps;
 let replayDeps: ReplayEventsDeps;
 
@@ -26,7 +26,7 @@ beforeAll(() => {
   });
   const events = createEventStore({ tableName: local().names.eventsTable, client: doc });
   const subjects = createKycRepository({ tableName: local().names.kycTable, client: doc });
-  const base = { subjects, clock, log: quiet, telemetry: { count: () => {}, seconds: () => {} } };
+  const base = { subjects, clock, log: silentLog, telemetry: noTelemetry };
   receiveDeps = {
     ...base,
     events,

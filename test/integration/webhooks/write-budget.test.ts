@@ -6,6 +6,7 @@ import { createKycRepository } from '@shared/adapters/kyc-repository';
 import { receiveKycCallback, type ReceiveKycCallbackDeps } from '@shared/app/receive-kyc-callback';
 import { refreshable } from '@shared/adapters/refreshable-secret';
 import { useLocalAws } from '@test/support/local-aws';
+import { noTelemetry, silentLog } from '@test/factories/ports';
 
 const TOKEN = 'budget-callback-token-0123456789';
 const local = useLocalAws({ stage: 'budget' });
@@ -31,8 +32,8 @@ beforeAll(() => {
     secret: refreshable({ get: async () => ({ app_id: 'app-budget', callback_token: TOKEN }) }, clock),
     retentionDays: 90,
     clock,
-    log: { info: () => {}, warn: () => {}, error: () => {} },
-    telemetry: { count: () => {}, seconds: () => {} },
+    log: silentLog,
+    telemetry: noTelemetry,
   };
 });
 

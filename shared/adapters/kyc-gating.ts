@@ -1,0 +1,23 @@
+import type { KycGatingEnv } from '@shared/config/worker';
+import type { KycSubjectStore, KycVerification } from '@shared/ports/kyc';
+import { KycServiceClient } from '@shared/providers/kyc-client';
+import { createKycRepository } from './kyc-repository';
+import { kycVerifier } from './kyc-verifier';
+import { cachedSecret, kycSecretSchema } from './secrets';
+
+/** What the worker's KYC gate reads: the subjects, the KYC service's status endpoint, and the app id from the KYC secret. */
+export interface KycGatingAdapters {
+  readonly subjects: KycSubjectStore;
+  readonly verifier: KycVerification;
+  readonly appId: () => Promise<string>;
+}
+
+/** Builds the KYC gate's adapters from KYC_TABLE_NAME, KYC_SECRET_ID and KYC_API_BASE_URL (one cached secret). */
+export function kycGatingAdapters(env: KycGatingEnv, timeoutMs: number): KycGatingAdapters {
+  const secret = cachedSecret(env.secretId, kycSecretSchema);
+  return {
+    subjects: createKycRepository({ tableName: env.tableName }),
+    verifier: kycVerifier(new KycServiceClient({ baseUrl: env.apiBaseUrl, timeoutMs })),
+    appId: async () => (await secret.get()).app_id,
+  };
+}

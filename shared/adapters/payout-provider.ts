@@ -1,0 +1,40 @@
+import type { ProviderEnv } from '@shared/config/provider';
+import type { CredentialsSource, PayoutProvider } from '@shared/ports/payouts';
+import { PayoutServiceClient } from '@shared/providers/payout-client';
+import { parseStatusMap } from '@shared/providers/status-map';
+import { resolveSigningProfile } from '@shared/signing';
+import { credentialsFromCachedSecret } from './credentials';
+import { cachedSecret, providerSecretSchema } from './secrets';
+
+/** The payout service as a handler uses it: the client, its cached credentials, and what to log at start-up. */
+export interface PayoutProviderWiring {
+  readonly provider: PayoutProvider;
+  readonly credentials: CredentialsSource;
+  /** The settings in force, without secrets: handlers log them once at module load. */
+  readonly settings: Readonly<Record<string, string | number | boolean>>;
+}
+
+/**
+ * Builds the payout service client and its credentials from the provider settings. The worker and
+ * the reconciler both call it, so a setting can never mean one thing to one and another to the other.
+ * Throws at module load for a bad SIGNING_PROFILE or PROVIDER_STATUS_MAP, naming it.
+ */
+export function payoutProviderFrom(env: ProviderEnv): PayoutProviderWiring {
+  const signingProfile = resolveSigningProfile(env.SIGNING_PROFILE);
+  return {
+    provider: new PayoutServiceClient({
+      baseUrl: env.PAYOUT_API_BASE_URL,
+      signingProfile,
+      bearerPrefix: env.BEARER_PREFIX,
+      timeoutMs: env.PROVIDER_TIMEOUT_MS,
+      statusMap: parseStatusMap(env.PROVIDER_STATUS_MAP),
+    }),
+    credentials: credentialsFromCachedSecret(cachedSecret(env.PROVIDER_SECRET_ID, providerSecretSchema)),
+    settings: {
+      signingProfile: signingProfile.name,
+      bearerPrefix: env.BEARER_PREFIX,
+      providerTimeoutMs: env.PROVIDER_TIMEOUT_MS,
+      statusMapOverridden: env.PROVIDER_STATUS_MAP !== undefined && env.PROVIDER_STATUS_MAP !== '',
+    },
+  };
+}

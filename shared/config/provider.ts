@@ -1,0 +1,17 @@
+import * as z from 'zod';
+import { envBoolean, envInt, requiredString } from './env';
+
+/**
+ * Settings of the payout service client, shared by the worker and the reconciler
+ * (docs/architecture.md, "Environment variables"). One schema, so the two can never read them differently.
+ */
+export const providerEnvSchema = z.object({
+  PROVIDER_SECRET_ID: requiredString,
+  PAYOUT_API_BASE_URL: requiredString,
+  SIGNING_PROFILE: z.string().optional(),
+  BEARER_PREFIX: envBoolean(true),
+  PROVIDER_TIMEOUT_MS: envInt(10_000),
+  PROVIDER_STATUS_MAP: z.string().optional(),
+});
+
+export type ProviderEnv = z.infer<typeof providerEnvSchema>;

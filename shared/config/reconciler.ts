@@ -1,0 +1,27 @@
+import { RECONCILE_DEFAULTS } from '@shared/app/reconcile-payouts';
+import { WATCH_DEFAULTS } from '@shared/app/watch-final-payouts';
+import { envBoolean, envInt, requiredString } from './env';
+import { providerEnvSchema } from './provider';
+
+/**
+ * The reconciler's settings (docs/architecture.md, "Environment variables"). The defaults are the
+ * use cases' own, so a setting left out means the same here as in a test that builds the use case.
+ */
+export const reconcilerEnvSchema = providerEnvSchema
+  .extend({
+    PAYOUTS_TABLE_NAME: requiredString,
+    RESUBMIT_UNKNOWN_NOT_FOUND: envBoolean(false),
+    REVIEW_AFTER_MINUTES: envInt(1440),
+    NOT_FOUND_GRACE_MINUTES: envInt(15),
+    /** GetPayout calls at once. */
+    RECONCILE_CONCURRENCY: envInt(RECONCILE_DEFAULTS.concurrency),
+    /** NEEDS_REVIEW payouts are asked about hourly for this many days, then daily for REVIEW_WATCH_DAILY_DAYS. */
+    REVIEW_WATCH_HOURLY_DAYS: envInt(WATCH_DEFAULTS.reviewHourlyDays),
+    REVIEW_WATCH_DAILY_DAYS: envInt(WATCH_DEFAULTS.reviewDailyDays),
+    /** SUCCEEDED payouts are asked about daily for this many days, in case the money comes back. */
+    REVERSAL_WATCH_DAYS: envInt(WATCH_DEFAULTS.reversalWatchDays),
+  })
+  .transform(({ REVIEW_WATCH_HOURLY_DAYS, REVIEW_WATCH_DAILY_DAYS, REVERSAL_WATCH_DAYS, ...rest }) => ({
+    ...rest,
+    watchDays: { reviewHourlyDays: REVIEW_WATCH_HOURLY_DAYS, reviewDailyDays: REVIEW_WATCH_DAILY_DAYS, reversalWatchDays: REVERSAL_WATCH_DAYS },
+  }));

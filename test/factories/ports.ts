@@ -1,0 +1,69 @@
+import type { PayoutIdentity } from '@shared/domain/identity';
+import { Payout } from '@shared/domain/payout';
+import type { Clock, Log, Telemetry } from '@shared/ports/runtime';
+
+/*
+ * Test doubles of the runtime ports, one copy for every test: a clock a test moves, a log that
+ * prints nothing, telemetry that counts, and payouts already in a given state.
+ */
+
+/** A clock that stands still until the test moves it. */
+export class MovableClock implements Clock {
+  private t: number;
+  constructor(start: Date | number = Date.now()) {
+    this.t = typeof start === 'number' ? start : start.getTime();
+  }
+  now(): Date {
+    return new Date(this.t);
+  }
+  advance(ms: number): void {
+    this.t += ms;
+  }
+  set(time: Date | number): void {
+    this.t = typeof time === 'number' ? time : time.getTime();
+  }
+}
+
+/** A log that drops every line. */
+export const silentLog: Log = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+/** Telemetry that adds up every count by metric name, and keeps every seconds value. */
+export function countingTelemetry(): Telemetry & { readonly counts: Record<string, number>; readonly timings: Record<string, number[]> } {
+  const counts: Record<string, number> = {};
+  const timings: Record<string, number[]> = {};
+  return {
+    counts,
+    timings,
+    count: (metric, value = 1) => {
+      counts[metric] = (counts[metric] ?? 0) + value;
+    },
+    seconds: (metric, value) => {
+      (timings[metric] ??= []).push(value);
+    },
+  };
+}
+
+/** Telemetry that drops everything. */
+export const noTelemetry: Telemetry = { count: () => undefined, seconds: () => undefined };
+
+/** The states `payoutInState` can build, each by the forward transitions that lead to it. */
+export type BuildableState = 'ACCEPTED' | 'VERIFYING' | 'SUBMITTING' | 'SUBMITTED' | 'UNKNOWN' | 'SUCCEEDED' | 'FAILED' | 'NEEDS_REVIEW';
+
+/**
+ * A payout already in `state`, reached through the state machine's own transitions (so its
+ * history and version are what a real one would carry). Amount 10.00, mobile money MTN.
+ */
+export function payoutInState(state: BuildableState, identity: PayoutIdentity, now: Date = new Date()): Payout {
+  const accepted = Payout.accept({ identity, amount: '10.00', accountMasked: '******3456', accountCode: 'MTN' }, now);
+  if (state === 'ACCEPTED') return accepted;
+  const verifying = accepted.startVerifying(now);
+  if (state === 'VERIFYING') return verifying;
+  const submitting = verifying.startSubmitting(now, 'Kwame Mensah');
+  if (state === 'SUBMITTING') return submitting;
+  if (state === 'UNKNOWN') return submitting.unknown('time-out after sending', now);
+  const submitted = submitting.submitted('PENDING', now);
+  if (state === 'SUBMITTED') return submitted;
+  if (state === 'SUCCEEDED') return submitted.succeeded('COMPLETED', now);
+  if (state === 'FAILED') return submitted.failed('provider reports FAILED', now, 'FAILED');
+  return submitted.needsReview('contradictory answers', now);
+}
