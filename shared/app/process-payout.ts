@@ -272,7 +272,12 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
 
   return async function processPayout(request) {
     const identity = requestIdentity(request);
-    const creds = await credentials.get();
+    let creds = await credentials.get();
+    if (request.platform_merchant_id !== creds.platformMerchantId) {
+      // The merchant may have changed a moment ago (`payrelay secrets put provider`) while the cache
+      // still holds the old secret: one fresh read before anything is refused as misrouted for good.
+      creds = await credentials.get({ forceFetch: true });
+    }
     const now = clock.now();
     // AccountVerification only reads at the provider, so it runs beside the create instead of after
     // it: one round trip less per payout. A misrouted request is refused without asking.

@@ -33,6 +33,8 @@ export interface Harness {
   sqs: SQSClient;
   /** Writes the partner's current keys from the simulator into the provider secret (a rotation). */
   rotateSecret(): Promise<void>;
+  /** Writes another provider secret, as `payrelay secrets put provider` does (e.g. another merchant). */
+  putProviderSecret(value: PartnerCredentials): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -54,16 +56,17 @@ export async function startHarness(
   });
   const sqs = new SQSClient({ endpoint: aws.endpoints.sqs, credentials, useQueueUrlAsEndpoint: false });
   const secrets = new SecretsManagerClient({ endpoint: aws.endpoints.secretsManager, credentials });
+  const putProviderSecret = async (value: PartnerCredentials): Promise<void> => {
+    await secrets.send(new PutSecretValueCommand({ SecretId: aws.names.providerSecret, SecretString: JSON.stringify(value) }));
+  };
   return {
     sim,
     aws,
     partner,
     repository: createPayoutRepository(aws.names.payoutsTable, doc),
     sqs,
-    async rotateSecret() {
-      const current = sim.admin.credentials(PARTNER_CODE, MERCHANT_ID);
-      await secrets.send(new PutSecretValueCommand({ SecretId: aws.names.providerSecret, SecretString: JSON.stringify(current) }));
-    },
+    rotateSecret: () => putProviderSecret(sim.admin.credentials(PARTNER_CODE, MERCHANT_ID)),
+    putProviderSecret,
     async stop() {
       sqs.destroy();
       secrets.destroy();

@@ -122,6 +122,31 @@ describe('payout worker and reconciler handlers (dynalite, fauxqs, simulator)', 
     expect(ledgerOf(h.sim, r.withdrawal_reference)).toBeUndefined();
   });
 
+  it('pays a payout for the merchant put a moment ago with `secrets put provider`, not refused from the cached secret', async () => {
+    // The worker has the first merchant's secret cached (earlier tests); the secret now names another.
+    await worker(payoutRequestEvent([request()]), workerContext());
+    const other = h.sim.admin.createPartner({ partner_code: 'payrelay-it-2', email: 'ops2@payrelay.test', platform_merchant_id: 'merchant-it-2' });
+    await h.putProviderSecret(other);
+    try {
+      const r = request({ platform_merchant_id: 'merchant-it-2' });
+      await worker(payoutRequestEvent([r]), workerContext());
+      const p = await h.repository.get(identityOf(r));
+      expect(p?.state).toBe('SUBMITTED');
+      expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ executions: 1, attempts: 1 });
+      // A payout for the merchant no longer configured is still refused as misrouted, without a call.
+      const stale = request();
+      await worker(payoutRequestEvent([stale]), workerContext());
+      expect((await h.repository.get(identityOf(stale)))?.record.reason).toMatch(/misrouted/);
+      expect(ledgerOf(h.sim, stale.withdrawal_reference)).toBeUndefined();
+    } finally {
+      await h.rotateSecret();
+    }
+    // And back: the first merchant's payouts are paid again at once.
+    const back = request();
+    await worker(payoutRequestEvent([back]), workerContext());
+    expect(await stateOf(back)).toBe('SUBMITTED');
+  });
+
   it('calls Payout once for the same message delivered twice, in two batches and within one batch (rule 1)', async () => {
     const a = request();
     await worker(payoutRequestEvent([a]), workerContext());
