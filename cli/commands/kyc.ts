@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { Log, Telemetry } from '@shared/ports/runtime';
 import { contextOf, positiveInt, withExample, type CommandContext } from '../context';
 import { CliError, EXIT, printRecord, printTable } from '../output';
+import { startProgress, type Progress } from '../progress';
 import { requireEnv, type Target } from '../target';
 
 /** Use-case log lines for an operator: warnings and errors on stderr, info dropped. */
@@ -188,10 +189,72 @@ function registerOrder(kyc: Command): void {
     });
 }
 
-/** `payrelay kyc app register|verify|request-token`, `kyc types`, `kyc order create`, `kyc confirm`, `kyc status`. */
+/** Answers shorter than this finish before a progress bar would tell anything. */
+const CATCH_UP_PROGRESS_FROM = 200;
+
+interface CatchUpOpts {
+  since?: string;
+  dryRun?: boolean;
+}
+
+async function catchUpAction(opts: CatchUpOpts, cmd: Command): Promise<void> {
+  const ctx = contextOf(cmd);
+  const since = opts.since === undefined ? undefined : (await import('./events')).parseSince(opts.since);
+  const { target, client } = await kycClient(ctx);
+  const appId = (await (await kycSecret(target)).get()).app_id;
+  const { catchUpKycCallbacks } = await import('@shared/app/catch-up-kyc-callbacks');
+  const { createEventStore } = await import('@shared/adapters/event-store');
+  const { createKycRepository } = await import('@shared/adapters/kyc-repository');
+  const { webhookEnvSchema } = await import('@shared/config/webhook');
+  let progress: Progress | undefined;
+  const result = await catchUpKycCallbacks(
+    {
+      events: createEventStore({ tableName: requireEnv(target, 'EVENTS_TABLE_NAME') }),
+      subjects: createKycRepository({ tableName: requireEnv(target, 'KYC_TABLE_NAME') }),
+      responses: client,
+      retentionDays: webhookEnvSchema.shape.EVENT_RETENTION_DAYS.parse(target.env.EVENT_RETENTION_DAYS),
+      clock: { now: () => new Date() },
+      log: cliLog,
+      telemetry: noTelemetry,
+    },
+    {
+      appId,
+      ...(since ? { since } : {}),
+      dryRun: opts.dryRun === true,
+      onProgress: (done, total) => {
+        if (total < CATCH_UP_PROGRESS_FROM) return;
+        progress ??= startProgress('catch-up', total, 'callbacks');
+        progress.update(done);
+      },
+    },
+  ).finally(() => {
+    progress?.stop();
+    client.close();
+  });
+  ctx.out.result({ ...result, ...(since ? { since: since.toISOString() } : {}) }, () => {
+    if (result.dryRun) console.log('Dry run: nothing was stored or applied.');
+    printTable(
+      ['seen', 'already stored', result.dryRun ? 'would recover' : 'recovered', 'unrecognized', 'failed', 'before --since'],
+      [[result.seen, result.alreadyStored, result.recovered, result.unrecognized, result.failed, result.beforeSince]],
+    );
+    if (result.subjects.length > 0) {
+      const shown = result.subjects.slice(0, 20).join(', ');
+      console.log(`Users with recovered callbacks: ${shown}${result.subjects.length > 20 ? ` and ${result.subjects.length - 20} more` : ''}`);
+    }
+  });
+  const missed = result.recovered + result.unrecognized + result.failed;
+  if (missed > 0 && !result.dryRun) {
+    ctx.out.note(`note: ${missed} callback(s) had not been delivered to ${target.label}; check the callback route and the KYC secret's callback_token (docs/webhooks.md)`);
+  }
+  if (result.failed > 0) {
+    throw new CliError(`${result.failed} recovered callback(s) are stored but their user kept changing while they were applied: run \`payrelay events replay --since 1h\` to apply them`);
+  }
+}
+
+/** `payrelay kyc app register|verify|request-token`, `kyc types`, `kyc order create`, `kyc confirm`, `kyc status`, `kyc catch-up`. */
 export function registerKycCommands(program: Command): void {
   const kyc = withExample(
-    program.command('kyc').description('KYC app setup, KYC types, orders, approval confirmation and user status'),
+    program.command('kyc').description('KYC app setup, KYC types, orders, approval confirmation, missed-callback catch-up and user status'),
     'payrelay kyc types',
     'payrelay kyc status user-42',
   );
@@ -216,6 +279,20 @@ export function registerKycCommands(program: Command): void {
         printTable(['checked', 'confirmed', 'not yet', 'contradicted', 'failed'], [[result.checked, result.confirmed, result.notYet, result.contradicted, result.failed]]),
       );
     });
+  withExample(
+    kyc
+      .command('catch-up')
+      .option('--since <time>', "only callbacks whose own timestamp is at or after this: ISO 8601 time or a duration back from now (30m, 6h, 2d)")
+      .option('--dry-run', 'count what would be recovered; store and apply nothing'),
+    'payrelay kyc catch-up --dry-run',
+    'payrelay kyc catch-up --since 2d',
+    'payrelay --stack payrelay-prod --profile ops kyc catch-up --since 2026-11-20T00:00:00Z --json',
+  )
+    .description(
+      'recover KYC callbacks that never arrived: read every callback the KYC service sent for the app (GET /responses) and store and ' +
+        'apply the ones missing here, exactly as if they had been delivered; callbacks already stored are counted, not applied again',
+    )
+    .action(catchUpAction);
   withExample(
     kyc.command('status').argument('<user_reference>', 'your identifier of the user').option('--app-id <id>', 'KYC app id (default: from the kyc secret)'),
     'payrelay kyc status user-42',
