@@ -1,5 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { createOutput, type Output } from './output';
+import { CliError, EXIT, createOutput, type Output } from './output';
 import { applyTargetEnv, resolveTarget, type GlobalOptions, type Target } from './target';
 
 /** What every command action gets: the output mode and the (lazily resolved) target. */
@@ -37,4 +37,15 @@ export function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('must be a positive whole number');
   return n;
+}
+
+const UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** Parses `2026-11-20`, `2026-11-20T10:00:00Z`, or a duration back from now such as `30m`, `6h`, `2d`. */
+export function parseSince(value: string, now = new Date()): Date {
+  const duration = /^(\d+)([mhd])$/.exec(value.trim());
+  if (duration) return new Date(now.getTime() - Number(duration[1]) * (UNITS[duration[2] as string] as number));
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) throw new CliError(`"${value}" is not a time: use ISO 8601 (2026-11-20T10:00:00Z) or a duration (30m, 6h, 2d)`, EXIT.invalidInput);
+  return date;
 }

@@ -1,19 +1,8 @@
 import type { Command } from 'commander';
-import { contextOf, withExample } from '../context';
+import { contextOf, parseSince, withExample } from '../context';
 import { CliError, EXIT, printTable } from '../output';
 import { requireEnv } from '../target';
 import { cliLog, noTelemetry } from './kyc';
-
-const UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-/** Parses `2026-11-20`, `2026-11-20T10:00:00Z`, or a duration back from now such as `30m`, `6h`, `2d`. */
-export function parseSince(value: string, now = new Date()): Date {
-  const duration = /^(\d+)([mhd])$/.exec(value.trim());
-  if (duration) return new Date(now.getTime() - Number(duration[1]) * (UNITS[duration[2] as string] as number));
-  const date = new Date(value);
-  if (Number.isNaN(date.getTime())) throw new CliError(`"${value}" is not a time: use ISO 8601 (2026-11-20T10:00:00Z) or a duration (30m, 6h, 2d)`, EXIT.invalidInput);
-  return date;
-}
 
 /** `payrelay events replay --since`. */
 export function registerEventsCommands(program: Command): void {

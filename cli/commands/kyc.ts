@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Log, Telemetry } from '@shared/ports/runtime';
-import { contextOf, positiveInt, withExample, type CommandContext } from '../context';
+import { contextOf, parseSince, positiveInt, withExample, type CommandContext } from '../context';
 import { CliError, EXIT, printRecord, printTable } from '../output';
 import { startProgress, type Progress } from '../progress';
 import { requireEnv, type Target } from '../target';
@@ -199,7 +199,7 @@ interface CatchUpOpts {
 
 async function catchUpAction(opts: CatchUpOpts, cmd: Command): Promise<void> {
   const ctx = contextOf(cmd);
-  const since = opts.since === undefined ? undefined : (await import('./events')).parseSince(opts.since);
+  const since = opts.since === undefined ? undefined : parseSince(opts.since);
   const { target, client } = await kycClient(ctx);
   const appId = (await (await kycSecret(target)).get()).app_id;
   const { catchUpKycCallbacks } = await import('@shared/app/catch-up-kyc-callbacks');

@@ -1,7 +1,7 @@
 import type { Command} from 'commander';
 import { InvalidArgumentError, Option } from 'commander';
 import { PAYOUT_STATES, type Payout, type PayoutState } from '@shared/domain/payout';
-import { contextOf, positiveInt, withExample, type CommandContext } from '../context';
+import { contextOf, parseSince, positiveInt, withExample, type CommandContext } from '../context';
 import { registerEnqueueCommand } from './payouts-enqueue';
 import { CliError, EXIT, printRecord, printTable } from '../output';
 import { registerRedriveCommand } from './dlq';
@@ -94,7 +94,6 @@ function registerStatusAndList(payouts: Command): void {
       const ctx = contextOf(cmd);
       const { repository } = await adapters(ctx);
       const { InvalidListCursorError } = await import('@shared/domain/errors');
-      const { parseSince } = await import('./events');
       let page;
       try {
         page = await repository.listByState({

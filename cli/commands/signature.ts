@@ -10,11 +10,10 @@ import {
   type SigningProfile,
   type SigningSecrets,
 } from '@shared/signing';
-import { contextOf, withExample, type CommandContext } from '../context';
+import { contextOf, parseSince, withExample, type CommandContext } from '../context';
 import { readJsonObject } from '../io';
 import { CliError, EXIT, printTable } from '../output';
 import { requireEnv } from '../target';
-import { parseSince } from './events';
 
 const OPERATIONS: SigningOperation[] = ['accountVerification', 'payout', 'orderNotification', 'collectionOrder'];
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseSince } from '@cli/commands/events';
+import { parseSince } from '@cli/context';
 import { demoPayouts } from '@cli/demo-scenario';
 import { payoutRequestSchema } from '@shared/messages/payout-request';
 import { envFromOutputs } from '@cli/target';
