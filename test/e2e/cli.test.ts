@@ -1,35 +1,21 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalAws, type LocalAws } from '@local/emulators';
-import { REPO_ROOT } from '@local/lambda';
 import { writeLocalState } from '@local/state';
+import { runPayrelay, type CliRun } from '@test/support/payrelay-cli';
 
 /*
  * The `payrelay` binary as an operator runs it (bin/payrelay.js through tsx), against local AWS
  * emulators recorded in a state file, as `npm start` records them.
  */
-const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'payrelay-cli-'));
 const stateFile = join(dir, 'state.json');
 let aws: LocalAws;
 
-async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const out = await run(process.execPath, [join(REPO_ROOT, 'bin/payrelay.js'), ...args], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, PAYRELAY_STATE_FILE: stateFile, ...env },
-    });
-    return { code: 0, stdout: out.stdout, stderr: out.stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const cli = (args: string[], env: Record<string, string> = {}): Promise<CliRun> => runPayrelay(stateFile, args, env);
 
 const file = (name: string, text: string): string => {
   const path = join(dir, name);

@@ -1,40 +1,26 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '@local/lambda';
 import { writeLocalState } from '@local/state';
 import { createKycRepository, type KycRepository } from '@shared/adapters/kyc-repository';
 import { dedupeKey } from '@shared/domain/callbacks';
 import type { KycSubject } from '@shared/domain/kyc-subject';
 import { startRecordingServer, type RecordingServer } from '@test/support/http-test-servers';
 import { startReceiverStack, type ReceiverStack } from '@test/integration/webhooks/receiver-stack';
+import { runPayrelay, type CliRun } from '@test/support/payrelay-cli';
 
 /*
  * `payrelay kyc catch-up` as an operator runs it (bin/payrelay.js), against a local stack recorded
  * in a state file as `npm start` records it: the simulator drops KYC deliveries, the receivers
  * (behind the local gateway) store what does arrive, and the catch-up recovers the rest.
  */
-const run = promisify(execFile);
 const stateFile = join(mkdtempSync(join(tmpdir(), 'payrelay-catch-up-')), 'state.json');
 let stack: ReceiverStack;
 let subjects: KycRepository;
 let garbage: RecordingServer;
 
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const out = await run(process.execPath, [join(REPO_ROOT, 'bin/payrelay.js'), ...args], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, PAYRELAY_STATE_FILE: stateFile },
-    });
-    return { code: 0, stdout: out.stdout, stderr: out.stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const cli = (args: string[]): Promise<CliRun> => runPayrelay(stateFile, args);
 
 beforeAll(async () => {
   stack = await startReceiverStack({ stage: 'e2ecatchup', simulator: { seed: 19 } });

@@ -1,8 +1,7 @@
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { BatchWriteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalAws, type LocalAws } from '@local/emulators';
@@ -12,12 +11,12 @@ import { startSimulator, type SimulatorHandle } from '@simulator/index';
 import type { PayoutRepository } from '@shared/ports/payouts';
 import { Payout } from '@shared/domain/payout';
 import { payoutKey, type PayoutIdentity } from '@shared/domain/identity';
+import { runPayrelay, type CliRun } from '@test/support/payrelay-cli';
 
 /*
  * The operator's commands for exceptions, run as an operator runs them (bin/payrelay.js), against
  * local AWS emulators and the provider simulator recorded in a state file as `npm start` records them.
  */
-const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'payrelay-operator-'));
 const stateFile = join(dir, 'state.json');
 const MERCHANT = 'merchant-op-1';
@@ -25,18 +24,7 @@ let aws: LocalAws;
 let sim: SimulatorHandle;
 let repository: PayoutRepository;
 
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const out = await run(process.execPath, [join(REPO_ROOT, 'bin/payrelay.js'), ...args], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, PAYRELAY_STATE_FILE: stateFile },
-    });
-    return { code: 0, stdout: out.stdout, stderr: out.stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const cli = (args: string[]): Promise<CliRun> => runPayrelay(stateFile, args);
 
 let counter = 0;
 /** A payout the provider holds PENDING (it committed the Payout), stored by payrelay in `state`. */
