@@ -3,6 +3,7 @@ import type { OperatorDeps } from '@shared/app/resolve-payout';
 import type { PayoutIdentity } from '@shared/domain/identity';
 import type { Payout } from '@shared/domain/payout';
 import type { Log } from '@shared/ports/runtime';
+import type { SigningSecrets } from '@shared/signing';
 import type { CommandContext } from './context';
 import { CliError, EXIT } from './output';
 import { requireEnv, type Target } from './target';
@@ -92,6 +93,16 @@ export async function operatorDepsFor(target: Target, log: Log): Promise<{ deps:
     },
     close: () => provider.close(),
   };
+}
+
+/**
+ * The signing keys of the target's provider secret, as the signing code takes them: what the CLI's
+ * `signature` commands use without --secrets-file, and the console's calibration.
+ */
+export async function targetSigningSecrets(target: Target): Promise<SigningSecrets> {
+  const { cachedSecret, providerSecretSchema } = await import('@shared/adapters/secrets');
+  const secret = await cachedSecret(requireEnv(target, 'PROVIDER_SECRET_ID'), providerSecretSchema).get();
+  return { partnerSecret: secret.partner_secret_key, merchantSecret: secret.merchant_secret_key };
 }
 
 /** The identity of a picked payout (for the use cases). */

@@ -12,6 +12,7 @@ import {
 } from '@shared/signing';
 import { contextOf, parseSince, withExample, type CommandContext } from '../context';
 import { readJsonObject } from '../io';
+import { targetSigningSecrets } from '../operator';
 import { CliError, EXIT, printTable } from '../output';
 import { requireEnv } from '../target';
 
@@ -29,14 +30,8 @@ interface SigningOptions {
  * stay out of shell history.
  */
 async function signingSecrets(ctx: CommandContext, secretsFile?: string): Promise<SigningSecrets> {
-  let source: Record<string, unknown>;
-  if (secretsFile) source = readJsonObject(secretsFile);
-  else {
-    const target = await ctx.target();
-    const secretId = requireEnv(target, 'PROVIDER_SECRET_ID');
-    const { cachedSecret, providerSecretSchema } = await import('@shared/adapters/secrets');
-    source = await cachedSecret(secretId, providerSecretSchema).get();
-  }
+  if (!secretsFile) return targetSigningSecrets(await ctx.target());
+  const source = readJsonObject(secretsFile);
   const partnerSecret = source.partner_secret_key;
   const merchantSecret = source.merchant_secret_key ?? '';
   if (typeof partnerSecret !== 'string' || partnerSecret === '' || typeof merchantSecret !== 'string') {

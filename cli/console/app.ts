@@ -17,6 +17,7 @@ import { overviewFigures, overviewPage, overviewSnapshots } from './pages/overvi
 import { payoutDetailPage, payoutsPage } from './pages/payouts';
 import { resolveAction, resolveFormPage, reviewPage } from './pages/review';
 import { retryAction, retryFormPage } from './pages/retry';
+import { calibrateAction, quarantinePage, quarantineViewPage } from './pages/quarantine';
 import { deleteAction, deleteFormPage, dlqMessagePage, dlqPage, redriveAction, redriveFormPage } from './pages/dlq';
 
 type Env = { Variables: { form: Record<string, unknown> } };
@@ -104,6 +105,9 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono<Env> {
   app.get('/callbacks', async (c) => render(c, callbacksPage(ctx, services, c.req.query(), now())));
   app.get('/callbacks/view', async (c) => render(c, callbackViewPage(ctx, services, c.req.query())));
   app.post('/callbacks/replay', async (c) => render(c, replayAction(ctx, services, formOf(c), now())));
+  app.get('/quarantine', async (c) => render(c, quarantinePage(ctx, services, c.req.query(), now())));
+  app.get('/quarantine/view', async (c) => render(c, quarantineViewPage(ctx, services, c.req.query())));
+  app.post('/quarantine/calibrate', async (c) => render(c, calibrateAction(ctx, services, formOf(c), now())));
   app.get('/kyc', async (c) => render(c, kycPage(ctx, services, c.req.query())));
   app.post('/kyc/confirm', async (c) => render(c, kycConfirmAction(ctx, services, formOf(c), now())));
 
@@ -130,6 +134,11 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono<Env> {
     if (error instanceof ConcurrentModificationError) {
       consoleLog.warn('console: action refused, changed meanwhile', { path: c.req.path });
       return render(c, problemPage(ctx, '409: changed meanwhile', 'Someone (or the reconciler) changed this payout while you looked at it; nothing was written. Open it again and look before you act.', backOf(c)), 409);
+    }
+    // Matched by name, as the CLI does, so the console need not load the secrets adapter early.
+    if (error.name === 'SecretNotConfiguredError' || error.name === 'SecretFormatError') {
+      consoleLog.warn('console: a secret is not set up', { path: c.req.path, reason: error.message });
+      return render(c, problemPage(ctx, '409: not configured', error.message, backOf(c)), 409);
     }
     consoleLog.error('console: request failed', { path: c.req.path, error: error.name, reason: error.message });
     return render(

@@ -21,6 +21,7 @@ const NAV: ReadonlyArray<readonly [string, string]> = [
   ['/review', 'Review'],
   ['/dlq', 'DLQ'],
   ['/callbacks', 'Callbacks'],
+  ['/quarantine', 'Quarantine'],
   ['/kyc', 'KYC subjects'],
 ];
 

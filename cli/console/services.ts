@@ -3,8 +3,10 @@ import type { KycRepository } from '@shared/adapters/kyc-repository';
 import type { PayoutStore } from '@shared/adapters/payout-repository';
 import type { RetryDeps } from '@shared/app/retry-payout';
 import type { DeadLetterQueue } from '@shared/ports/dead-letters';
+import type { QuarantineStore } from '@shared/ports/quarantine';
+import type { SigningSecrets } from '@shared/signing';
 import type { KycServiceClient } from '@shared/providers/kyc-client';
-import { operatorDepsFor, operatorName } from '../operator';
+import { operatorDepsFor, operatorName, targetSigningSecrets } from '../operator';
 import { requireEnv, type Target } from '../target';
 import { consoleLog } from './log';
 
@@ -22,6 +24,10 @@ export interface ConsoleServices {
   readonly operator: RetryDeps;
   /** The payouts DLQ and queue, for the DLQ use cases. */
   readonly dlq: DeadLetterQueue;
+  /** Order notifications whose signature matched no configured scheme. */
+  readonly quarantine: QuarantineStore;
+  /** The signing keys of the target's provider secret (calibration); throws when the secret is not set. */
+  signingSecrets(): Promise<SigningSecrets>;
   /** The KYC app id from the target's KYC secret, or undefined when the secret is not set. */
   kycAppId(): Promise<string | undefined>;
   /** Messages in the dead-letter queue (SQS's approximate count, in flight included). */
@@ -41,6 +47,7 @@ export async function createConsoleServices(target: Target): Promise<ConsoleServ
   const { createKycRepository } = await import('@shared/adapters/kyc-repository');
   const { createPayoutQueue } = await import('@shared/adapters/payout-queue');
   const { createDeadLetterQueue } = await import('@shared/adapters/dead-letter');
+  const { createQuarantineStore } = await import('@shared/adapters/quarantine-store');
   const { cachedSecret, kycSecretSchema } = await import('@shared/adapters/secrets');
   const { KycServiceClient } = await import('@shared/providers/kyc-client');
   const queueUrl = requireEnv(target, 'PAYOUTS_QUEUE_URL');
@@ -57,6 +64,8 @@ export async function createConsoleServices(target: Target): Promise<ConsoleServ
     kycClient,
     operator: { ...operator.deps, queue: createPayoutQueue(queueUrl) },
     dlq,
+    quarantine: createQuarantineStore({ tableName: requireEnv(target, 'QUARANTINE_TABLE_NAME') }),
+    signingSecrets: () => targetSigningSecrets(target),
     async kycAppId() {
       try {
         return (await kycSecret.get()).app_id;

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'puppeteer-core';
 import type { ConsoleHandle } from '@cli/console/server';
 import type { LocalStack } from '@local/stack';
-import { DEAD_LETTER_REASON, HOSTILE_NAME, launchBrowser, runConsoleScenario, targetOf, type ConsoleScenario } from '@test/support/console-fixture';
+import { DEAD_LETTER_REASON, HOSTILE_NAME, PROVIDER_PROFILE, launchBrowser, runConsoleScenario, targetOf, type ConsoleScenario } from '@test/support/console-fixture';
 
 /*
  * The ops console end to end, in a real headless Chromium: the local stack in-process (dynalite,
@@ -240,6 +240,23 @@ describe('ops console in a browser', () => {
     const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
     const repository = createPayoutRepository(stack.env.PAYOUTS_TABLE_NAME as string);
     await expect.poll(async () => (await repository.findByReference(scenario.deadLetter)).length, { timeout: 15_000, interval: 300 }).toBe(1);
+  });
+
+  it('lists the quarantine, shows a kept notification as received, and calibrates the scheme from them', async () => {
+    await page.goto(`${consoleHandle.url}/quarantine`);
+    const rows = await page.$$eval('tbody tr', (trs) => trs.map((tr) => tr.textContent ?? ''));
+    const index = rows.findIndex((row) => row.includes(scenario.quarantined));
+    expect(index).toBeGreaterThanOrEqual(0);
+    await submit(`tbody tr:nth-child(${index + 1}) a.view`);
+    const body = JSON.parse(await page.$eval('#quarantine-body', (e) => e.textContent ?? '')) as { data: { order_details: { partner_order_id: string } }; signature: string };
+    expect(body.data.order_details.partner_order_id).toBe(scenario.quarantined);
+    expect(body.signature).toEqual(expect.any(String));
+    const missing = await page.goto(`${consoleHandle.url}/quarantine/view?id=2020-01-01.0000000000000000`);
+    expect(missing?.status()).toBe(404);
+    await page.goto(`${consoleHandle.url}/quarantine`);
+    await submit('form.calibrate button');
+    expect(await page.$eval('#calibration', (e) => e.textContent)).toMatch(/^Set SIGNING_PROFILE=\S+: it reproduces every one of the \d+ notification/);
+    expect(await page.$eval('#calibration code', (e) => e.textContent)).toBe(`SIGNING_PROFILE=${PROVIDER_PROFILE}`);
   });
 
   async function sessionCookie(): Promise<string> {

@@ -59,7 +59,12 @@ export interface ConsoleScenario {
   readonly review: string;
   /** The withdrawal_reference of a payout request waiting in the DLQ (redrive). */
   readonly deadLetter: string;
+  /** The withdrawal_reference an order notification in the quarantine names (signed with {@link PROVIDER_PROFILE}). */
+  readonly quarantined: string;
 }
+
+/** A signing scheme the stack is not set to, as a provider that signs differently would use it: its notifications are quarantined. */
+export const PROVIDER_PROFILE = 'sha512-secret-body/compact-sorted/base64/orderNotification=partner';
 
 /** The reason the scenario's DLQ message carries, as the worker writes one. */
 export const DEAD_LETTER_REASON = 'gave up after 5 receives: the payout service did not answer';
@@ -69,7 +74,8 @@ export const DEAD_LETTER_REASON = 'gave up after 5 receives: the payout service 
  * then a few payouts go through the real enqueue, worker, simulator and reconciler until every one is
  * final (one to an account whose payouts fail). Beside them, the exceptions an operator settles: a
  * payout accepted but never processed, handed to review as the reconciler does, and a payout request
- * in the DLQ with the worker's kind of reason. Seconds, not minutes.
+ * in the DLQ with the worker's kind of reason, and an order notification signed with a scheme the
+ * stack is not set to (quarantined). Seconds, not minutes.
  */
 export async function runConsoleScenario(stack: LocalStack, timeoutMs = 40_000): Promise<ConsoleScenario> {
   const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
@@ -103,6 +109,15 @@ export async function runConsoleScenario(stack: LocalStack, timeoutMs = 40_000):
       MessageAttributes: { reason: { DataType: 'String', StringValue: DEAD_LETTER_REASON } },
     }),
   );
+  const { resolveSigningProfile, withSignature } = await import('@shared/signing');
+  const secrets = { partnerSecret: stack.providerSecret?.partner_secret_key as string, merchantSecret: stack.providerSecret?.merchant_secret_key as string };
+  const notification = { status: 'success', message: 'Order notification', data: { payment: { status: 'PAID' }, order_details: { status: 'COMPLETED', partner_order_id: ref(8) } } };
+  const quarantinedAnswer = await fetch(stack.urls.payoutNotification, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${stack.providerSecret?.partner_public_key}` },
+    body: JSON.stringify(withSignature(notification, 'orderNotification', secrets, resolveSigningProfile(PROVIDER_PROFILE))),
+  });
+  if (quarantinedAnswer.status !== 401) throw new Error(`console scenario: a notification signed with another scheme got ${quarantinedAnswer.status}, not 401 (quarantined)`);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const payouts = await Promise.all(requests.map((r) => repository.get(r)));
@@ -112,5 +127,5 @@ export async function runConsoleScenario(stack: LocalStack, timeoutMs = 40_000):
     }
     await new Promise((resolve) => setTimeout(resolve, 300));
   }
-  return { runId, succeeded: ref(1), hostile: ref(2), rejected: ref(3), failed: ref(5), review: ref(6), deadLetter: ref(7) };
+  return { runId, succeeded: ref(1), hostile: ref(2), rejected: ref(3), failed: ref(5), review: ref(6), deadLetter: ref(7), quarantined: ref(8) };
 }
