@@ -31,6 +31,7 @@ export const STACK_OUTPUTS: Readonly<Record<string, string>> = {
   [OUTPUT.payoutsTableName]: 'PAYOUTS_TABLE_NAME',
   [OUTPUT.eventsTableName]: 'EVENTS_TABLE_NAME',
   [OUTPUT.quarantineTableName]: 'QUARANTINE_TABLE_NAME',
+  [OUTPUT.collectionsTableName]: 'COLLECTIONS_TABLE_NAME',
   [OUTPUT.kycTableName]: 'KYC_TABLE_NAME',
   [OUTPUT.payoutsQueueUrl]: 'PAYOUTS_QUEUE_URL',
   [OUTPUT.payoutsDlqUrl]: 'PAYOUTS_DLQ_URL',

@@ -4,6 +4,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { FunctionDefinition } from '@shared/config/functions';
 import {
+  COLLECTIONS_TABLE,
   EVENTS_TABLE,
   KYC_SECRET,
   KYC_TABLE,
@@ -126,6 +127,8 @@ export const FUNCTION_ACCESS: Record<FunctionDefinition['id'], readonly Resource
     table(PAYOUTS_TABLE, 'PAYOUTS_TABLE_NAME', ['UpdateItem'], { indexes: { 'by-withdrawal-reference': ['Query'] } }),
     // quarantine keep: the hour's counter (conditional UpdateItem), then the body (conditional PutItem).
     table(QUARANTINE_TABLE, 'QUARANTINE_TABLE_NAME', ['UpdateItem', 'PutItem']),
+    // A notification naming a collection: get (GetItem), then save (conditional PutItem on the version).
+    table(COLLECTIONS_TABLE, 'COLLECTIONS_TABLE_NAME', ['GetItem', 'PutItem']),
     secret(PROVIDER_SECRET, 'PROVIDER_SECRET_ID'),
   ],
 };

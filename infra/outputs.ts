@@ -21,6 +21,7 @@ export const OUTPUT = {
   eventsTableName: 'EventsTableName',
   kycTableName: 'KycTableName',
   quarantineTableName: 'QuarantineTableName',
+  collectionsTableName: 'CollectionsTableName',
   payoutsQueueUrl: 'PayoutsQueueUrl',
   payoutsDlqUrl: 'PayoutsDlqUrl',
   providerSecretArn: 'ProviderSecretArn',

@@ -9,6 +9,7 @@ import { Queue, QueueEncryption, type IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { FUNCTIONS } from '@shared/config/functions';
 import {
+  COLLECTIONS_TABLE,
   EVENTS_TABLE,
   KYC_SECRET,
   KYC_TABLE,
@@ -40,6 +41,7 @@ export interface PayrelayStatefulResources {
   readonly eventsTable: PayrelayTable;
   readonly kycTable: PayrelayTable;
   readonly quarantineTable: PayrelayTable;
+  readonly collectionsTable: PayrelayTable;
   readonly payoutsQueue: IQueue;
   readonly payoutsDlq: IQueue;
   readonly providerSecret: ISecret;
@@ -143,6 +145,7 @@ export class PayrelayStatefulStack extends Stack {
       eventsTable: tableById(EVENTS_TABLE.id),
       kycTable: tableById(KYC_TABLE.id),
       quarantineTable: tableById(QUARANTINE_TABLE.id),
+      collectionsTable: tableById(COLLECTIONS_TABLE.id),
       payoutsQueue,
       payoutsDlq,
       providerSecret,

@@ -263,6 +263,7 @@ export class PayrelayStatelessStack extends Stack {
     output(OUTPUT.eventsTableName, stateful.eventsTable.table.tableName, 'Received callbacks (EVENTS_TABLE_NAME)');
     output(OUTPUT.kycTableName, stateful.kycTable.table.tableName, 'KYC subjects and orders (KYC_TABLE_NAME)');
     output(OUTPUT.quarantineTableName, stateful.quarantineTable.table.tableName, 'Order notifications whose signature did not match (QUARANTINE_TABLE_NAME)');
+    output(OUTPUT.collectionsTableName, stateful.collectionsTable.table.tableName, 'Collection orders and their payment status (COLLECTIONS_TABLE_NAME)');
     output(OUTPUT.payoutsQueueUrl, stateful.payoutsQueue.queueUrl, 'Send payout requests here (PAYOUTS_QUEUE_URL)');
     output(OUTPUT.payoutsDlqUrl, stateful.payoutsDlq.queueUrl, 'Dead-letter queue of payout requests (PAYOUTS_DLQ_URL)');
     output(OUTPUT.providerSecretArn, stateful.providerSecret.secretArn, 'Provider credentials secret (PROVIDER_SECRET_ID)');

@@ -13,6 +13,7 @@ import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-s
 import dynalite from 'dynalite';
 import { buildApp } from 'fauxqs';
 import {
+  COLLECTIONS_TABLE,
   EVENTS_TABLE,
   KYC_SECRET,
   KYC_TABLE,
@@ -85,7 +86,7 @@ export interface LocalAws {
   /** Everything a handler, the CLI or a test needs in process.env to use these emulators. */
   readonly env: Record<string, string>;
   readonly endpoints: { dynamodb: string; sqs: string; secretsManager: string };
-  readonly names: { payoutsTable: string; eventsTable: string; kycTable: string; quarantineTable: string; providerSecret: string; kycSecret: string };
+  readonly names: { payoutsTable: string; eventsTable: string; kycTable: string; quarantineTable: string; collectionsTable: string; providerSecret: string; kycSecret: string };
   readonly queueUrls: { payouts: string; deadLetter: string };
   stop(): Promise<void>;
 }
@@ -160,6 +161,7 @@ export async function startLocalAws(options: LocalAwsOptions = {}): Promise<Loca
       eventsTable: resourceName(stage, EVENTS_TABLE.id),
       kycTable: resourceName(stage, KYC_TABLE.id),
       quarantineTable: resourceName(stage, QUARANTINE_TABLE.id),
+      collectionsTable: resourceName(stage, COLLECTIONS_TABLE.id),
       providerSecret: resourceName(stage, PROVIDER_SECRET.id),
       kycSecret: resourceName(stage, KYC_SECRET.id),
     };
@@ -168,6 +170,7 @@ export async function startLocalAws(options: LocalAwsOptions = {}): Promise<Loca
       [EVENTS_TABLE.id]: names.eventsTable,
       [KYC_TABLE.id]: names.kycTable,
       [QUARANTINE_TABLE.id]: names.quarantineTable,
+      [COLLECTIONS_TABLE.id]: names.collectionsTable,
     };
     for (const table of TABLES) await createTable(dynamoClient, table, tableNames[table.id] as string);
 
@@ -209,6 +212,7 @@ export async function startLocalAws(options: LocalAwsOptions = {}): Promise<Loca
       EVENTS_TABLE_NAME: names.eventsTable,
       KYC_TABLE_NAME: names.kycTable,
       QUARANTINE_TABLE_NAME: names.quarantineTable,
+      COLLECTIONS_TABLE_NAME: names.collectionsTable,
       PAYOUTS_QUEUE_URL: queueUrls.payouts,
       PAYOUTS_DLQ_URL: queueUrls.deadLetter,
       PROVIDER_SECRET_ID: names.providerSecret,

@@ -51,7 +51,7 @@ function printSummary(stack: LocalStack, reconcileSeconds: number): void {
     ['KYC service', `${stack.urls.kycApi}${stack.simulator ? ' (simulator)' : ''}`],
     ['payouts queue', stack.queueUrls.payouts],
     ['dead-letter queue', stack.queueUrls.deadLetter],
-    ['tables', `${stack.names.payoutsTable}, ${stack.names.eventsTable}, ${stack.names.kycTable}, ${stack.names.quarantineTable}`],
+    ['tables', `${stack.names.payoutsTable}, ${stack.names.eventsTable}, ${stack.names.kycTable}, ${stack.names.quarantineTable}, ${stack.names.collectionsTable}`],
     ['secrets (local stand-in)', `${stack.names.providerSecret}${stack.providerSecret ? '' : ' (EMPTY: run payrelay secrets put provider)'}, ${stack.names.kycSecret}${stack.kycSecret ? '' : ' (EMPTY: run payrelay secrets put kyc)'}`],
     ['SQS poller -> payout-worker', 'batch 10, long poll, partial batch failures'],
     ['schedule -> reconciler', `every ${reconcileSeconds} s`],

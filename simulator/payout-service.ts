@@ -131,6 +131,9 @@ export interface LedgerEntry extends PayoutIdentity {
   amount?: string;
 }
 
+/** The currency of a collection order whose body names none (the public shape carries no currency). */
+export const COLLECTION_DEFAULT_CURRENCY = 'GHS';
+
 /** A collection order created by a partner. */
 export interface CollectionOrder {
   order_reference: string;
@@ -630,16 +633,26 @@ export class PayoutService {
 
   // ---------- collection orders and notifications ----------
 
+  /**
+   * Creates a collection order from the public shape: `partner_order_id`, `amount_to_collect` and
+   * `timestamp`, signed with the merchant + partner secrets. `currency` (default GHS),
+   * `platform_merchant_id` (default: the partner's first merchant) and `partner_id` are optional;
+   * when present they must belong to the partner of the public key.
+   */
   collectionOrder(headers: IncomingHttpHeaders, body: Record<string, unknown>): Reply {
     const partner = this.authenticate(headers, 'collectionOrder');
-    const fields = requireStrings(
-      body,
-      ['amount', 'currency', 'partner_id', 'platform_merchant_id', 'partner_order_id', 'signature'],
-      refuse,
-    );
-    const merchantId = this.merchantOf(partner, fields);
+    const fields = requireStrings(body, ['partner_order_id', 'amount_to_collect', 'timestamp', 'signature'], refuse);
+    const optional = (name: string): string | undefined => (typeof body[name] === 'string' && body[name] !== '' ? (body[name] as string) : undefined);
+    const merchantId = this.merchantOf(partner, {
+      partner_id: optional('partner_id') ?? partner.partner_id,
+      platform_merchant_id: optional('platform_merchant_id') ?? ([...partner.merchants.keys()][0] as string),
+    });
     this.checkSignature(partner, merchantId, body, 'collectionOrder');
-    const amount = this.canonicalAmount(fields.amount, fields.currency);
+    if (Number.isNaN(Date.parse(fields.timestamp)) && !/^\d{10,13}$/.test(fields.timestamp)) {
+      throw refuse(400, 'timestamp must be an ISO 8601 time or epoch seconds/milliseconds');
+    }
+    const currency = optional('currency') ?? COLLECTION_DEFAULT_CURRENCY;
+    const amount = this.canonicalAmount(fields.amount_to_collect, currency);
     const duplicate = [...this.orders.values()].some(
       (o) => o.platform_merchant_id === merchantId && o.partner_order_id === fields.partner_order_id,
     );
@@ -650,7 +663,7 @@ export class PayoutService {
       partner_code: partner.partner_code,
       platform_merchant_id: merchantId,
       amount,
-      currency: fields.currency,
+      currency,
       status: 'PENDING',
       payment_status: 'PENDING',
       virtual_account: {

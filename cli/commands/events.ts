@@ -15,7 +15,7 @@ export function registerEventsCommands(program: Command): void {
     'payrelay events replay --since 6h',
     'payrelay events replay --since 2026-11-20T00:00:00Z --until 2026-11-21T00:00:00Z',
   )
-    .description('re-apply stored KYC callbacks of a time range to the KYC projection (idempotent; order notifications are left to the reconciler)')
+    .description('re-apply the stored callbacks of a time range: KYC callbacks to the KYC subjects, order notifications to the collections they name (idempotent; notifications about payouts are left to the reconciler)')
     .action(async (opts: { since: string; until?: string }, cmd: Command) => {
       const ctx = contextOf(cmd);
       const now = new Date();
@@ -25,10 +25,12 @@ export function registerEventsCommands(program: Command): void {
       const { replayEvents } = await import('@shared/app/replay-events');
       const { createEventStore } = await import('@shared/adapters/event-store');
       const { createKycRepository } = await import('@shared/adapters/kyc-repository');
+      const { createCollectionRepository } = await import('@shared/adapters/collection-repository');
       const result = await replayEvents(
         {
           events: createEventStore({ tableName: requireEnv(target, 'EVENTS_TABLE_NAME') }),
           subjects: createKycRepository({ tableName: requireEnv(target, 'KYC_TABLE_NAME') }),
+          collections: createCollectionRepository({ tableName: requireEnv(target, 'COLLECTIONS_TABLE_NAME') }),
           clock: { now: () => now },
           log: cliLog,
           telemetry: noTelemetry,

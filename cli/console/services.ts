@@ -1,4 +1,5 @@
 import type { OperatorEventStore } from '@shared/adapters/event-store';
+import type { CollectionStore } from '@shared/ports/collections';
 import type { KycRepository } from '@shared/adapters/kyc-repository';
 import type { PayoutStore } from '@shared/adapters/payout-repository';
 import type { RetryDeps } from '@shared/app/retry-payout';
@@ -19,6 +20,7 @@ export interface ConsoleServices {
   readonly payouts: PayoutStore;
   readonly events: OperatorEventStore;
   readonly kyc: KycRepository;
+  readonly collections: CollectionStore;
   readonly kycClient: KycServiceClient;
   /** What resolve and retry need (the CLI's `payouts resolve|retry` build the same), logging to the console's log. */
   readonly operator: RetryDeps;
@@ -45,6 +47,7 @@ export async function createConsoleServices(target: Target): Promise<ConsoleServ
   const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
   const { createEventStore } = await import('@shared/adapters/event-store');
   const { createKycRepository } = await import('@shared/adapters/kyc-repository');
+  const { createCollectionRepository } = await import('@shared/adapters/collection-repository');
   const { createPayoutQueue } = await import('@shared/adapters/payout-queue');
   const { createDeadLetterQueue } = await import('@shared/adapters/dead-letter');
   const { createQuarantineStore } = await import('@shared/adapters/quarantine-store');
@@ -61,6 +64,7 @@ export async function createConsoleServices(target: Target): Promise<ConsoleServ
     payouts: createPayoutRepository(requireEnv(target, 'PAYOUTS_TABLE_NAME')),
     events: createEventStore({ tableName: requireEnv(target, 'EVENTS_TABLE_NAME') }),
     kyc: createKycRepository({ tableName: requireEnv(target, 'KYC_TABLE_NAME') }),
+    collections: createCollectionRepository({ tableName: requireEnv(target, 'COLLECTIONS_TABLE_NAME') }),
     kycClient,
     operator: { ...operator.deps, queue: createPayoutQueue(queueUrl) },
     dlq,

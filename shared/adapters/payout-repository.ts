@@ -11,7 +11,8 @@ import {
 import { PAYOUTS_TABLE, SHARDS, openShardKeys, openShardOf, shardOf } from '@shared/config/resources';
 import { parsePayoutKey, payoutKey, type PayoutIdentity } from '@shared/domain/identity';
 import { FINAL_STATES, Payout, type PayoutHistoryEntry, type PayoutRecord, type PayoutState } from '@shared/domain/payout';
-import { ConcurrentModificationError, InvalidListCursorError } from '@shared/domain/errors';
+import { ConcurrentModificationError } from '@shared/domain/errors';
+import { decodeCursor, encodeCursor } from './list-cursor';
 import type { DuePage, PayoutListPage, PayoutListQuery, PayoutRepository } from '@shared/ports/payouts';
 import { documentClient } from './aws-clients';
 
@@ -145,20 +146,6 @@ function fromItem(item: PayoutItem): Payout {
 }
 
 type Key = Record<string, unknown>;
-
-const encodeCursor = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
-
-/** Reads a cursor this module wrote; anything else is the caller's mistake, named as such. */
-function decodeCursor<T>(cursor: string, valid: (value: unknown) => value is T): T {
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw new InvalidListCursorError();
-  }
-  if (!valid(value)) throw new InvalidListCursorError();
-  return value;
-}
 
 /** The due-payout cursor: which open shard, and where in it. */
 interface DueCursor {

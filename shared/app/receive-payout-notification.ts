@@ -6,6 +6,7 @@ import type { ProviderCredentials } from '@shared/ports/payouts';
 import { quarantineMismatch, type QuarantineSettings } from './quarantine';
 import type { QuarantineStore } from '@shared/ports/quarantine';
 import { storeCallback } from './store-callback';
+import { applyToCollection, type CollectionProjectionDeps } from './collections';
 import type { EventStore, PayoutNudge, WebhookReceipt } from '@shared/ports/callbacks';
 import type { PreviousSecret, RefreshableSecret } from '@shared/ports/secrets';
 
@@ -15,6 +16,8 @@ export type NotificationKeys = Pick<ProviderCredentials, 'partnerPublicKey' | 'p
 export interface ReceivePayoutNotificationDeps {
   events: EventStore;
   payouts: PayoutNudge;
+  /** The collections an order notification may name (by partner_order_id). */
+  collections: CollectionProjectionDeps['collections'];
   credentials: RefreshableSecret<NotificationKeys>;
   /** The keys the last rotation replaced, accepted for `rotationWindowMs` after it. */
   previousCredentials: PreviousSecret<NotificationKeys>;
@@ -165,9 +168,12 @@ export async function receivePayoutNotification(
     keys: { withdrawalReference: recognition.recognized ? recognition.event.withdrawalReference : undefined },
   });
   if (!recognition.recognized) return { eventId, outcome, recognized: false };
+  // A collection is applied on a duplicate too: applying is idempotent, and it repairs a first
+  // delivery that was stored but not applied.
+  const collection = await applyToCollection(deps, recognition.event, eventId);
   if (outcome === 'duplicate') {
     // The first delivery already asked for a check; the scheduled reconciler covers a lost one.
-    deps.log.info('order notification duplicate acknowledged', logKeys);
+    deps.log.info('order notification duplicate acknowledged', { ...logKeys, collection });
     return { eventId, outcome, recognized: true };
   }
   const nudged = await deps.payouts.markDueNow(recognition.event.withdrawalReference, receivedAt);
@@ -175,6 +181,7 @@ export async function receivePayoutNotification(
     ...logKeys,
     paymentStatus: recognition.event.paymentStatus,
     payoutsDue: nudged,
+    collection,
   });
   return { eventId, outcome, recognized: true };
 }

@@ -1,9 +1,11 @@
-import { recognizeKycCallback } from '@shared/domain/callbacks';
+import { recognizeKycCallback, recognizeOrderNotification } from '@shared/domain/callbacks';
 import { applyKycCallback, type KycProjectionDeps } from './receive-kyc-callback';
-import type { EventStore } from '@shared/ports/callbacks';
+import { applyToCollection, type CollectionProjectionDeps } from './collections';
+import type { EventStore, StoredEvent } from '@shared/ports/callbacks';
 
 export interface ReplayEventsDeps extends KycProjectionDeps {
   events: EventStore;
+  collections: CollectionProjectionDeps['collections'];
 }
 
 export interface ReplayRange {
@@ -21,7 +23,7 @@ export interface ReplayResult {
   unchanged: number;
   /** Stored bodies the current code still does not recognize. */
   unrecognized: number;
-  /** Order notifications: hints only, the reconciler owns payouts, so replay leaves them. */
+  /** Order notifications about payouts: hints only, the reconciler owns payouts, so replay leaves them. */
   skipped: number;
 }
 
@@ -30,11 +32,35 @@ export class ReplayRangeError extends Error {
   override name = 'ReplayRangeError';
 }
 
+const parsed = (body: string): unknown => {
+  try {
+    return JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+};
+
+/** Applies one stored event to its projection: a KYC subject, or the collection an order notification names. */
+async function replayOne(deps: ReplayEventsDeps, stored: StoredEvent): Promise<keyof Omit<ReplayResult, 'scanned'>> {
+  if (stored.source === 'payout-notification') {
+    const recognition = recognizeOrderNotification(parsed(stored.body));
+    if (!recognition.recognized) return 'unrecognized';
+    const result = await applyToCollection(deps, recognition.event, stored.eventId);
+    return result === 'not-a-collection' ? 'skipped' : result;
+  }
+  if (stored.appId === undefined) return 'skipped';
+  const recognition = recognizeKycCallback(parsed(stored.body));
+  if (!recognition.recognized) return 'unrecognized';
+  return applyKycCallback(deps, stored.appId, recognition.event, stored.eventId);
+}
+
 /**
- * Re-applies stored KYC callbacks received in [since, until) to their subjects, oldest first.
- * Each stored body is parsed again with the current code, so a payload that was unrecognized when
- * it arrived is applied once the code understands it. Idempotent: applying an event a subject
- * already reflects writes nothing, so a replay over any range leaves correct projections as they are.
+ * Re-applies stored callbacks received in [since, until), oldest first: KYC callbacks to their
+ * subjects, order notifications to the collections they name (notifications about payouts are left
+ * to the reconciler). Each stored body is parsed again with the current code, so a payload that was
+ * unrecognized when it arrived is applied once the code understands it. Idempotent: applying an
+ * event a projection already reflects writes nothing, so a replay over any range leaves correct
+ * projections as they are.
  */
 export async function replayEvents(deps: ReplayEventsDeps, range: ReplayRange): Promise<ReplayResult> {
   const until = range.until ?? deps.clock.now();
@@ -44,23 +70,7 @@ export async function replayEvents(deps: ReplayEventsDeps, range: ReplayRange): 
   const result: ReplayResult = { scanned: 0, applied: 0, unchanged: 0, unrecognized: 0, skipped: 0 };
   for await (const stored of deps.events.receivedBetween(range.since, until)) {
     result.scanned += 1;
-    if (stored.source !== 'kyc' || stored.appId === undefined) {
-      result.skipped += 1;
-      continue;
-    }
-    let payload: unknown;
-    try {
-      payload = JSON.parse(stored.body);
-    } catch {
-      payload = undefined;
-    }
-    const recognition = recognizeKycCallback(payload);
-    if (!recognition.recognized) {
-      result.unrecognized += 1;
-      continue;
-    }
-    const outcome = await applyKycCallback(deps, stored.appId, recognition.event, stored.eventId);
-    result[outcome] += 1;
+    result[await replayOne(deps, stored)] += 1;
   }
   deps.log.info('events replayed', { since: range.since.toISOString(), until: until.toISOString(), ...result });
   return result;

@@ -101,7 +101,25 @@ export const QUARANTINE_TABLE = {
   indexes: [],
 } as const satisfies TableDefinition;
 
-export const TABLES = [PAYOUTS_TABLE, EVENTS_TABLE, KYC_TABLE, QUARANTINE_TABLE] as const;
+/**
+ * Collection orders, one item per order keyed by payrelay's order id (the provider's
+ * partner_order_id); history is a list attribute on the item. `by-created-day` lists them newest
+ * first by day (`createdDay` = `YYYY-MM-DD`), the way the events table is read for replay.
+ */
+export const COLLECTIONS_TABLE = {
+  id: 'collections',
+  partitionKey: { name: 'pk', type: 'S' },
+  indexes: [
+    {
+      indexName: 'by-created-day',
+      partitionKey: { name: 'createdDay', type: 'S' },
+      sortKey: { name: 'createdAt', type: 'S' },
+      projection: 'ALL',
+    },
+  ],
+} as const satisfies TableDefinition;
+
+export const TABLES = [PAYOUTS_TABLE, EVENTS_TABLE, KYC_TABLE, QUARANTINE_TABLE, COLLECTIONS_TABLE] as const;
 
 export interface QueueDefinition {
   readonly id: string;

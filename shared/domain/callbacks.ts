@@ -41,6 +41,12 @@ export interface OrderNotificationEvent {
   /** `data.payment.status` or the top-level status, as sent: a hint only, never an outcome. */
   paymentStatus?: string;
   orderStatus?: string;
+  /** `data.payment.status` alone (never the top-level status, which says how the call went). */
+  orderPaymentStatus?: string;
+  /** `data.order_details.partner_order_id`: the order id of a collection payrelay created. */
+  partnerOrderId?: string;
+  /** `data.order_details.order_reference`: the provider's own reference of the order. */
+  orderReference?: string;
 }
 
 /** Either the normalized event, or why the payload is not one payrelay understands. */
@@ -141,9 +147,10 @@ export function recognizeKycCallback(payload: unknown): Recognition<KycCallbackE
 }
 
 /**
- * Finds the payout a notification is about. The seed shows no notification payload; the simulator
- * sends `data.withdrawal_reference`, and the provider's public samples carry the partner's own
- * reference in `data.order_details.partner_order_id`. Both are accepted, in that order.
+ * Finds the payout or the collection a notification is about. The seed shows no notification
+ * payload; the simulator sends `data.withdrawal_reference`, and the provider's public samples carry
+ * the partner's own reference in `data.order_details.partner_order_id`. Both are accepted for a
+ * payout, in that order; a collection is named by `partner_order_id` only.
  */
 export function recognizeOrderNotification(payload: unknown): Recognition<OrderNotificationEvent> {
   if (!isObject(payload)) return { recognized: false, reason: 'payload is not a JSON object' };
@@ -151,8 +158,8 @@ export function recognizeOrderNotification(payload: unknown): Recognition<OrderN
   if (data === undefined) return { recognized: false, reason: 'data is missing' };
   const orderDetails = isObject(data.order_details) ? data.order_details : {};
   const payment = isObject(data.payment) ? data.payment : {};
-  const withdrawalReference =
-    nonEmptyString(data.withdrawal_reference) ?? nonEmptyString(orderDetails.partner_order_id);
+  const partnerOrderId = nonEmptyString(orderDetails.partner_order_id);
+  const withdrawalReference = nonEmptyString(data.withdrawal_reference) ?? partnerOrderId;
   if (withdrawalReference === undefined) {
     return { recognized: false, reason: 'no data.withdrawal_reference or data.order_details.partner_order_id' };
   }
@@ -164,6 +171,9 @@ export function recognizeOrderNotification(payload: unknown): Recognition<OrderN
       withdrawalReference,
       paymentStatus: clipped(payment.status, MAX_FIELD_LENGTH) ?? clipped(payload.status, MAX_FIELD_LENGTH),
       orderStatus: clipped(orderDetails.status, MAX_FIELD_LENGTH),
+      orderPaymentStatus: clipped(payment.status, MAX_FIELD_LENGTH),
+      partnerOrderId: partnerOrderId !== undefined && referenceProblem('partner_order_id', partnerOrderId) === undefined ? partnerOrderId : undefined,
+      orderReference: clipped(orderDetails.order_reference, MAX_FIELD_LENGTH),
     },
   };
 }

@@ -8,6 +8,12 @@ import { ProviderAmbiguousError, type ProviderOperation } from './provider-error
 import { HttpTransport, interpretResponse, type TransportRequest } from './http';
 import { expectShape } from './schema';
 import { DEFAULT_STATUS_MAP, mapProviderStatus, type PayoutStatusOutcome, type StatusMap } from './status-map';
+import {
+  DEFAULT_COLLECTION_ORDER_FIELDS,
+  DEFAULT_COLLECTION_ORDER_PATH,
+  collectionOrderBody,
+  type CollectionOrderShape,
+} from './collection-order-shape';
 
 /** The provider secret's JSON fields (see providerSecretSchema in @shared/adapters/secrets). */
 export interface ProviderSecretFields {
@@ -40,6 +46,8 @@ export interface PayoutServiceClientOptions {
   resetKeysPath?: string;
   /** Status table for GetPayout (PROVIDER_STATUS_MAP parsed with parseStatusMap). */
   statusMap?: StatusMap;
+  /** Path and body of the collection-order request (COLLECTION_ORDER_PATH / COLLECTION_ORDER_BODY via parseCollectionOrderShape). */
+  collectionOrder?: CollectionOrderShape;
 }
 
 const PREFIX = '/api/v1/no-auth/PartnerP2P';
@@ -87,6 +95,35 @@ export interface PayoutStatusResult {
   raw: unknown;
 }
 
+/**
+ * Collection-order answer (the seed does not show it; the simulator answers `{ success: true, message,
+ * data: { order_reference, virtual_account: { account_number, account_name, bank_name } } }`).
+ * Every field is optional: an order the provider accepted without them is still accepted.
+ */
+export const collectionOrderAnswerSchema = z.looseObject({
+  success: z.boolean().optional(),
+  message: z.string().optional(),
+  data: z
+    .looseObject({
+      order_reference: z.string().optional(),
+      virtual_account: z
+        .looseObject({ account_number: z.string().optional(), account_name: z.string().optional(), bank_name: z.string().optional() })
+        .optional(),
+    })
+    .nullable()
+    .optional(),
+});
+export type CollectionOrderAnswer = z.infer<typeof collectionOrderAnswerSchema>;
+
+export interface CollectionOrderInput {
+  /** payrelay's id of the order: the provider's partner_order_id. */
+  partnerOrderId: string;
+  amount: string;
+  currency: string;
+  /** When the order is made (the body's timestamp). */
+  at: Date;
+}
+
 export interface VerifyAccountInput {
   account_number: string;
   account_code: string;
@@ -121,6 +158,7 @@ export class PayoutServiceClient {
   private readonly bearerPrefix: boolean;
   private readonly resetKeysPath: string;
   private readonly statusMap: StatusMap;
+  private readonly collectionOrderShape: CollectionOrderShape;
 
   constructor(options: PayoutServiceClientOptions) {
     this.transport = new HttpTransport({
@@ -135,6 +173,7 @@ export class PayoutServiceClient {
       throw new TypeError('resetKeysPath must be a single path segment such as ResetPartnerKeys or GenKeysForPartner');
     }
     this.statusMap = options.statusMap ?? DEFAULT_STATUS_MAP;
+    this.collectionOrderShape = options.collectionOrder ?? { path: DEFAULT_COLLECTION_ORDER_PATH, fields: DEFAULT_COLLECTION_ORDER_FIELDS };
   }
 
   /** Closes pooled keep-alive connections (tests, CLI exit). */
@@ -233,6 +272,38 @@ export class PayoutServiceClient {
       sensitive: sensitiveOf(creds, input.account_number),
     });
     return expectShape(payoutAcceptedSchema, answer, operation);
+  }
+
+  /**
+   * Creates a collection order: a request for money the customer pays in. Path and body follow the
+   * configured shape; signed with the profile's collectionOrder recipe (merchant + partner secrets by
+   * default). No money leaves on this call, but an Ambiguous failure still means the order may exist.
+   */
+  async createCollectionOrder(input: CollectionOrderInput, creds: ProviderCredentials): Promise<CollectionOrderAnswer> {
+    const operation = 'createCollectionOrder';
+    const body = withSignature(
+      collectionOrderBody(this.collectionOrderShape, {
+        orderId: input.partnerOrderId,
+        amount: parseAmount(input.amount, input.currency),
+        currency: input.currency,
+        timestamp: input.at.toISOString(),
+        epochSeconds: String(Math.floor(input.at.getTime() / 1000)),
+        partnerId: creds.partnerId,
+        merchantId: creds.platformMerchantId,
+      }),
+      'collectionOrder',
+      secretsOf(creds),
+      this.signingProfile,
+    );
+    const { body: answer } = await this.call({
+      operation,
+      method: 'POST',
+      path: this.collectionOrderShape.path,
+      headers: { Authorization: this.authorization(creds), 'Content-Type': 'application/json' },
+      body,
+      sensitive: sensitiveOf(creds),
+    });
+    return expectShape(collectionOrderAnswerSchema, answer, operation);
   }
 
   /**

@@ -7,6 +7,7 @@ export type ProviderOperation =
   | 'verifyAccount'
   | 'payout'
   | 'getPayout'
+  | 'createCollectionOrder'
   | 'registerApp'
   | 'verifyApp'
   | 'requestToken'

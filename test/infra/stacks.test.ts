@@ -73,7 +73,7 @@ function functionProps(template: Template, functionId: string): Record<string, u
 }
 
 /** Stateful resources by the logical-id prefix CDK gives them in the data stack. */
-const RESOURCE_PREFIXES = ['PayoutsTable', 'EventsTable', 'KycTable', 'QuarantineTable', 'PayoutsQueue', 'PayoutsDlq', 'ProviderSecret', 'KycSecret'] as const;
+const RESOURCE_PREFIXES = ['PayoutsTable', 'EventsTable', 'KycTable', 'QuarantineTable', 'CollectionsTable', 'PayoutsQueue', 'PayoutsDlq', 'ProviderSecret', 'KycSecret'] as const;
 
 /**
  * The IAM actions a function's role grants (inline policies and managed policies), keyed by the
@@ -238,6 +238,8 @@ describe('functions', () => {
       'PayoutsTable/index/by-withdrawal-reference': dynamo('Query'),
       // The quarantine of mismatched notifications: the hour counter (UpdateItem), the kept body (PutItem).
       QuarantineTable: dynamo('PutItem', 'UpdateItem'),
+      // A notification naming a collection: read it, then a conditional PutItem on its version.
+      CollectionsTable: dynamo('GetItem', 'PutItem'),
       ProviderSecret: SECRET_READ,
     });
   });

@@ -73,7 +73,7 @@ ${table(
   'no callback matches',
 )}
 <h2>Replay</h2>
-<p>Re-apply the stored KYC callbacks of a time range to the KYC subjects (idempotent; order notifications are left to the reconciler), as <code>payrelay events replay</code> does.</p>
+<p>Re-apply the stored callbacks of a time range, as <code>payrelay events replay</code> does: KYC callbacks to the KYC subjects, order notifications to the collections they name (idempotent; notifications about payouts are left to the reconciler).</p>
 <form method="post" action="/callbacks/replay" class="action">
   ${csrfField(ctx)}
   <label>Since <input name="since" value="${since.toISOString()}"></label>
@@ -123,7 +123,7 @@ export async function replayAction(ctx: PageContext, services: ConsoleServices, 
   if (input.step === 'review') {
     return confirmPage(ctx, 'Replay callbacks?', '/callbacks', {
       action: '/callbacks/replay',
-      what: 'Re-apply the stored KYC callbacks received in this range to the KYC subjects. Subjects that already reflect them do not change.',
+      what: 'Re-apply the stored callbacks received in this range: KYC callbacks to the KYC subjects, order notifications to the collections they name. Projections that already reflect them do not change.',
       fields: { since: input.since, until: input.until },
       cancel: '/callbacks',
     });
@@ -131,7 +131,7 @@ export async function replayAction(ctx: PageContext, services: ConsoleServices, 
   let result: ReplayResult;
   try {
     result = await replayEvents(
-      { events: services.events, subjects: services.kyc, clock: { now: () => now }, log: consoleLog, telemetry: noTelemetry },
+      { events: services.events, subjects: services.kyc, collections: services.collections, clock: { now: () => now }, log: consoleLog, telemetry: noTelemetry },
       { since, until },
     );
   } catch (error) {
@@ -143,7 +143,7 @@ export async function replayAction(ctx: PageContext, services: ConsoleServices, 
     ctx,
     'Replayed',
     '/callbacks',
-    `Replayed ${result.scanned} stored callback(s): ${result.applied} applied, ${result.unchanged} unchanged, ${result.unrecognized} unrecognized, ${result.skipped} order notification(s) left to the reconciler.`,
+    `Replayed ${result.scanned} stored callback(s): ${result.applied} applied, ${result.unchanged} unchanged, ${result.unrecognized} unrecognized, ${result.skipped} order notification(s) about payouts left to the reconciler.`,
     { href: withQuery('/callbacks', { day: input.since.slice(0, 10) }), label: 'Back to the callbacks' },
   );
 }

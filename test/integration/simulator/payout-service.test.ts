@@ -5,6 +5,7 @@ import {
   ProviderUnauthorizedError,
 } from '@shared/providers/provider-errors';
 import { credentialsFromSecret, PayoutServiceClient } from '@shared/providers/payout-client';
+import { parseCollectionOrderShape } from '@shared/providers/collection-order-shape';
 import { SEEDED_ACCOUNTS, startSimulator, type SimulatorHandle, type SimulatorOptions } from '@simulator/index';
 import { ghsPayout, payoutFixture, startReceiver } from './support';
 
@@ -243,39 +244,59 @@ describe('payout service: Payout and GetPayout', () => {
 });
 
 describe('payout service: collection orders and order notifications', () => {
-  it('creates a signed collection order at the configured path and notifies its payment, signed, with the public key', async () => {
+  it('creates a collection order in the public shape through the client and notifies its payment, signed, with the public key', async () => {
     const receiver = await startReceiver();
     cleanups.push(() => receiver.stop());
-    const s = await start({ collectionOrderPath: '/api/v1/no-auth/PartnerP2P/CreateOrder' });
-    const secret = s.admin.createPartner({ partner_code: 'acme', email: 'acme@example.test' });
+    const s = await start();
+    const { client, secret, creds } = payoutFixture(s);
+    cleanups.push(() => client.close());
     s.admin.setNotificationUrl(`${receiver.url}/notify`, 'acme');
     const secrets = { partnerSecret: secret.partner_secret_key, merchantSecret: secret.merchant_secret_key };
-    const body = withSignature(
-      { amount: '40', currency: 'GHS', partner_id: secret.partner_id, platform_merchant_id: secret.platform_merchant_id, partner_order_id: 'order-1' },
-      'collectionOrder',
-      secrets,
-    );
-    const post = (b: object) =>
-      fetch(`${s.payoutBaseUrl}/api/v1/no-auth/PartnerP2P/CreateOrder`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${secret.partner_public_key}`, 'content-type': 'application/json' },
-        body: JSON.stringify(b),
-      });
-    const res = await post(body);
-    expect(res.status).toBe(200);
-    const created = (await res.json()) as { data: { order_reference: string; status: string; virtual_account: { amount: string } } };
-    expect(created.data).toMatchObject({ status: 'PENDING', virtual_account: { amount: '40.00' } });
-    expect((await post({ ...body, amount: '41' })).status).toBe(401);
 
-    const [delivery] = await s.admin.sendOrderNotification({ order_reference: created.data.order_reference });
+    const answer = await client.createCollectionOrder({ partnerOrderId: 'order-1', amount: '40', currency: 'GHS', at: new Date() }, creds);
+    expect(answer).toMatchObject({
+      success: true,
+      data: { partner_order_id: 'order-1', status: 'PENDING', payment_status: 'PENDING', virtual_account: { amount: '40.00' } },
+    });
+    const reference = answer.data?.order_reference as string;
+    expect(s.admin.collectionOrders()).toEqual([expect.objectContaining({ order_reference: reference, platform_merchant_id: secret.platform_merchant_id, currency: 'GHS' })]);
+    // The same order id twice is a duplicate the client reports as a refusal of a duplicate.
+    const again = client.createCollectionOrder({ partnerOrderId: 'order-1', amount: '40', currency: 'GHS', at: new Date() }, creds);
+    await expect(again).rejects.toMatchObject({ kind: 'rejected', duplicateReference: true });
+
+    const [delivery] = await s.admin.sendOrderNotification({ order_reference: reference });
     expect(delivery?.status).toBe(200);
     const [got] = receiver.received;
     expect(got?.path).toBe('/notify');
     expect(got?.headers.authorization).toBe(secret.partner_public_key);
     expect(verifyPayload(got?.body as object, 'orderNotification', secrets)).toBe(true);
     expect(got?.body).toMatchObject({
-      data: { payment: { status: 'PAID' }, order_details: { status: 'COMPLETED', partner_order_id: 'order-1' } },
+      data: { payment: { status: 'PAID' }, order_details: { status: 'COMPLETED', partner_order_id: 'order-1', order_reference: reference } },
     });
+  });
+
+  it('serves the collection-order endpoint at a configured path, checks the signature and names missing fields', async () => {
+    const s = await start({ collectionOrderPath: '/api/v1/no-auth/PartnerP2P/CreateOrder' });
+    const shape = parseCollectionOrderShape('/api/v1/no-auth/PartnerP2P/CreateOrder', '');
+    const { client, secret, creds } = payoutFixture(s, { collectionOrder: shape });
+    cleanups.push(() => client.close());
+    await expect(client.createCollectionOrder({ partnerOrderId: 'o-2', amount: '12.5', currency: 'GHS', at: new Date() }, creds)).resolves.toMatchObject({
+      data: { virtual_account: { amount: '12.50' } },
+    });
+
+    const secrets = { partnerSecret: secret.partner_secret_key, merchantSecret: secret.merchant_secret_key };
+    const post = (b: object) =>
+      fetch(`${s.payoutBaseUrl}/api/v1/no-auth/PartnerP2P/CreateOrder`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret.partner_public_key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(b),
+      });
+    const signed = withSignature({ partner_order_id: 'o-3', amount_to_collect: '40', timestamp: new Date().toISOString() }, 'collectionOrder', secrets);
+    expect((await post({ ...signed, amount_to_collect: '41' })).status).toBe(401);
+    const oldShape = await post(withSignature({ partner_order_id: 'o-4', amount: '40', currency: 'GHS' }, 'collectionOrder', secrets));
+    expect(oldShape.status).toBe(400);
+    expect(await oldShape.text()).toMatch(/amount_to_collect, timestamp/);
+    expect((await post(signed)).status).toBe(200);
   });
 
   it('notifies a settled payout with its withdrawal_reference in data and in order_details.partner_order_id', async () => {

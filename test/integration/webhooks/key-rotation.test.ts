@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createCollectionRepository } from '@shared/adapters/collection-repository';
 import { createEventStore } from '@shared/adapters/event-store';
 import { createPayoutRepository } from '@shared/adapters/payout-repository';
 import { createQuarantineStore } from '@shared/adapters/quarantine-store';
@@ -79,6 +80,7 @@ describe('key rotation without a gap', () => {
     const deps = (keys: Keys, hoursAfterRotation: number) => ({
       events: createEventStore({ tableName: stack.local.names.eventsTable, client: stack.doc }),
       payouts: createPayoutRepository(stack.local.names.payoutsTable, stack.doc),
+      collections: createCollectionRepository({ tableName: stack.local.names.collectionsTable, client: stack.doc }),
       credentials: { get: async () => credentialsFromSecret(keys), refresh: async () => undefined },
       previousCredentials: previousCredentialsFrom(previousSecret(secretId, providerSecretSchema)),
       rotationWindowMs: 24 * hour,

@@ -1,3 +1,4 @@
+import { createCollectionRepository } from '@shared/adapters/collection-repository';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -33,7 +34,7 @@ beforeAll(() => {
     secret: refreshable({ get: async () => ({ app_id: APP, callback_token: TOKEN }) }, clock),
     retentionDays: 90,
   };
-  replayDeps = { ...base, events };
+  replayDeps = { ...base, events, collections: createCollectionRepository({ tableName: local().names.collectionsTable, client: doc }) };
 });
 
 function payload(user: string, status: string, kycStatus: string, minute: number, event = 'applicantPending'): Record<string, unknown> {

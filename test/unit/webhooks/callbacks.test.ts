@@ -82,12 +82,21 @@ describe('KYC callback recognition', () => {
 describe('order notification recognition', () => {
   it('finds the payout in data.withdrawal_reference', () => {
     const result = recognizeOrderNotification({ status: 'success', data: { withdrawal_reference: 'W-1', payment: { status: 'PAID' } } });
-    expect(result).toEqual({ recognized: true, event: { withdrawalReference: 'W-1', paymentStatus: 'PAID', orderStatus: undefined } });
+    expect(result).toEqual({
+      recognized: true,
+      event: { withdrawalReference: 'W-1', paymentStatus: 'PAID', orderPaymentStatus: 'PAID', orderStatus: undefined, partnerOrderId: undefined, orderReference: undefined },
+    });
   });
 
-  it('falls back to data.order_details.partner_order_id', () => {
-    const result = recognizeOrderNotification({ data: { order_details: { partner_order_id: 'W-2', status: 'COMPLETED' } } });
-    expect(result).toMatchObject({ recognized: true, event: { withdrawalReference: 'W-2', orderStatus: 'COMPLETED' } });
+  it('falls back to data.order_details.partner_order_id, which also names a collection', () => {
+    const result = recognizeOrderNotification({
+      status: 'success',
+      data: { order_details: { partner_order_id: 'W-2', status: 'COMPLETED', order_reference: 'ORD-7' } },
+    });
+    expect(result).toEqual({
+      recognized: true,
+      event: { withdrawalReference: 'W-2', paymentStatus: 'success', orderPaymentStatus: undefined, orderStatus: 'COMPLETED', partnerOrderId: 'W-2', orderReference: 'ORD-7' },
+    });
   });
 
   it('does not recognize a withdrawal reference longer than a payout request allows', () => {
