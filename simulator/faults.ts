@@ -77,6 +77,8 @@ export interface RawAnswer {
   body: string;
   /** Content-Type header (default application/json). */
   contentType?: string;
+  /** Retry-After header (seconds or an HTTP date), e.g. on a 429 refusal. */
+  retryAfter?: string;
 }
 
 /**
@@ -180,6 +182,9 @@ function validateRawAnswers(operation: string, value: unknown): void {
     if (typeof a.body !== 'string') throw new FaultConfigError(`fault ${operation}.refusals[${i}].body must be a string (may be empty)`);
     if (a.contentType !== undefined && typeof a.contentType !== 'string') {
       throw new FaultConfigError(`fault ${operation}.refusals[${i}].contentType must be a string`);
+    }
+    if (a.retryAfter !== undefined && (typeof a.retryAfter !== 'string' || a.retryAfter.length > 64)) {
+      throw new FaultConfigError(`fault ${operation}.refusals[${i}].retryAfter must be a string (seconds or an HTTP date)`);
     }
   }
 }

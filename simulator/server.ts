@@ -83,7 +83,9 @@ export function buildRoutes(payout: PayoutService, kyc: KycService, collectionOr
 
 /** A Reply that sends an injected raw answer. */
 function rawReply(answer: RawAnswer): Reply {
-  return { status: answer.status, body: undefined, raw: answer.body, headers: { 'content-type': answer.contentType ?? 'application/json' } };
+  const headers: Record<string, string> = { 'content-type': answer.contentType ?? 'application/json' };
+  if (answer.retryAfter !== undefined) headers['retry-after'] = answer.retryAfter;
+  return { status: answer.status, body: undefined, raw: answer.body, headers };
 }
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);

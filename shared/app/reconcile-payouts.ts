@@ -63,6 +63,8 @@ export interface ReconcileSummary {
   readonly transitions: Record<string, number>;
   /** Whether due payouts were left for the next run (budget spent). */
   readonly budgetExhausted: boolean;
+  /** Set while the provider's Retry-After holds: no GetPayout before this time; due payouts wait for it. */
+  readonly providerPausedUntil?: string;
 }
 
 /** How often a SUBMITTING whose call was never sent is looked at while its message may still retry. */
@@ -297,6 +299,7 @@ export function createReconcilePayouts(
     telemetry.seconds(METRIC.oldestUnknownAgeSeconds, oldestUnknownSeconds);
     // The heartbeat: a run that got here read the index to its end or to its budget.
     telemetry.count(METRIC.reconcileRunCompleted);
-    return { read, scanned, transitions, budgetExhausted };
+    const paused = clock.now().getTime() < providerPausedUntil ? { providerPausedUntil: new Date(providerPausedUntil).toISOString() } : {};
+    return { read, scanned, transitions, budgetExhausted, ...paused };
   };
 }

@@ -5,6 +5,9 @@ import { runChaos, type ChaosSummary } from './run-chaos';
  * Rule 1's one exception under chaos: with RESUBMIT_UNKNOWN_NOT_FOUND on, a payout the provider
  * positively does not know (a 5xx before commit, a crash between SUBMITTING and the call) is
  * resubmitted once with the same withdrawal_reference. Still never two executions, nothing lost.
+ * The provider's faults are the same as in chaos.test.ts (refusals in any words, 429 with
+ * Retry-After, a read side that forgets); a second Payout call is allowed only after the
+ * reconciler saw an unbroken not-found run of the whole grace period.
  * One chaos run per process (the handler modules read their env once), hence its own file.
  */
 
@@ -27,5 +30,13 @@ describe(`chaos run with resubmission (${PAYOUTS} payouts, seed ${SEED})`, () =>
     expect(summary.violations).toEqual([]);
     expect(summary.ledger.maxPerReference).toBeLessThanOrEqual(1);
     expect(summary.accountedFor).toBe(summary.accepted);
+  });
+
+  it('called Payout a second time only for a resubmission after an unbroken not-found run; FAILED nothing delivered; lost nothing', () => {
+    expect(summary.safety.unexplainedCalls).toBe(0);
+    expect(summary.safety.calledMoreThanOnce).toBeLessThanOrEqual(summary.resubmissions);
+    expect(summary.safety.failedButDelivered).toBe(0);
+    expect(summary.safety.lost).toBe(0);
+    expect(summary.review.settledAtProvider).toBe(0);
   });
 });

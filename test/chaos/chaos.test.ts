@@ -3,8 +3,9 @@ import { runChaos, type ChaosSummary } from './run-chaos';
 
 /*
  * The bounded chaos run of `npm test` (the full size is `npm run chaos -- --payouts 5000`): real
- * worker handler and reconciler on dynalite, fauxqs and the simulator, with latency, 5xx,
- * time-outs and resets after commit, duplicate deliveries and worker crashes at every boundary.
+ * worker handler and reconciler on dynalite, fauxqs and the simulator, with latency, 5xx and 429
+ * with Retry-After, time-outs and resets after commit, refusals before and after commit in any
+ * words, a read side that forgets, duplicate deliveries and worker crashes at every boundary.
  * PAYRELAY_CHAOS_PAYOUTS and PAYRELAY_CHAOS_SEED change the size and the plan.
  */
 
@@ -30,6 +31,25 @@ describe(`chaos run (${PAYOUTS} payouts, seed ${SEED})`, () => {
     expect(f.simulator.payout?.reset ?? 0).toBeGreaterThan(0);
     expect(f.simulator.payout?.error ?? 0).toBeGreaterThan(0);
     expect(f.simulator.payout?.latency ?? 0).toBeGreaterThan(0);
+    // Issue 12's provider: refusals before and after commit in any words (bad input included), 429
+    // with Retry-After on AccountVerification and GetPayout, a read side that forgets shown payouts.
+    expect(f.simulator.payout?.refusal ?? 0).toBeGreaterThan(0);
+    expect(f.simulator.payout?.refusalAfterCommit ?? 0).toBeGreaterThan(0);
+    expect(f.simulator.accountVerification?.error ?? 0).toBeGreaterThan(0);
+    expect(f.simulator.getPayout?.error ?? 0).toBeGreaterThan(0);
+    expect(f.simulator.getPayout?.flap ?? 0).toBeGreaterThan(0);
+  });
+
+  it('made at most one Payout call per reference, FAILED or REJECTED nothing the provider delivered, and lost nothing', () => {
+    expect(summary.safety.maxCallsPerReference).toBe(1);
+    expect(summary.safety.unexplainedCalls).toBe(0);
+    expect(summary.safety.failedButDelivered).toBe(0);
+    expect(summary.safety.lost).toBe(0);
+  });
+
+  it('explains every NEEDS_REVIEW: a payout the provider never created (its grace period ran out, resubmission off), none the provider settled', () => {
+    expect(summary.review.settledAtProvider).toBe(0);
+    expect(Object.keys(summary.review.providerStatus).filter((status) => status !== 'NOT_CREATED')).toEqual([]);
   });
 
   it('holds every money-safety invariant', () => {

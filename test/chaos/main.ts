@@ -9,8 +9,10 @@ import { runChaos, type ChaosSummary } from './run-chaos';
 const USAGE = `usage: npm run chaos -- [--payouts N] [--seed N] [--crash-rate R] [--duplicate-rate R] [--poison-rate R] [--pollers N] [--resubmit] [--log-level LEVEL] [--json]
 
 Runs N payouts through the real worker and reconciler on local AWS and the simulator while faults
-are injected (latency, 5xx, time-outs and resets after commit, duplicate deliveries, worker crashes
-at every step boundary), then checks the money-safety invariants and prints a summary.
+are injected (latency, 5xx, 429 with Retry-After, time-outs and resets after commit, refusals before
+and after commit in any words, a flapping read side, duplicate deliveries, worker crashes at every
+step boundary), then checks the money-safety invariants (Payout calls per reference included) and
+prints a summary.
 
   --payouts N         payouts to run (default 1000)
   --seed N            seed of every random choice (default 1); the same seed replays the same plan
@@ -47,6 +49,12 @@ function table(summary: ChaosSummary): string {
     ...Object.entries(summary.deadLetters.reasons).map(([reason, n]): [string, string] => [`  dead-letter reason`, `${n} x ${reason}`]),
     ['accepted = final + review + DLQ', `${summary.accepted} = ${summary.accountedFor}`],
     ['provider executions / max per reference', `${summary.ledger.executions} / ${summary.ledger.maxPerReference}`],
+    ['Payout calls / max per reference', `${summary.safety.payoutCalls} / ${summary.safety.maxCallsPerReference}`],
+    ['called twice (resubmission) / unexplained calls', `${summary.safety.calledMoreThanOnce} / ${summary.safety.unexplainedCalls}`],
+    ['FAILED or REJECTED but delivered / lost', `${summary.safety.failedButDelivered} / ${summary.safety.lost}`],
+    ...Object.entries(summary.review.reasons).map(([reason, n]): [string, string] => ['  NEEDS_REVIEW reason', `${n} x ${reason}`]),
+    ...Object.entries(summary.review.payoutAnswers).map(([answer, n]): [string, string] => ['  NEEDS_REVIEW: its Payout call', `${n} x ${answer}`]),
+    ['NEEDS_REVIEW: provider status', Object.entries(summary.review.providerStatus).map(([status, n]) => `${status} ${n}`).join(', ') || '-'],
     ...Object.entries(summary.faults.simulator).map(([operation, kinds]): [string, string] => [
       `faults: ${operation}`,
       Object.entries(kinds)

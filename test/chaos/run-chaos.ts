@@ -8,6 +8,7 @@ import { FUNCTIONS } from '@shared/config/functions';
 import { FINAL_STATES, type PayoutHistoryEntry, type PayoutState } from '@shared/domain/payout';
 import { FAILING_ACCOUNT, payableAccounts } from '@simulator/accounts';
 import { startSimulator, type SimulatorOptions } from '@simulator/index';
+import { REFUSAL_ANSWERS } from '@simulator/faults';
 import { mulberry32, type Random } from '@simulator/prng';
 import { CRASH_BOUNDARIES, installCrashInjector, type CrashBoundary } from './crash-injector';
 import { PAYOUT_STATE_RANK } from '@test/support/payout-rank';
@@ -57,6 +58,37 @@ export interface ChaosSummary {
   /** final + review + dead-lettered without a payout record: must equal `accepted`. */
   readonly accountedFor: number;
   readonly ledger: { references: number; executions: number; maxPerReference: number };
+  /**
+   * The money-safety counts the run asserts: Payout calls per reference at the provider (every
+   * request that named it, faults included), second calls and whether each followed an unbroken
+   * not-found run, payouts FAILED or REJECTED that the provider delivered, payouts lost.
+   */
+  readonly safety: {
+    readonly payoutCalls: number;
+    readonly maxCallsPerReference: number;
+    /** References called more than once; each must be a resubmission after an unbroken not-found run. */
+    readonly calledMoreThanOnce: number;
+    /** Calls beyond the first that no verified resubmission explains (must be 0). */
+    readonly unexplainedCalls: number;
+    /** FAILED or REJECTED payouts whose provider record says delivered (must be 0). */
+    readonly failedButDelivered: number;
+    /** Unique messages neither final, in review, nor in the DLQ with a reason (must be 0). */
+    readonly lost: number;
+  };
+  /**
+   * Why each NEEDS_REVIEW payout is there (the reason of its move, references and times left out)
+   * and what the provider's ledger says about it at the end: NOT_CREATED (never committed: the
+   * grace period ran out with nothing to find) or a word the provider never settled in the run's
+   * time window. `settledAtProvider` counts those the provider has settled (COMPLETED, FAILED):
+   * the review watch should have moved them, so it must be 0.
+   */
+  readonly review: {
+    readonly reasons: Record<string, number>;
+    /** How their Payout call ended: the reason of the move into UNKNOWN, or the state they left. */
+    readonly payoutAnswers: Record<string, number>;
+    readonly providerStatus: Record<string, number>;
+    readonly settledAtProvider: number;
+  };
   readonly faults: {
     simulator: Record<string, Record<string, number>>;
     crashes: Record<CrashBoundary, number>;
@@ -75,15 +107,49 @@ export interface ChaosSummary {
 /** Seeded simulator accounts (docs/simulator.md) with their holders, GHS then NGN; FAILING_ACCOUNT always fails at settlement. */
 const ACCOUNTS = payableAccounts(['GHS', 'NGN']);
 
+/**
+ * Payout refusals, before and after commit: the simulator's default set (words payrelay cannot know,
+ * an empty body, an HTML page, a refusal with no message) plus a rate limit with a Retry-After.
+ */
+export const CHAOS_REFUSALS = [...REFUSAL_ANSWERS, { status: 429, body: '{"success":false,"message":"rate limit exceeded"}', retryAfter: '2' }];
+
 /** The faults the simulator injects for the whole run (seeded rolls). */
 export const CHAOS_FAULTS: SimulatorOptions['faults'] = {
-  accountVerification: { latencyMs: 2, errorRate: 0.04 },
+  // Rate limited with a Retry-After: the worker delays the message's next delivery.
+  accountVerification: { latencyMs: 2, errorRate: 0.04, errorStatus: 429, retryAfter: '1' },
   // Rates high enough that a 200-payout run injects every kind with near certainty (about 190 Payout calls).
-  payout: { latencyMs: 5, errorRate: 0.06, timeoutRate: 0.04, resetRate: 0.04 },
-  getPayout: { latencyMs: 2, errorRate: 0.05, timeoutRate: 0.02, resetRate: 0.02, gatewayErrorRate: 0.05, alternativeWordsRate: 0.2 },
+  payout: {
+    latencyMs: 5,
+    errorRate: 0.06,
+    retryAfter: '5',
+    timeoutRate: 0.04,
+    resetRate: 0.04,
+    refusalRate: 0.04,
+    refusalAfterCommitRate: 0.04,
+    refusals: CHAOS_REFUSALS,
+  },
+  // 429 with Retry-After pauses every GetPayout; the read side flaps ("not found" after showing a payout).
+  getPayout: {
+    latencyMs: 2,
+    errorRate: 0.02,
+    errorStatus: 429,
+    retryAfter: '30',
+    timeoutRate: 0.02,
+    resetRate: 0.02,
+    gatewayErrorRate: 0.05,
+    alternativeWordsRate: 0.2,
+    flapRate: 0.05,
+  },
 };
 
 const MERCHANT = 'chaos-merchant-1';
+/**
+ * The provider client's time-out. Short, so "commits, then never answers" costs little; not
+ * shorter, because the simulator shares the event loop with the workers: at 400 ms a machine at
+ * load 17 timed out every AccountVerification and no payout reached Payout.
+ */
+const PROVIDER_TIMEOUT_MS = 1000;
+const GRACE_MS = 15 * 60_000;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 interface Planned {
@@ -170,7 +236,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
   const aws = await startLocalAws({ stage: 'chaos', visibilityTimeoutSeconds: 3, maxReceiveCount: 5, secrets: { provider: { ...partner } } });
   Object.assign(process.env, aws.env, {
     PAYOUT_API_BASE_URL: sim.payoutBaseUrl,
-    PROVIDER_TIMEOUT_MS: '400',
+    PROVIDER_TIMEOUT_MS: String(PROVIDER_TIMEOUT_MS),
     PAYOUTS_MAX_RECEIVE_COUNT: '5',
     WORKER_CONCURRENCY: '4',
     POWERTOOLS_LOG_LEVEL: options.logLevel ?? 'SILENT',
@@ -200,14 +266,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
   let offsetMs = 0;
   const reconcile = createReconcilePayouts({
     repository: createPayoutRepository(aws.names.payoutsTable),
-    provider: new PayoutServiceClient({ baseUrl: sim.payoutBaseUrl, timeoutMs: 400 }),
+    provider: new PayoutServiceClient({ baseUrl: sim.payoutBaseUrl, timeoutMs: PROVIDER_TIMEOUT_MS }),
     credentials: credentialsFromCachedSecret(cachedSecret(aws.names.providerSecret, providerSecretSchema)),
     clock: { now: () => new Date(Date.now() + offsetMs) },
     telemetry: noTelemetry,
     log: logger,
     settings: {
       reviewAfterMs: 24 * 60 * 60_000,
-      notFoundGraceMs: 15 * 60_000,
+      notFoundGraceMs: GRACE_MS,
       resubmitUnknownNotFound: options.resubmit ?? false,
       submitStaleMs: 5 * 60_000,
       concurrency: 8,
@@ -219,6 +285,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
   const violations: string[] = [];
   let reconcileRuns = 0;
   let resubmissions = 0;
+  /** Resubmissions the run made, per reference, each checked to follow an unbroken not-found run of the grace period. */
+  const resubmittedAfterNotFound = new Map<string, number>();
   let duplicateMessages = 0;
   let workersMs = 0;
   let reconcileMs = 0;
@@ -240,17 +308,32 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
     const redeliveredRecords = await drainQueue(true);
     workersMs = Date.now() - workersStarted;
 
-    // The reconciler alone, an hour later each run, until nothing is open (or a day and a half passed).
+    // The reconciler alone, an hour later each run (or, when the provider asked to wait, right after
+    // its Retry-After, as the next scheduled run would), until nothing is open.
     const reconcileStarted = Date.now();
-    for (let run = 0; run < 40; run++) {
-      offsetMs += 61 * 60_000;
+    let pausedUntil: string | undefined;
+    for (let run = 0; run < 400; run++) {
+      offsetMs = pausedUntil ? Math.max(offsetMs, Date.parse(pausedUntil) + 1000 - Date.now()) : offsetMs + 61 * 60_000;
       const summary = await reconcile();
+      pausedUntil = summary.providerPausedUntil;
       reconcileRuns += 1;
       let open = await countOpen();
       progress(`reconcile +${Math.round(offsetMs / 3_600_000)} h: read ${summary.read}, moved ${JSON.stringify(summary.transitions)}, ${open} open`);
       if (options.resubmit) {
         // The operator enqueues the original request of every payout with an authorized resubmission.
-        const authorized = (await scanPayouts()).filter((i) => i.resubmit_authorized === true).map((i) => String(i.withdrawal_reference));
+        const authorizedItems = (await scanPayouts()).filter((i) => i.resubmit_authorized === true);
+        const now = Date.now() + offsetMs;
+        for (const item of authorizedItems) {
+          const reference = String(item.withdrawal_reference);
+          const run = item.not_found_since === undefined ? 0 : now - Date.parse(String(item.not_found_since));
+          // Rule 1's one exception: never acknowledged, and "not found" without a break for the whole grace period.
+          if (item.acknowledged_at !== undefined || run < GRACE_MS) {
+            violations.push(`${reference}: resubmission authorized without an unbroken not-found run (acknowledged ${String(item.acknowledged_at)}, run ${run} ms)`);
+          } else {
+            resubmittedAfterNotFound.set(reference, (resubmittedAfterNotFound.get(reference) ?? 0) + 1);
+          }
+        }
+        const authorized = authorizedItems.map((i) => String(i.withdrawal_reference));
         const bodies = authorized.map((reference) => planned.find((p) => p.reference === reference)?.body).filter((b): b is string => b !== undefined);
         if (bodies.length > 0) {
           await enqueue(bodies);
@@ -293,6 +376,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
       if (history[history.length - 1]?.to !== state) violations.push(`${String(item.withdrawal_reference)}: history ends elsewhere than ${state}`);
     }
     // Invariant 3: accepted = final + review + dead-lettered (with a reason).
+    let failedButDelivered = 0;
+    let lost = 0;
     const deadByReference = new Map<string, Message[]>();
     let withReason = 0;
     const reasons: Record<string, number> = {};
@@ -313,6 +398,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
         deadOnly += 1;
         continue;
       }
+      lost += 1;
       violations.push(`${p.reference} is lost: ${item ? `payout ${String(item.state)}` : 'no payout'}, ${dead.length} dead letters without a reason`);
     }
     const finals = items.filter((i) => FINAL_STATES.has(i.state as PayoutState)).length;
@@ -323,13 +409,45 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
       const item = byReference.get(entry.withdrawal_reference);
       if (entry.executions === 0) continue;
       if (!item) violations.push(`${entry.withdrawal_reference} was executed but payrelay has no payout`);
-      else if (item.state === 'REJECTED') violations.push(`${entry.withdrawal_reference} was executed but is REJECTED`);
+      else if ((item.state === 'FAILED' || item.state === 'REJECTED') && entry.status === 'COMPLETED') {
+        failedButDelivered += 1;
+        violations.push(`${entry.withdrawal_reference} is ${String(item.state)} but the provider delivered it`);
+      } else if (item.state === 'REJECTED') violations.push(`${entry.withdrawal_reference} was executed but is REJECTED`);
       else if (item.state === 'SUCCEEDED' && entry.status !== 'COMPLETED') violations.push(`${entry.withdrawal_reference} is SUCCEEDED but the provider says ${entry.status}`);
       else if (item.state === 'FAILED' && entry.status !== 'FAILED') violations.push(`${entry.withdrawal_reference} is FAILED but the provider says ${entry.status}`);
+    }
+    // Payout calls: at most one per reference, plus one per verified resubmission.
+    let unexplainedCalls = 0;
+    let calledMoreThanOnce = 0;
+    for (const entry of ledger) {
+      if (entry.calls <= 1) continue;
+      calledMoreThanOnce += 1;
+      const allowed = 1 + (resubmittedAfterNotFound.get(entry.withdrawal_reference) ?? 0);
+      if (entry.calls > allowed) {
+        unexplainedCalls += entry.calls - allowed;
+        violations.push(`${entry.withdrawal_reference}: ${entry.calls} Payout calls, ${allowed - 1} resubmissions after an unbroken not-found run`);
+      }
     }
     for (const item of items) {
       const executed = ledger.find((e) => e.withdrawal_reference === item.withdrawal_reference)?.executions ?? 0;
       if (item.state === 'SUCCEEDED' && executed !== 1) violations.push(`${String(item.withdrawal_reference)} is SUCCEEDED with ${executed} executions`);
+    }
+    // NEEDS_REVIEW, explained: why each is there and what the provider says about it now.
+    const review = { reasons: {} as Record<string, number>, payoutAnswers: {} as Record<string, number>, providerStatus: {} as Record<string, number>, settledAtProvider: 0 };
+    const words = (reason: string | undefined): string => (reason ?? '(none)').replace(/\d[\d:.TZ-]*/g, '…').slice(0, 120);
+    for (const item of items.filter((i) => i.state === 'NEEDS_REVIEW')) {
+      const history = item.history as PayoutHistoryEntry[];
+      const reason = words(history.findLast((h) => h.to === 'NEEDS_REVIEW')?.reason);
+      review.reasons[reason] = (review.reasons[reason] ?? 0) + 1;
+      const unknown = history.find((h) => h.to === 'UNKNOWN');
+      const answer = unknown ? words(unknown.reason) : `no Payout answer recorded (left ${history.at(-2)?.to ?? '?'})`;
+      review.payoutAnswers[answer] = (review.payoutAnswers[answer] ?? 0) + 1;
+      const status = ledger.find((e) => e.withdrawal_reference === item.withdrawal_reference)?.status ?? 'NOT_CREATED';
+      review.providerStatus[status] = (review.providerStatus[status] ?? 0) + 1;
+      if (status === 'COMPLETED' || status === 'FAILED') {
+        review.settledAtProvider += 1;
+        violations.push(`${String(item.withdrawal_reference)} stayed NEEDS_REVIEW while the provider says ${status}`);
+      }
     }
 
     const faultCounts = sim.admin.faults().counts as Record<string, Record<string, number>>;
@@ -347,6 +465,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
         executions: ledger.reduce((n, e) => n + e.executions, 0),
         maxPerReference: ledger.reduce((n, e) => Math.max(n, e.executions), 0),
       },
+      safety: {
+        payoutCalls: ledger.reduce((n, e) => n + e.calls, 0),
+        maxCallsPerReference: ledger.reduce((n, e) => Math.max(n, e.calls), 0),
+        calledMoreThanOnce,
+        unexplainedCalls,
+        failedButDelivered,
+        lost,
+      },
+      review,
       faults: { simulator: faultCounts, crashes: { ...injector.counts }, duplicateMessages, redeliveredRecords },
       reconcileRuns,
       resubmissions,

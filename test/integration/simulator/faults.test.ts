@@ -126,6 +126,13 @@ describe('faults on incoming operations', () => {
     expect(response.headers.get('retry-after')).toBe('7');
   });
 
+  it('sends a refusal\'s Retry-After header, which the client surfaces as retryAfterMs', async () => {
+    const s = await start({ faults: { payout: { refusalRate: 1, refusals: [{ status: 429, body: '{"message":"slow down"}', retryAfter: '5' }] } } });
+    const { client, creds } = fixture(s);
+    await expect(client.payout(ghsPayout('ra-1'), creds)).rejects.toMatchObject({ name: 'ProviderAmbiguousError', httpStatus: 429, retryAfterMs: 5_000 });
+    expect(() => s.admin.setFaults('payout', { refusals: [{ status: 429, body: '', retryAfter: 5 as unknown as string }] })).toThrow(/refusals\[0\]\.retryAfter/);
+  });
+
   it('a flapping read side answers "not found" only for a payout it has already shown', async () => {
     const s = await start({ faults: { getPayout: { flapRate: 1 } } });
     const { client, creds, identity } = fixture(s);
