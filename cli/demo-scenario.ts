@@ -67,6 +67,9 @@ export function simulatorAdmin(simulatorUrl: string) {
     setFaults: (operation: string, faults: Record<string, unknown>) => call('PUT', `/faults/${operation}`, faults),
     clearFaults: () => call('DELETE', '/faults'),
     advanceKyc: (request: Record<string, unknown>) => call<unknown[]>('POST', '/kyc/advance', request),
+    /** The customer pays a collection order: the simulator posts its order notification (COMPLETED / PAID by default). */
+    notifyOrder: (request: { order_reference: string; order_status?: string; payment_status?: string }) =>
+      call<Array<{ status: number }>>('POST', '/notifications', request),
     ledger: () => call<Array<{ platform_merchant_id: string; currency: string; withdrawal_reference: string; executions: number; status: string }>>('GET', '/ledger'),
   };
 }
@@ -84,6 +87,8 @@ export interface DemoOptions {
 export interface DemoResult {
   readonly runId: string;
   readonly kyc: { userReference: string; orderId: string; phase?: string; decision?: string; confirmed: boolean };
+  /** The one collection order the demo creates and the customer pays. */
+  readonly collection: { orderId: string; amount: string; currency: string; orderStatus: string; paymentStatus: string };
   readonly payouts: Array<{ withdrawal_reference: string; role: DemoPayout['role']; expected: PayoutState; state: PayoutState; reason?: string }>;
   readonly counts: Record<string, number>;
   /** Simulator ledger: executions per reference of this run; never more than 1. */
@@ -164,7 +169,12 @@ export async function runDemo(target: Target, progress: DemoProgress, options: D
   const { confirmApprovals } = await import('./commands/kyc');
   await confirmApprovals(target);
 
-  // 2. Payouts. The time-out first, alone, so the one injected fault hits exactly that payout.
+  // 2. A collection order: created through the payout service, paid by the customer at the simulator,
+  // moved to COMPLETED / PAID by the order notification through the gateway.
+  const collection = await demoCollection(target, admin, `DEMO-COL-${runId}`);
+  progress(`collection ${collection.orderId}: ${collection.amount} ${collection.currency} is ${collection.orderStatus}/${collection.paymentStatus}`);
+
+  // 3. Payouts. The time-out first, alone, so the one injected fault hits exactly that payout.
   const { timeout, rest } = demoPayouts(provider.platform_merchant_id, runId);
   const deps = { repository: payouts, sqs: sqsClient, queueUrl: requireEnv(target, 'PAYOUTS_QUEUE_URL') };
   await admin.setFaults('payout', { timeoutRate: 1, times: 1 });
@@ -185,7 +195,7 @@ export async function runDemo(target: Target, progress: DemoProgress, options: D
   );
   if (report.failed.length > 0) throw new CliError(`${report.failed.length} demo payouts could not be enqueued`);
 
-  // 3. Wait for every payout to be final: the simulator settles each a few seconds after it committed
+  // 4. Wait for every payout to be final: the simulator settles each a few seconds after it committed
   // it and posts an order notification; the receiver makes the payout due, the reconciler settles it.
   const all = [timeout, ...rest];
   let states = new Map<string, { state: PayoutState; reason?: string }>();
@@ -219,13 +229,40 @@ export async function runDemo(target: Target, progress: DemoProgress, options: D
       ...(finalSubject ? { phase: finalSubject.phase, decision: finalSubject.decision } : {}),
       confirmed: finalSubject?.confirmedAt !== undefined,
     },
+    collection,
     payouts: rows,
     counts: countStates(rows.map((r) => r.state)),
     maxExecutions: Math.max(0, ...ledger.map((e) => e.executions)),
     ledgerEntries: ledger.length,
-    allAsExpected: rows.every((r) => r.state === r.expected),
+    allAsExpected: rows.every((r) => r.state === r.expected) && collection.orderStatus === 'COMPLETED' && collection.paymentStatus === 'PAID',
     elapsedMs: Date.now() - started,
   };
+}
+
+/**
+ * Creates one collection order with the `collections create` use case, has the simulator's customer
+ * pay it, and reads it back once the order notification has been applied.
+ */
+async function demoCollection(target: Target, admin: ReturnType<typeof simulatorAdmin>, orderId: string): Promise<DemoResult['collection']> {
+  const { createCollection, getCollection } = await import('@shared/app/collections');
+  const { createCollectionRepository } = await import('@shared/adapters/collection-repository');
+  const { systemClock } = await import('@shared/adapters/system-clock');
+  const { payoutServiceFor } = await import('./operator');
+  const { cliLog } = await import('./commands/kyc');
+  const collections = createCollectionRepository({ tableName: requireEnv(target, 'COLLECTIONS_TABLE_NAME') });
+  const { provider, credentials } = await payoutServiceFor(target);
+  try {
+    const created = await createCollection({ collections, provider, credentials, clock: systemClock, log: cliLog }, { partnerOrderId: orderId, amount: '75.00', currency: 'GHS' });
+    const reference = created.collection.orderReference;
+    if (reference === undefined) throw new CliError(`the simulator created collection ${orderId} without an order reference`);
+    // The notification is delivered (and applied by the receiver) before the admin call answers.
+    const [delivery] = await admin.notifyOrder({ order_reference: reference });
+    if (delivery?.status !== 200) throw new CliError(`the order notification of ${orderId} was answered ${delivery?.status ?? 'not at all'} by the gateway`);
+    const paid = await getCollection({ collections }, orderId);
+    return { orderId, amount: paid.amount, currency: paid.currency, orderStatus: paid.orderStatus, paymentStatus: paid.paymentStatus };
+  } finally {
+    provider.close();
+  }
 }
 
 function countStates(states: readonly PayoutState[]): Record<string, number> {

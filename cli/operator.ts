@@ -64,29 +64,43 @@ export async function operatorDeps(ctx: CommandContext): Promise<{ target: Targe
 }
 
 /**
- * The same dependencies for a target already resolved (the console builds them once per start),
- * with the log the use cases write their lines to.
+ * The payout service client of the target and its cached provider credentials, with the settings
+ * the deployed functions read from the environment: SIGNING_PROFILE, BEARER_PREFIX,
+ * PROVIDER_STATUS_MAP, and COLLECTION_ORDER_PATH / COLLECTION_ORDER_BODY for collection orders.
+ * Throws for a setting that cannot be used, naming it.
  */
-export async function operatorDepsFor(target: Target, log: Log): Promise<{ deps: OperatorDeps; close(): void }> {
-  const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
+export async function payoutServiceFor(target: Target) {
   const { cachedSecret, providerSecretSchema } = await import('@shared/adapters/secrets');
   const { credentialsFromCachedSecret } = await import('@shared/adapters/credentials');
-  const { systemClock } = await import('@shared/adapters/system-clock');
   const { PayoutServiceClient } = await import('@shared/providers/payout-client');
   const { parseStatusMap } = await import('@shared/providers/status-map');
+  const { parseCollectionOrderShape } = await import('@shared/providers/collection-order-shape');
   const { resolveSigningProfile } = await import('@shared/signing');
   const provider = new PayoutServiceClient({
     baseUrl: requireEnv(target, 'PAYOUT_API_BASE_URL'),
     signingProfile: resolveSigningProfile(process.env.SIGNING_PROFILE),
     bearerPrefix: process.env.BEARER_PREFIX !== 'false',
     statusMap: parseStatusMap(process.env.PROVIDER_STATUS_MAP),
+    collectionOrder: parseCollectionOrderShape(process.env.COLLECTION_ORDER_PATH, process.env.COLLECTION_ORDER_BODY),
   });
+  const credentials = credentialsFromCachedSecret(cachedSecret(requireEnv(target, 'PROVIDER_SECRET_ID'), providerSecretSchema));
+  return { provider, credentials };
+}
+
+/**
+ * The same dependencies for a target already resolved (the console builds them once per start),
+ * with the log the use cases write their lines to.
+ */
+export async function operatorDepsFor(target: Target, log: Log): Promise<{ deps: OperatorDeps; close(): void }> {
+  const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
+  const { systemClock } = await import('@shared/adapters/system-clock');
+  const { provider, credentials } = await payoutServiceFor(target);
   const quiet = () => undefined;
   return {
     deps: {
       repository: createPayoutRepository(requireEnv(target, 'PAYOUTS_TABLE_NAME')),
       provider,
-      credentials: credentialsFromCachedSecret(cachedSecret(requireEnv(target, 'PROVIDER_SECRET_ID'), providerSecretSchema)),
+      credentials,
       clock: systemClock,
       log,
       telemetry: { count: quiet, seconds: quiet },

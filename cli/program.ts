@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
+import { registerCollectionsCommands } from './commands/collections';
 import { registerConsoleCommand } from './commands/console';
 import { registerDemoCommand } from './commands/demo';
 import { registerDlqCommands } from './commands/dlq';
@@ -22,7 +23,7 @@ export const PAYRELAY_VERSION = (JSON.parse(readFileSync(new URL('../package.jso
  */
 export function buildProgram(): Command {
   const program = new Command('payrelay')
-    .description('Operate payrelay: partners and keys, KYC, bulk payouts, status, DLQ redrive, event replay, signatures.')
+    .description('Operate payrelay: partners and keys, KYC, bulk payouts, status, collection orders, DLQ redrive, event replay, signatures.')
     .version(PAYRELAY_VERSION, '-V, --version', 'print the payrelay version')
     .option('--json', 'print JSON instead of tables (for scripts)')
     .option('--stack <name>', 'target a deployed stack by CloudFormation stack name (default: the local stack from `npm start`)')
@@ -40,6 +41,7 @@ export function buildProgram(): Command {
   registerSecretsCommands(program);
   registerKycCommands(program);
   registerPayoutsCommands(program);
+  registerCollectionsCommands(program);
   registerDlqCommands(program);
   registerEventsCommands(program);
   registerSignatureCommands(program);

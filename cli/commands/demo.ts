@@ -11,7 +11,7 @@ export function registerDemoCommand(program: Command): void {
     'npm start            # in one terminal, then in another:\n  $ payrelay demo',
   )
     .description(
-      'drive a scenario through the local stack: a KYC order completed through callbacks, then 50 payouts ' +
+      'drive a scenario through the local stack: a KYC order completed through callbacks, a collection order paid by the customer, then 50 payouts ' +
         '(47 normal, a name mismatch, an unknown account, an ambiguous time-out), wait until all are final, print a summary',
     )
     .action(async (opts: { timeout: number }, cmd: Command) => {
@@ -21,6 +21,8 @@ export function registerDemoCommand(program: Command): void {
       const result = await runDemo(target, (line) => ctx.out.note(line), { timeoutMs: opts.timeout * 1000 });
       ctx.out.result(result, () => {
         console.log(`\nKYC: ${result.kyc.userReference} -> ${result.kyc.phase}/${result.kyc.decision}${result.kyc.confirmed ? ', confirmed by pull' : ''}`);
+        const c = result.collection;
+        console.log(`Collection: ${c.orderId} (${c.amount} ${c.currency}) -> order ${c.orderStatus}, payment ${c.paymentStatus}`);
         printTable(['final state', 'payouts'], Object.entries(result.counts).map(([state, n]) => [state, n]));
         printTable(
           ['withdrawal_reference', 'scenario', 'state', 'reason'],
@@ -33,6 +35,8 @@ export function registerDemoCommand(program: Command): void {
       });
       if (!result.allAsExpected) {
         const off = result.payouts.filter((p) => p.state !== p.expected).map((p) => `${p.withdrawal_reference} ${p.state} (expected ${p.expected})`);
+        const c = result.collection;
+        if (c.orderStatus !== 'COMPLETED' || c.paymentStatus !== 'PAID') off.push(`collection ${c.orderId} ${c.orderStatus}/${c.paymentStatus} (expected COMPLETED/PAID)`);
         throw new CliError(`the demo ended with unexpected states: ${off.join('; ')}`);
       }
       if (result.maxExecutions > 1) throw new CliError('a payout was executed more than once');

@@ -28,6 +28,14 @@ describe('local stack + demo scenario', () => {
     expect(result.kyc.confirmed).toBe(true);
   });
 
+  it('creates one collection order at the provider and follows its order notification to COMPLETED / PAID', () => {
+    expect(result.collection).toMatchObject({ amount: '75.00', currency: 'GHS', orderStatus: 'COMPLETED', paymentStatus: 'PAID' });
+    const orders = stack.simulator?.admin.collectionOrders() ?? [];
+    expect(orders.filter((o) => o.partner_order_id === result.collection.orderId)).toEqual([
+      expect.objectContaining({ status: 'COMPLETED', payment_status: 'PAID', amount: '75.00' }),
+    ]);
+  });
+
   it('ends 48 payouts SUCCEEDED (the timed-out one after reconciliation) and 2 REJECTED', () => {
     expect(result.payouts).toHaveLength(50);
     expect(result.counts).toEqual({ SUCCEEDED: 48, REJECTED: 2 });
