@@ -184,4 +184,19 @@ describe('output is never cut', () => {
     expect(count).toBe(1000);
     expect(bytes).toBeGreaterThan(5 * 65_536);
   }, 120_000);
+
+  it('a reader that stops early (`| head`) ends the output quietly: no stack trace, the command exits 0', async () => {
+    const payrelay = spawn(process.execPath, [join(REPO_ROOT, 'bin/payrelay.js'), 'payouts', 'list', '--state', 'REJECTED'], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, PAYRELAY_STATE_FILE: stateFile },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    // The reader is gone before payrelay writes a line: every write to stdout meets a closed pipe (EPIPE).
+    payrelay.stdout.destroy();
+    let stderr = '';
+    payrelay.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const code = await new Promise<number | null>((resolve) => payrelay.on('close', resolve));
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+  }, 60_000);
 });
