@@ -21,6 +21,7 @@ const payoutService = payoutProviderFrom(config);
 const settings = {
   ...RECONCILE_DEFAULTS,
   reviewAfterMs: config.REVIEW_AFTER_MINUTES * 60_000,
+  gatewayErrorReviewAfterMs: config.GATEWAY_ERROR_REVIEW_MINUTES * 60_000,
   notFoundGraceMs: config.NOT_FOUND_GRACE_MINUTES * 60_000,
   resubmitUnknownNotFound: config.RESUBMIT_UNKNOWN_NOT_FOUND,
   concurrency: config.RECONCILE_CONCURRENCY,
@@ -39,6 +40,7 @@ logger.info('reconciler settings', {
   ...payoutService.settings,
   resubmitUnknownNotFound: config.RESUBMIT_UNKNOWN_NOT_FOUND,
   reviewAfterMinutes: config.REVIEW_AFTER_MINUTES,
+  gatewayErrorReviewMinutes: config.GATEWAY_ERROR_REVIEW_MINUTES,
   notFoundGraceMinutes: config.NOT_FOUND_GRACE_MINUTES,
   concurrency: config.RECONCILE_CONCURRENCY,
   ...config.watchDays,

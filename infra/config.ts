@@ -60,6 +60,8 @@ const settingsSchema = z
     resubmitUnknownNotFound: z.boolean().optional(),
     /** REVIEW_AFTER_MINUTES: age after which an open payout goes to NEEDS_REVIEW. */
     reviewAfterMinutes: positiveInt.optional(),
+    /** GATEWAY_ERROR_REVIEW_MINUTES: age after which an open payout reporting a gateway error word goes to NEEDS_REVIEW. */
+    gatewayErrorReviewMinutes: positiveInt.optional(),
     /** NOT_FOUND_GRACE_MINUTES: grace before acting on "provider does not know it". */
     notFoundGraceMinutes: positiveInt.optional(),
     /** REVIEW_WATCH_HOURLY_DAYS: a NEEDS_REVIEW payout is asked about hourly for this many days. */

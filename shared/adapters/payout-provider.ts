@@ -1,7 +1,7 @@
 import type { ProviderEnv } from '@shared/config/provider';
 import type { CredentialsSource, PayoutProvider } from '@shared/ports/payouts';
 import { PayoutServiceClient } from '@shared/providers/payout-client';
-import { parseStatusMap } from '@shared/providers/status-map';
+import { describeStatusMap, parseStatusMap } from '@shared/providers/status-map';
 import { resolveSigningProfile } from '@shared/signing';
 import { credentialsFromCachedSecret } from './credentials';
 import { cachedSecret, providerSecretSchema } from './secrets';
@@ -21,13 +21,14 @@ export interface PayoutProviderWiring {
  */
 export function payoutProviderFrom(env: ProviderEnv): PayoutProviderWiring {
   const signingProfile = resolveSigningProfile(env.SIGNING_PROFILE);
+  const statusMap = parseStatusMap(env.PROVIDER_STATUS_MAP);
   return {
     provider: new PayoutServiceClient({
       baseUrl: env.PAYOUT_API_BASE_URL,
       signingProfile,
       bearerPrefix: env.BEARER_PREFIX,
       timeoutMs: env.PROVIDER_TIMEOUT_MS,
-      statusMap: parseStatusMap(env.PROVIDER_STATUS_MAP),
+      statusMap,
     }),
     credentials: credentialsFromCachedSecret(cachedSecret(env.PROVIDER_SECRET_ID, providerSecretSchema)),
     settings: {
@@ -35,6 +36,8 @@ export function payoutProviderFrom(env: ProviderEnv): PayoutProviderWiring {
       bearerPrefix: env.BEARER_PREFIX,
       providerTimeoutMs: env.PROVIDER_TIMEOUT_MS,
       statusMapOverridden: env.PROVIDER_STATUS_MAP !== undefined && env.PROVIDER_STATUS_MAP !== '',
+      // The table in force (defaults merged with PROVIDER_STATUS_MAP), words grouped by outcome.
+      statusMap: describeStatusMap(statusMap),
     },
   };
 }

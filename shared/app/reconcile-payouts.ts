@@ -15,6 +15,12 @@ export interface ReconcileSettings {
   readonly watch?: WatchSettings;
   /** REVIEW_AFTER_MINUTES: an open payout older than this goes to NEEDS_REVIEW. */
   readonly reviewAfterMs: number;
+  /**
+   * GATEWAY_ERROR_REVIEW_MINUTES: an open payout older than this whose GetPayout answer is a gateway
+   * error word (GATEWAY_ERROR and the like: the provider's own pages call them errors) goes to
+   * NEEDS_REVIEW without waiting for `reviewAfterMs`. Default GATEWAY_ERROR_REVIEW_MINUTES_DEFAULT.
+   */
+  readonly gatewayErrorReviewAfterMs?: number;
   /** NOT_FOUND_GRACE_MINUTES: how long "the provider does not know it" must last before acting on it. */
   readonly notFoundGraceMs: number;
   /** RESUBMIT_UNKNOWN_NOT_FOUND: allow one resubmission instead of NEEDS_REVIEW (default false). */
@@ -66,6 +72,9 @@ export interface ReconcileSummary {
   /** Set while the provider's Retry-After holds: no GetPayout before this time; due payouts wait for it. */
   readonly providerPausedUntil?: string;
 }
+
+/** Minutes an open payout may report a gateway error word before a person looks (2 hours, not 24). */
+export const GATEWAY_ERROR_REVIEW_MINUTES_DEFAULT = 120;
 
 /** How often a SUBMITTING whose call was never sent is looked at while its message may still retry. */
 const NOT_SENT_RECHECK_MS = 15 * 60_000;
@@ -204,6 +213,14 @@ export function createReconcilePayouts(
       }
       const held = payout.heldByProvider(status, now);
       if (overdue) return held.needsReview(`still ${status || 'open'} after ${reviewMinutes} minutes`, now);
+      if (answer.outcome === 'gateway_error') {
+        // Not final, never success; but the provider calls it an error, so a person looks sooner.
+        log.warn('provider reports a gateway error; not final', { payoutKey: payout.key, providerStatus: status });
+        const gatewayReviewMs = settings.gatewayErrorReviewAfterMs ?? GATEWAY_ERROR_REVIEW_MINUTES_DEFAULT * 60_000;
+        if (payout.ageMs(now) >= gatewayReviewMs) {
+          return held.needsReview(`provider reports ${status} (a gateway error) ${Math.round(gatewayReviewMs / 60_000)} minutes or more after acceptance`, now);
+        }
+      }
       return held;
     }
 

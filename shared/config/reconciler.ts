@@ -1,4 +1,4 @@
-import { RECONCILE_DEFAULTS } from '@shared/app/reconcile-payouts';
+import { GATEWAY_ERROR_REVIEW_MINUTES_DEFAULT, RECONCILE_DEFAULTS } from '@shared/app/reconcile-payouts';
 import { WATCH_DEFAULTS } from '@shared/app/watch-final-payouts';
 import { envBoolean, envInt, requiredString } from './env';
 import { providerEnvSchema } from './provider';
@@ -12,6 +12,8 @@ export const reconcilerEnvSchema = providerEnvSchema
     PAYOUTS_TABLE_NAME: requiredString,
     RESUBMIT_UNKNOWN_NOT_FOUND: envBoolean(false),
     REVIEW_AFTER_MINUTES: envInt(1440),
+    /** An open payout whose provider reports a gateway error word goes to NEEDS_REVIEW at this age instead. */
+    GATEWAY_ERROR_REVIEW_MINUTES: envInt(GATEWAY_ERROR_REVIEW_MINUTES_DEFAULT),
     NOT_FOUND_GRACE_MINUTES: envInt(15),
     /** GetPayout calls at once. */
     RECONCILE_CONCURRENCY: envInt(RECONCILE_DEFAULTS.concurrency),

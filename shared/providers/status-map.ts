@@ -1,12 +1,16 @@
 /**
  * What payrelay makes of a GetPayout status word. 'succeeded', 'failed' and 'reversed' are definite;
  * 'reversed' means the money was delivered and came back (a SUCCEEDED payout becomes REVERSED).
+ * The other three are not final and never success: 'in_progress' (the provider is working on it),
+ * 'gateway_error' (the provider's own pages call it an error: an open payout reporting it goes to
+ * NEEDS_REVIEW after the shorter GATEWAY_ERROR_REVIEW_MINUTES) and 'unrecognized' (any word not in
+ * the table).
  */
-export type PayoutStatusOutcome = 'succeeded' | 'failed' | 'reversed' | 'in_progress' | 'unrecognized';
+export type PayoutStatusOutcome = 'succeeded' | 'failed' | 'reversed' | 'in_progress' | 'gateway_error' | 'unrecognized';
 
 export type StatusMap = Readonly<Record<string, PayoutStatusOutcome>>;
 
-const OUTCOMES: readonly PayoutStatusOutcome[] = ['succeeded', 'failed', 'reversed', 'in_progress', 'unrecognized'];
+const OUTCOMES: readonly PayoutStatusOutcome[] = ['succeeded', 'failed', 'reversed', 'in_progress', 'gateway_error', 'unrecognized'];
 
 /** Thrown when PROVIDER_STATUS_MAP is not a valid status table. */
 export class StatusMapError extends Error {
@@ -16,8 +20,8 @@ export class StatusMapError extends Error {
 /**
  * Status words seen in the provider's docs, plus the words for returned money (REFUND is the payment
  * status of the provider's order notifications; REVERSED and REFUNDED are its likely GetPayout forms:
- * override with PROVIDER_STATUS_MAP when the provider uses another). The GATEWAY_* words are listed explicitly as
- * unrecognized: a gateway trouble says nothing final about the money.
+ * override with PROVIDER_STATUS_MAP when the provider uses another). The GATEWAY_* words say
+ * nothing final about the money, but the provider calls them errors: a person looks sooner.
  */
 export const DEFAULT_STATUS_MAP: StatusMap = Object.freeze({
   COMPLETED: 'succeeded',
@@ -28,9 +32,9 @@ export const DEFAULT_STATUS_MAP: StatusMap = Object.freeze({
   REFUND: 'reversed',
   PENDING: 'in_progress',
   INITIATED: 'in_progress',
-  GATEWAY_ERROR: 'unrecognized',
-  UPSTREAM_GATEWAY_ERROR: 'unrecognized',
-  GATEWAY_NOT_AVAILABLE: 'unrecognized',
+  GATEWAY_ERROR: 'gateway_error',
+  UPSTREAM_GATEWAY_ERROR: 'gateway_error',
+  GATEWAY_NOT_AVAILABLE: 'gateway_error',
 });
 
 const normalizeWord = (word: string): string => word.trim().toUpperCase();
@@ -80,4 +84,16 @@ export function parseStatusMap(json: string | undefined): StatusMap {
     map[key] = outcome as PayoutStatusOutcome;
   }
   return Object.freeze(map);
+}
+
+/**
+ * The table in force as one log-friendly line, words grouped by outcome
+ * (`succeeded: COMPLETED SUCCESSFUL; failed: FAILED; ...`), so a start-up log shows what every
+ * word means without a reader having to merge PROVIDER_STATUS_MAP into the defaults by hand.
+ */
+export function describeStatusMap(map: StatusMap): string {
+  return OUTCOMES.map((outcome) => [outcome, Object.keys(map).filter((word) => map[word] === outcome)] as const)
+    .filter(([, words]) => words.length > 0)
+    .map(([outcome, words]) => `${outcome}: ${words.join(' ')}`)
+    .join('; ');
 }

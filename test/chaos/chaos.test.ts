@@ -38,6 +38,8 @@ describe(`chaos run (${PAYOUTS} payouts, seed ${SEED})`, () => {
     expect(f.simulator.accountVerification?.error ?? 0).toBeGreaterThan(0);
     expect(f.simulator.getPayout?.error ?? 0).toBeGreaterThan(0);
     expect(f.simulator.getPayout?.flap ?? 0).toBeGreaterThan(0);
+    // GATEWAY_ERROR for a payout still pending 2 hours after acceptance: its own, shorter review window.
+    expect(Object.keys(summary.review.settledAfterReview).filter((reason) => /GATEWAY_ERROR \(a gateway error\)/.test(reason))).not.toEqual([]);
   });
 
   it('made at most one Payout call per reference, FAILED or REJECTED nothing the provider delivered, and lost nothing', () => {

@@ -54,6 +54,7 @@ function table(summary: ChaosSummary): string {
     ['FAILED or REJECTED but delivered / lost', `${summary.safety.failedButDelivered} / ${summary.safety.lost}`],
     ...Object.entries(summary.review.reasons).map(([reason, n]): [string, string] => ['  NEEDS_REVIEW reason', `${n} x ${reason}`]),
     ...Object.entries(summary.review.payoutAnswers).map(([answer, n]): [string, string] => ['  NEEDS_REVIEW: its Payout call', `${n} x ${answer}`]),
+    ...Object.entries(summary.review.settledAfterReview).map(([reason, n]): [string, string] => ['  settled after review', `${n} x ${reason}`]),
     ['NEEDS_REVIEW: provider status', Object.entries(summary.review.providerStatus).map(([status, n]) => `${status} ${n}`).join(', ') || '-'],
     ...Object.entries(summary.faults.simulator).map(([operation, kinds]): [string, string] => [
       `faults: ${operation}`,

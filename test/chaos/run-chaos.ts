@@ -86,6 +86,8 @@ export interface ChaosSummary {
     readonly reasons: Record<string, number>;
     /** How their Payout call ended: the reason of the move into UNKNOWN, or the state they left. */
     readonly payoutAnswers: Record<string, number>;
+    /** Payouts that went to NEEDS_REVIEW and were settled later by the review watch, by the review's reason. */
+    readonly settledAfterReview: Record<string, number>;
     readonly providerStatus: Record<string, number>;
     readonly settledAtProvider: number;
   };
@@ -343,7 +345,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
           progress(`resubmitted ${bodies.length}; ${open} open`);
         }
       }
-      if (open === 0 && Object.keys(summary.transitions).length === 0) break;
+      // A NEEDS_REVIEW payout the provider created (a gateway-error review) is settled by the review
+      // watch's hourly look once the provider settles it: the run waits for that, as time would.
+      if (open === 0 && Object.keys(summary.transitions).length === 0 && (await reviewsTheProviderHolds()) === 0) break;
     }
     reconcileMs = Date.now() - reconcileStarted;
 
@@ -433,8 +437,18 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
       if (item.state === 'SUCCEEDED' && executed !== 1) violations.push(`${String(item.withdrawal_reference)} is SUCCEEDED with ${executed} executions`);
     }
     // NEEDS_REVIEW, explained: why each is there and what the provider says about it now.
-    const review = { reasons: {} as Record<string, number>, payoutAnswers: {} as Record<string, number>, providerStatus: {} as Record<string, number>, settledAtProvider: 0 };
+    const review = {
+      reasons: {} as Record<string, number>,
+      payoutAnswers: {} as Record<string, number>,
+      settledAfterReview: {} as Record<string, number>,
+      providerStatus: {} as Record<string, number>,
+      settledAtProvider: 0,
+    };
     const words = (reason: string | undefined): string => (reason ?? '(none)').replace(/\d[\d:.TZ-]*/g, '…').slice(0, 120);
+    for (const item of items.filter((i) => i.state !== 'NEEDS_REVIEW')) {
+      const reviewed = (item.history as PayoutHistoryEntry[]).find((h) => h.to === 'NEEDS_REVIEW');
+      if (reviewed) review.settledAfterReview[words(reviewed.reason)] = (review.settledAfterReview[words(reviewed.reason)] ?? 0) + 1;
+    }
     for (const item of items.filter((i) => i.state === 'NEEDS_REVIEW')) {
       const history = item.history as PayoutHistoryEntry[];
       const reason = words(history.findLast((h) => h.to === 'NEEDS_REVIEW')?.reason);
@@ -545,6 +559,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
       start = page.LastEvaluatedKey;
     } while (start);
     return all;
+  }
+
+  async function reviewsTheProviderHolds(): Promise<number> {
+    const executed = new Set(sim.admin.ledger().filter((e) => e.executions > 0).map((e) => e.withdrawal_reference));
+    return (await scanPayouts()).filter((i) => i.state === 'NEEDS_REVIEW' && executed.has(String(i.withdrawal_reference))).length;
   }
 
   async function countOpen(): Promise<number> {

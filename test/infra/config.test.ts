@@ -55,6 +55,12 @@ describe('payrelay configuration', () => {
     expect(message).toMatch(/logRetentionDays: must be a CloudWatch Logs retention value/);
   });
 
+  it('takes the gateway-error review window in whole minutes, and names it when it is not', () => {
+    expect(parsePayrelayConfig({ ...valid, settings: { gatewayErrorReviewMinutes: 90 } }, 't').settings.gatewayErrorReviewMinutes).toBe(90);
+    expect(configError(() => parsePayrelayConfig({ ...valid, settings: { gatewayErrorReviewMinutes: 0 } }, 't'))).toMatch(/settings\.gatewayErrorReviewMinutes: /);
+    expect(configError(() => parsePayrelayConfig({ ...valid, settings: { gatewayErrorReviewMinutes: 1.5 } }, 't'))).toMatch(/settings\.gatewayErrorReviewMinutes: /);
+  });
+
   it('refuses unknown keys, so a typo is not silently ignored', () => {
     expect(configError(() => parsePayrelayConfig({ ...valid, settings: { kycGatting: true } }, 't'))).toMatch(
       /settings: unknown key\(s\) kycGatting/,

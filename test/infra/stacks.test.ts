@@ -43,7 +43,7 @@ beforeAll(() => {
     worker: { maxConcurrency: 4, batchSize: 3 },
     maxReceiveCount: 7,
     reconcileEveryMinutes: 2,
-    settings: { kycGating: true, webhookAllowedIps: ['203.0.113.0/24', '198.51.100.7'] },
+    settings: { kycGating: true, webhookAllowedIps: ['203.0.113.0/24', '198.51.100.7'], gatewayErrorReviewMinutes: 90 },
     api: { domain: { name: 'callbacks.example.com', certificateArn: CERTIFICATE_ARN } },
   });
   dev = synthPayrelay({ ...base, stage: 'dev', removalPolicy: 'destroy' });
@@ -304,6 +304,9 @@ describe('functions', () => {
     expect(env('payout-notification').PROVIDER_SECRET_ID).toBeDefined();
     expect(env('reconciler').PAYOUT_API_BASE_URL).toBe(base.payoutApiBaseUrl);
     expect(env('reconciler').KYC_TABLE_NAME).toBeUndefined();
+    // The gateway-error review window is the reconciler's setting alone.
+    expect(env('reconciler').GATEWAY_ERROR_REVIEW_MINUTES).toBe('90');
+    expect(env('payout-worker').GATEWAY_ERROR_REVIEW_MINUTES).toBeUndefined();
     for (const id of ['payout-worker', 'reconciler', 'kyc-callback', 'payout-notification']) expect(env(id).PAYRELAY_STAGE).toBe('prod');
     expect(env('kyc-callback').KYC_API_BASE_URL).toBeUndefined();
   });

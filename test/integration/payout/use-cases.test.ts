@@ -311,6 +311,58 @@ function scriptedReads(r: PayoutRequestInput, script: string[], clock: () => Dat
   return { provider, answers, runStart, everFound: () => answers.some((a) => a.found) };
 }
 
+describe('issue 15: gateway error words are not final, and get their own shorter review window', () => {
+  /** Reconciles the payout each time it is due until it is final (or `checks` runs); returns its age at the last run. */
+  async function reconcileUntilFinal(s: ReturnType<typeof system>, r: PayoutRequestInput, checks: number): Promise<number> {
+    for (let i = 0; i < checks; i++) {
+      const before = await payoutOf(r);
+      if (!before || before.isFinal) break;
+      s.clock.advance(Math.max(0, Date.parse(before.record.nextCheckAt ?? '') - s.clock.now().getTime()));
+      await s.reconcile();
+    }
+    const last = await payoutOf(r);
+    return s.clock.now().getTime() - Date.parse(last?.record.createdAt ?? '');
+  }
+
+  it('a payout the provider keeps reporting GATEWAY_ERROR goes to NEEDS_REVIEW after the gateway window, not the 24-hour one, and a later word settles it', async () => {
+    const s = system({ reconcile: { reviewAfterMs: 24 * 60 * MINUTE, gatewayErrorReviewAfterMs: 120 * MINUTE } });
+    const r = request();
+    // The simulator keeps the payout in progress and answers GATEWAY_ERROR for it over real HTTP.
+    h.sim.admin.setFaults('getPayout', { gatewayErrorRate: 1, slowProgressionChecks: 1000 });
+    expect(await s.pay(r)).toMatchObject({ outcome: 'submitted', state: 'SUBMITTED' });
+    const age = await reconcileUntilFinal(s, r, 20);
+    const review = await payoutOf(r);
+    expect(review?.state).toBe('NEEDS_REVIEW');
+    expect(review?.record.providerStatus).toBe('GATEWAY_ERROR');
+    expect(review?.record.reason).toBe('provider reports GATEWAY_ERROR (a gateway error) 120 minutes or more after acceptance');
+    expect(age).toBeGreaterThanOrEqual(120 * MINUTE);
+    // The first check after the window (hourly back-off by then), far from the 24-hour review.
+    expect(age).toBeLessThan(185 * MINUTE);
+    // Never final by itself: when the provider settles, the review watch follows its word.
+    h.sim.admin.settlePayout(identityOf(r), 'succeeded');
+    h.sim.admin.clearFaults();
+    s.clock.advance(61 * MINUTE);
+    await s.reconcile();
+    expect((await payoutOf(r))?.state).toBe('SUCCEEDED');
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ calls: 1, executions: 1 });
+  });
+
+  it('a word the table does not know is neither success nor final, and waits for the 24-hour review window', async () => {
+    const r = request();
+    const reads = scriptedReads(r, Array.from({ length: 40 }, () => 'ON_HOLD'), () => new Date());
+    const s = system({ reads: reads.provider, reconcile: { reviewAfterMs: 24 * 60 * MINUTE, gatewayErrorReviewAfterMs: 120 * MINUTE } });
+    expect(await s.pay(r)).toMatchObject({ outcome: 'submitted', state: 'SUBMITTED' });
+    s.clock.advance(5 * 60 * MINUTE);
+    await s.reconcile();
+    expect(await payoutOf(r)).toMatchObject({ state: 'SUBMITTED', record: { providerStatus: 'ON_HOLD' } });
+    const age = await reconcileUntilFinal(s, r, 40);
+    const last = await payoutOf(r);
+    expect(last?.state).toBe('NEEDS_REVIEW');
+    expect(last?.record.reason).toBe('still ON_HOLD after 1440 minutes');
+    expect(age).toBeGreaterThanOrEqual(24 * 60 * MINUTE);
+  });
+});
+
 describe('issue 12: "not found" is an unbroken run, and a refusal is settled through GetPayout', () => {
   /**
    * Runs the reconciler each time the payout is due, `checks` times or until it is final, and after

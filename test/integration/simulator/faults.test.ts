@@ -100,7 +100,7 @@ describe('faults on incoming operations', () => {
 
     s.admin.setFaults('getPayout', { gatewayErrorRate: 1 });
     await client.payout(ghsPayout('gw-1'), creds);
-    expect(await client.getPayout(identity('gw-1'), creds)).toMatchObject({ status: 'GATEWAY_ERROR', outcome: 'unrecognized' });
+    expect(await client.getPayout(identity('gw-1'), creds)).toMatchObject({ status: 'GATEWAY_ERROR', outcome: 'gateway_error' });
     expect(s.admin.ledger().find((e) => e.withdrawal_reference === 'gw-1')?.status).toBe('PENDING');
   });
 

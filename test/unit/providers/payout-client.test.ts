@@ -177,7 +177,7 @@ describe('GetPayout', () => {
     ['FAILED', 'failed'],
     ['pending', 'in_progress'],
     ['INITIATED', 'in_progress'],
-    ['GATEWAY_ERROR', 'unrecognized'],
+    ['GATEWAY_ERROR', 'gateway_error'],
     ['REVERSED', 'reversed'],
     ['ON_HOLD', 'unrecognized'],
   ])('maps %s to %s', async (status, outcome) => {
