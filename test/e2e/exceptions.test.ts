@@ -145,7 +145,7 @@ describe('returned money', () => {
 });
 
 describe('payouts redrive with a poison message', () => {
-  it('ends: the good message is paid, the poison one fails again and stays in the DLQ, readable with dlq list', async () => {
+  it('ends: the good message is paid, the poison one fails again and stays in the DLQ, where dlq list/show read it and dlq delete drops it with an audit line', async () => {
     const ref = `DLQ-${process.pid}`;
     await send(stack.queueUrls.deadLetter, JSON.stringify(payoutRequest(MERCHANT, ref)), 'provider was down');
     await send(stack.queueUrls.deadLetter, '{"version":1,"withdrawal_reference":"POISON","account_number":"0244123456"', 'message body is not JSON');
@@ -158,9 +158,18 @@ describe('payouts redrive with a poison message', () => {
     expect(executionsOf(ref)).toBe(1);
     const listed = await cli(['--json', 'dlq', 'list']);
     expect(listed.code, listed.stderr).toBe(0);
-    const left = JSON.parse(listed.stdout) as Array<{ reason?: string }>;
+    const left = JSON.parse(listed.stdout) as Array<{ id: string; reason?: string }>;
     expect(left.map((m) => m.reason)).toEqual(['message body is not JSON']);
-    // Accounts are masked even in a body that does not parse.
-    expect(listed.stdout).not.toContain('0244123456');
+    const id = left[0]?.id ?? '';
+    // Its body can be read (the account masked even in a body that does not parse); nothing is consumed.
+    const shown = await cli(['--json', 'dlq', 'show', id]);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(JSON.parse(shown.stdout).body).toContain('"withdrawal_reference":"POISON"');
+    expect(listed.stdout + shown.stdout).not.toContain('0244123456');
+    // A person drops it with a reason: one audit line (who, why), and the DLQ is empty.
+    const deleted = await cli(['dlq', 'delete', id, '--reason', 'test message, never a payout', '--by', 'ama']);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect(JSON.parse(deleted.stderr.trim())).toMatchObject({ message: 'DLQ message deleted by an operator', by: 'ama', deleteReason: 'test message, never a payout' });
+    expect(JSON.parse((await cli(['--json', 'dlq', 'list'])).stdout)).toEqual([]);
   }, 90_000);
 });
