@@ -16,12 +16,15 @@ import { decodeCursor, encodeCursor } from './list-cursor';
 import type { DuePage, PayoutListPage, PayoutListQuery, PayoutRepository } from '@shared/ports/payouts';
 import { documentClient } from './aws-clients';
 
-const [OPEN_INDEX, REFERENCE_INDEX, STATE_INDEX] = PAYOUTS_TABLE.indexes;
+const [OPEN_INDEX, REFERENCE_INDEX, STATE_INDEX, IN_FLIGHT_INDEX] = PAYOUTS_TABLE.indexes;
 
 /** States kept in the `by-state` index; the others are open and listed from `open-by-next-check`. */
 const LISTED_STATES: ReadonlySet<PayoutState> = new Set<PayoutState>(['UNKNOWN', ...FINAL_STATES]);
 
 const OPEN_KEYS = openShardKeys(SHARDS.open);
+/** BatchGetItem calls of one getMany in flight at once. */
+const GET_MANY_PARALLEL = 4;
+const IN_FLIGHT_KEYS = Array.from({ length: SHARDS.inFlight }, (_, n) => `INFLIGHT#${n}`);
 
 /** `listShard` of a payout in a listed state, else undefined (which keeps it out of `by-state`). */
 function listShardOf(pk: string, state: PayoutState): string | undefined {
@@ -64,6 +67,8 @@ export interface PayoutItem {
   nextCheckAt?: string;
   /** Present only in UNKNOWN and final states: this is what makes the `by-state` index sparse. */
   listShard?: string;
+  /** Present only in the worker's in-flight states: this is what makes the `in-flight` index sparse. */
+  inFlightShard?: string;
 }
 
 /** The stored item of a payout, index attributes included (also what bulk seeding in the bench writes). */
@@ -105,6 +110,7 @@ export function toItem(payout: Payout): PayoutItem {
     openShard: open ? openShardOf(pk, SHARDS.open) : undefined,
     nextCheckAt: open ? r.nextCheckAt : undefined,
     listShard: listShardOf(pk, r.state),
+    inFlightShard: LISTED_STATES.has(r.state) ? undefined : IN_FLIGHT_KEYS[shardOf(pk, SHARDS.inFlight)],
   };
 }
 
@@ -221,17 +227,29 @@ export function createPayoutRepository(tableName: string, client: DynamoDBDocume
     return items;
   }
 
-  /** Full items for keys, in chunks of 100 (BatchGetItem's limit), retrying what comes back unprocessed. */
-  async function getMany(pks: readonly string[]): Promise<PayoutItem[]> {
+  /**
+   * Items for keys, in chunks of 100 (BatchGetItem's limit), up to GET_MANY_PARALLEL chunks in flight,
+   * retrying what comes back unprocessed; with `fields`, only those attributes (a listing's filter
+   * reads a few bytes per item instead of whole histories).
+   */
+  async function getMany(pks: readonly string[], fields?: readonly string[]): Promise<PayoutItem[]> {
+    const projection = fields
+      ? { ProjectionExpression: fields.map((_, n) => `#f${n}`).join(', '), ExpressionAttributeNames: Object.fromEntries(fields.map((f, n) => [`#f${n}`, f])) }
+      : {};
     const found: PayoutItem[] = [];
-    for (let i = 0; i < pks.length; i += 100) {
-      let keys: Key[] | undefined = pks.slice(i, i + 100).map((pk) => ({ pk }));
-      while (keys && keys.length > 0) {
-        const out = await client.send(new BatchGetCommand({ RequestItems: { [tableName]: { Keys: keys } } }));
-        found.push(...((out.Responses?.[tableName] ?? []) as PayoutItem[]));
-        keys = out.UnprocessedKeys?.[tableName]?.Keys as Key[] | undefined;
+    let next = 0;
+    const reader = async (): Promise<void> => {
+      while (next < pks.length) {
+        let keys: Key[] | undefined = pks.slice(next, next + 100).map((pk) => ({ pk }));
+        next += 100;
+        while (keys && keys.length > 0) {
+          const out = await client.send(new BatchGetCommand({ RequestItems: { [tableName]: { Keys: keys, ...projection } } }));
+          found.push(...((out.Responses?.[tableName] ?? []) as PayoutItem[]));
+          keys = out.UnprocessedKeys?.[tableName]?.Keys as Key[] | undefined;
+        }
       }
-    }
+    };
+    await Promise.all(Array.from({ length: Math.min(GET_MANY_PARALLEL, Math.ceil(pks.length / 100)) }, reader));
     return found;
   }
 
@@ -285,19 +303,20 @@ export function createPayoutRepository(tableName: string, client: DynamoDBDocume
   }
 
   /**
-   * The worker's in-flight states (ACCEPTED, VERIFYING, SUBMITTING, SUBMITTED) are all open, and the
-   * open payouts are few (each is final within minutes), so they are read whole from the open index.
+   * The worker's in-flight states (ACCEPTED, VERIFYING, SUBMITTING, SUBMITTED): the `in-flight` index
+   * holds only those payouts (few: each is final within minutes), read whole; each one's state, merchant
+   * and last change are read (a few bytes each) to filter and sort, and the full items only for the page.
    */
-  async function listFromOpenIndex(query: PayoutListQuery): Promise<PayoutListPage> {
+  async function listFromInFlightIndex(query: PayoutListQuery): Promise<PayoutListPage> {
     const after = query.cursor ? decodeCursor(query.cursor, isOpenStateCursor).after : undefined;
     const entries = (
       await Promise.all(
-        OPEN_KEYS.map((shard) =>
+        IN_FLIGHT_KEYS.map((shard) =>
           queryAll({
             TableName: tableName,
-            IndexName: OPEN_INDEX.indexName,
+            IndexName: IN_FLIGHT_INDEX.indexName,
             KeyConditionExpression: '#shard = :shard',
-            ExpressionAttributeNames: { '#shard': 'openShard' },
+            ExpressionAttributeNames: { '#shard': 'inFlightShard' },
             ExpressionAttributeValues: { ':shard': shard },
           }),
         ),
@@ -305,7 +324,7 @@ export function createPayoutRepository(tableName: string, client: DynamoDBDocume
     ).flat();
     const from = query.updatedFrom?.toISOString();
     const to = query.updatedTo?.toISOString();
-    const matching = (await getMany(entries.map((e) => String(e.pk))))
+    const matching = (await getMany(entries.map((e) => String(e.pk)), ['pk', 'state', 'platform_merchant_id', 'updatedAt']))
       .filter(
         (item) =>
           item.state === query.state &&
@@ -317,7 +336,12 @@ export function createPayoutRepository(tableName: string, client: DynamoDBDocume
       .sort(newestFirst);
     const shown = matching.slice(0, query.limit);
     const last = shown[shown.length - 1];
-    const payouts = shown.map(fromItem);
+    const byPk = new Map((await getMany(shown.map((item) => item.pk))).map((item) => [item.pk, item]));
+    // A payout that moved on between the two reads is left out; it shows under its new state.
+    const payouts = shown.flatMap((item) => {
+      const full = byPk.get(item.pk);
+      return full && full.state === query.state ? [fromItem(full)] : [];
+    });
     return matching.length > shown.length && last ? { payouts, cursor: encodeCursor({ after: [last.updatedAt, last.pk] }) } : { payouts };
   }
 
@@ -393,7 +417,7 @@ export function createPayoutRepository(tableName: string, client: DynamoDBDocume
     },
 
     async listByState(query) {
-      return LISTED_STATES.has(query.state) ? listFromStateIndex(query) : listFromOpenIndex(query);
+      return LISTED_STATES.has(query.state) ? listFromStateIndex(query) : listFromInFlightIndex(query);
     },
 
     async stateChangeTimes(state, updatedFrom, updatedTo) {

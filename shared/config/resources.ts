@@ -55,6 +55,16 @@ export const PAYOUTS_TABLE = {
       sortKey: { name: 'updatedAt', type: 'S' },
       projection: ['platform_merchant_id'],
     },
+    {
+      // Sparse: only payouts in the worker's in-flight states (ACCEPTED, VERIFYING, SUBMITTING,
+      // SUBMITTED) carry `inFlightShard` (`INFLIGHT#<n>`), so listing one of those states reads the
+      // few payouts in flight, not the open index (which also holds every success under its
+      // reversal watch). Keys only and no sort key: a move between in-flight states writes nothing
+      // here; entering and leaving the in-flight states write one entry each.
+      indexName: 'in-flight',
+      partitionKey: { name: 'inFlightShard', type: 'S' },
+      projection: 'KEYS_ONLY',
+    },
   ],
 } as const satisfies TableDefinition;
 
@@ -163,7 +173,7 @@ export const LEGACY_OPEN_SHARD = 'OPEN';
  * second; spreading entries over N keys (chosen by a hash of the item key, so an item keeps its shard
  * for life) lets the readers query the N keys in parallel. See docs/performance.md for the figures.
  */
-export const SHARDS = { open: 8, byState: 4, unconfirmed: 4, receivedDay: 8 } as const;
+export const SHARDS = { open: 8, byState: 4, inFlight: 4, unconfirmed: 4, receivedDay: 8 } as const;
 
 /** A stable shard number in [0, count) for an item key (FNV-1a, 32 bit). */
 export function shardOf(key: string, count: number): number {

@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createPayoutRepository } from '@shared/adapters/payout-repository';
+import { createPayoutRepository, toItem } from '@shared/adapters/payout-repository';
 import { InvalidListCursorError } from '@shared/domain/errors';
 import type { PayoutListQuery, PayoutRepository } from '@shared/ports/payouts';
 import { LEGACY_OPEN_SHARD } from '@shared/config/resources';
@@ -19,6 +19,8 @@ const local = useLocalAws({ stage: 'listing' });
 let repo: PayoutRepository;
 let smallPages: PayoutRepository;
 const operations: string[] = [];
+/** How many keys each BatchGetItem asked for, and whether it read whole items. */
+const batchGets: Array<{ keys: number; whole: boolean }> = [];
 
 const t0 = new Date('2026-02-01T00:00:00.000Z');
 const at = (minutes: number): Date => new Date(t0.getTime() + minutes * 60_000);
@@ -34,6 +36,11 @@ function client(options: { queryLimit?: number } = {}): DynamoDBDocumentClient {
     (next, context) => async (args) => {
       operations.push(String(context.commandName));
       const input = args.input as Record<string, unknown>;
+      if (context.commandName === 'BatchGetCommand' || context.commandName === 'BatchGetItemCommand') {
+        for (const request of Object.values(input.RequestItems as Record<string, { Keys: unknown[]; ProjectionExpression?: string }>)) {
+          batchGets.push({ keys: request.Keys.length, whole: request.ProjectionExpression === undefined });
+        }
+      }
       if (options.queryLimit !== undefined && context.commandName === 'QueryCommand' && input.Limit === undefined) input.Limit = options.queryLimit;
       return next(args);
     },
@@ -86,17 +93,32 @@ describe('listing payouts by state (index-backed, paginated)', () => {
     expect(refs(window)).toEqual(['rej-12', 'rej-11', 'rej-10']);
   });
 
-  it('lists the in-flight states from the open index, paginated the same way', async () => {
+  it('lists the in-flight states from the in-flight index, paginated the same way, reading only the payouts in flight', async () => {
     for (let i = 0; i < 7; i += 1) {
       const { payout } = await repo.createAccepted(accept(id(`verifying-${i}`), at(100 + i)));
       await repo.save(payout, payout.startVerifying(at(100 + i)));
     }
     await repo.createAccepted(accept(id('still-accepted'), at(99)));
+    // Successes under their reversal watch: open (in the reconciler's index) but not in flight.
+    for (let i = 0; i < 12; i += 1) {
+      const record = { ...accept(id(`watched-${i}`), at(90)).record, state: 'SUCCEEDED' as const, nextCheckAt: '2027-01-01T00:00:00.000Z' };
+      await client().send(new PutCommand({ TableName: local().names.payoutsTable, Item: toItem(Payout.fromRecord(record)) }));
+    }
     operations.length = 0;
+    batchGets.length = 0;
     const pages = await allPages({ state: 'VERIFYING', limit: 3 });
     expect(pages.map((p) => p.length)).toEqual([3, 3, 1]);
     expect(refs(pages.flat())).toEqual(['verifying-6', 'verifying-5', 'verifying-4', 'verifying-3', 'verifying-2', 'verifying-1', 'verifying-0']);
     expect(operations).not.toContain('ScanCommand');
+    // Per page: the state and time of the 8 payouts in flight (never the watched successes), then the page's whole items.
+    expect(batchGets).toEqual([
+      { keys: 8, whole: false },
+      { keys: 3, whole: true },
+      { keys: 8, whole: false },
+      { keys: 3, whole: true },
+      { keys: 8, whole: false },
+      { keys: 1, whole: true },
+    ]);
   });
 
   it('refuses a cursor it did not hand out, with a named error', async () => {

@@ -74,12 +74,14 @@ describe('payout repository on dynalite', () => {
     expect(item?.metadata).toEqual({ batch: 'b1' });
   });
 
-  it('keeps open payouts in the sparse index and removes final ones', async () => {
+  it('keeps open and in-flight payouts in their sparse indexes and removes final ones', async () => {
     const { payout } = await repo.createAccepted(fresh('sparse-1'));
     expect((await rawItem(id('sparse-1')))?.openShard).toMatch(/^OPEN#\d$/);
+    expect((await rawItem(id('sparse-1')))?.inFlightShard).toMatch(/^INFLIGHT#\d$/);
     await repo.save(payout, payout.reject('test', at(1)));
     const item = await rawItem(id('sparse-1'));
     expect(item?.openShard).toBeUndefined();
+    expect(item?.inFlightShard).toBeUndefined();
     expect(item?.nextCheckAt).toBeUndefined();
     expect(item?.state).toBe('REJECTED');
   });
