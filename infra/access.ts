@@ -131,6 +131,15 @@ export const FUNCTION_ACCESS: Record<FunctionDefinition['id'], readonly Resource
     table(COLLECTIONS_TABLE, 'COLLECTIONS_TABLE_NAME', ['GetItem', 'PutItem']),
     secret(PROVIDER_SECRET, 'PROVIDER_SECRET_ID'),
   ],
+  // The scheduled catch-up runs the receiver's path on pulled callbacks (never a dry run, so no GetItem on events).
+  'kyc-catch-up': [
+    // putOnce (conditional PutItem).
+    table(EVENTS_TABLE, 'EVENTS_TABLE_NAME', ['PutItem']),
+    // getSubject (GetItem), saveSubject (conditional PutItem).
+    table(KYC_TABLE, 'KYC_TABLE_NAME', ['GetItem', 'PutItem']),
+    // app_id for GET /responses.
+    secret(KYC_SECRET, 'KYC_SECRET_ID'),
+  ],
 };
 
 /** The stateful resources a grant can name, by their id in shared/config/resources.ts. */

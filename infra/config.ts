@@ -1,6 +1,8 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import * as z from 'zod';
 import { DEFAULT_RECONCILE_EVERY_MINUTES } from '@shared/config/functions';
+import { DEFAULT_KYC_CATCH_UP_LOOKBACK_HOURS } from '@shared/config/kyc-catch-up';
+import { DEFAULT_EVENT_RETENTION_DAYS } from '@shared/config/webhook';
 import { PAYOUTS_QUEUE } from '@shared/config/resources';
 
 /** Thrown at synth time when the deployment configuration is invalid; the message names every bad key. */
@@ -82,6 +84,9 @@ const settingsSchema = z
     eventRetentionDays: positiveInt.optional(),
   })
   .strict();
+
+/** EventBridge schedule expressions: `rate(<n> <unit>)` or `cron(<6 fields>)`. */
+const SCHEDULE_EXPRESSION = /^(rate\(\d+ (minute|minutes|hour|hours|day|days)\)|cron\(\S+( \S+){5}\))$/;
 
 /** Why a retained stage refuses to synthesize without an alarm destination, and the ways to give one. */
 export const NO_ALARM_DESTINATION =
@@ -200,9 +205,31 @@ export const payrelayConfigSchema = z
     /** POWERTOOLS_LOG_LEVEL of every function. */
     logLevel: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
     settings: settingsSchema.default({}),
+    /**
+     * The scheduled KYC catch-up (docs/webhooks.md): left out, there is none and missed KYC callbacks
+     * are recovered only by `payrelay kyc catch-up`.
+     */
+    kycCatchUp: z
+      .object({
+        /** How often it runs: an EventBridge schedule expression, e.g. `rate(1 day)` or `cron(0 3 * * ? *)`. */
+        schedule: z.string().regex(SCHEDULE_EXPRESSION, 'must be an EventBridge schedule expression such as "rate(1 day)", "rate(6 hours)" or "cron(0 3 * * ? *)"'),
+        /** KYC_CATCH_UP_LOOKBACK_HOURS: only callbacks whose own timestamp is this recent are looked at. */
+        lookbackHours: positiveInt.default(DEFAULT_KYC_CATCH_UP_LOOKBACK_HOURS),
+      })
+      .strict()
+      .optional(),
   })
   .strict()
   .superRefine((config, ctx) => {
+    // A callback whose stored copy has expired would be stored and counted as recovered again.
+    const retentionHours = (config.settings.eventRetentionDays ?? DEFAULT_EVENT_RETENTION_DAYS) * 24;
+    if (config.kycCatchUp && config.kycCatchUp.lookbackHours >= retentionHours) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['kycCatchUp', 'lookbackHours'],
+        message: `must be less than the events' retention (${retentionHours} hours, settings.eventRetentionDays): an older callback's stored copy may have expired, and it would be recovered again`,
+      });
+    }
     // A retained stage holds real money: an alarm nobody receives is no alarm.
     if (config.removalPolicy === 'retain' && config.alarms.email === undefined && config.alarms.topicArn === undefined) {
       ctx.addIssue({ code: 'custom', path: ['alarms'], message: NO_ALARM_DESTINATION });

@@ -177,6 +177,13 @@ export class PayrelayMonitoring extends Construct {
       threshold: config.alarms.api5xxPer5Minutes,
       description: 'The callback API answered 5xx: a provider callback may not have been stored.',
     });
+    if (functions['kyc-catch-up']) {
+      alarm('KycCallbacksRecovered', {
+        metric: metric(METRIC.kycCallbacksRecovered, 'Sum'),
+        threshold: 0,
+        description: 'The scheduled KYC catch-up recovered callbacks the KYC service had sent but payrelay never received: deliveries are being missed.',
+      });
+    }
     for (const [functionId, fn] of Object.entries(functions)) {
       const name = functionId.replace(/(^|-)([a-z])/g, (_m, _d, c: string) => c.toUpperCase());
       alarm(`${name}Errors`, {
@@ -226,7 +233,7 @@ export class PayrelayMonitoring extends Construct {
       ),
       graph(
         'Webhooks',
-        sums(METRIC.webhookStored, METRIC.webhookDuplicate, METRIC.webhookUnauthorized, METRIC.webhookUnrecognized, METRIC.kycDecisionChanged),
+        sums(METRIC.webhookStored, METRIC.webhookDuplicate, METRIC.webhookUnauthorized, METRIC.webhookUnrecognized, METRIC.kycDecisionChanged, METRIC.kycCallbacksRecovered),
         [api.metricClientError({ statistic: 'Sum' }), api.metricServerError({ statistic: 'Sum' })],
       ),
     );

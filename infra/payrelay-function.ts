@@ -39,8 +39,12 @@ export interface PayrelayFunctionProps {
   readonly reservedConcurrentExecutions?: number;
 }
 
+/** Functions a stage deploys only when a setting asks for them. */
+export type OptionalFunctionId = 'kyc-catch-up';
+
 /** The handlers of payrelay, by function id (the stateless stack builds them, monitoring watches them). */
-export type PayrelayFunctions = Record<FunctionDefinition['id'], PayrelayFunction>;
+export type PayrelayFunctions = Record<Exclude<FunctionDefinition['id'], OptionalFunctionId>, PayrelayFunction> &
+  Partial<Record<OptionalFunctionId, PayrelayFunction>>;
 
 /**
  * ENI management Lambda needs for a function in a VPC (what AWSLambdaVPCAccessExecutionRole grants,

@@ -46,12 +46,14 @@ export const CONTEXT_OVERRIDES = {
   egressElasticIps: 'egress.elasticIps',
   apiDomainName: 'api.domain.name',
   apiCertificateArn: 'api.domain.certificateArn',
+  kycCatchUp: 'kycCatchUp.schedule',
+  kycCatchUpLookbackHours: 'kycCatchUp.lookbackHours',
 } as const;
 
 type OverrideKey = keyof typeof CONTEXT_OVERRIDES;
 
 const BOOLEAN_KEYS = new Set<OverrideKey>(['staticEgress']);
-const NUMBER_KEYS = new Set<OverrideKey>(['natGateways', 'workerMaxConcurrency']);
+const NUMBER_KEYS = new Set<OverrideKey>(['natGateways', 'workerMaxConcurrency', 'kycCatchUpLookbackHours']);
 
 /** `eipalloc-0abc=203.0.113.10,eipalloc-0def=203.0.113.11`: the form `-c egressElasticIps=...` takes. */
 function parseElasticIps(value: string): Array<{ allocationId: string; publicIp: string }> {

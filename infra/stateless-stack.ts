@@ -8,7 +8,7 @@ import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { FUNCTIONS, ROUTES, type FunctionDefinition } from '@shared/config/functions';
+import { FUNCTIONS, KYC_CATCH_UP_FUNCTION, ROUTES, type FunctionDefinition } from '@shared/config/functions';
 import type { PayrelayConfig, PayrelaySettings } from './config';
 import { PayrelayMonitoring } from './monitoring';
 import { OUTPUT } from './outputs';
@@ -80,6 +80,7 @@ const SETTINGS_BY_FUNCTION: Record<FunctionDefinition['id'], readonly string[]> 
   ],
   'kyc-callback': ['WEBHOOK_MAX_BODY_BYTES', 'WEBHOOK_ALLOWED_IPS', 'EVENT_RETENTION_DAYS'],
   'payout-notification': ['SIGNING_PROFILE', 'WEBHOOK_MAX_BODY_BYTES', 'WEBHOOK_ALLOWED_IPS', 'EVENT_RETENTION_DAYS'],
+  'kyc-catch-up': ['PROVIDER_TIMEOUT_MS', 'EVENT_RETENTION_DAYS'],
 };
 
 /** At most one reconciler run at a time (see docs/deploy.md: it needs the account's unreserved minimum). */
@@ -183,6 +184,7 @@ export class PayrelayStatelessStack extends Stack {
       reconciler,
       'kyc-callback': kycCallback,
       'payout-notification': payoutNotification,
+      ...(config.kycCatchUp ? { 'kyc-catch-up': this.kycCatchUp(make, config.kycCatchUp, config) } : {}),
     };
     for (const [functionId, fn] of Object.entries(this.functions) as Array<[FunctionDefinition['id'], PayrelayFunction]>) {
       applyAccess(fn, FUNCTION_ACCESS[functionId], stateful.byId, config);
@@ -220,6 +222,7 @@ export class PayrelayStatelessStack extends Stack {
     });
     for (const route of ROUTES) {
       const target = this.functions[route.functionId];
+      if (!target) throw new Error(`route ${route.path} names ${route.functionId}, which this stage does not deploy (shared/config/functions.ts)`);
       this.api.addRoutes({
         path: route.path,
         methods: [HttpMethod[route.method]],
@@ -278,7 +281,27 @@ export class PayrelayStatelessStack extends Stack {
       'Addresses provider calls leave from: send them to the provider for its IP whitelist',
     );
   }
+
+  /**
+   * The optional scheduled KYC catch-up: pulls the callbacks the KYC service sent in the look-back
+   * window and stores and applies the missed ones. Runs may overlap harmlessly (store-once), and a
+   * failed run is retried by Lambda's async retries and then by the next tick.
+   */
+  private kycCatchUp(make: MakeFunction, catchUp: NonNullable<PayrelayConfig['kycCatchUp']>, config: PayrelayConfig): PayrelayFunction {
+    const fn = make(KYC_CATCH_UP_FUNCTION, 'KycCatchUp');
+    fn.addEnvironment('KYC_API_BASE_URL', config.kycApiBaseUrl);
+    fn.addEnvironment('KYC_CATCH_UP_LOOKBACK_HOURS', String(catchUp.lookbackHours));
+    new Rule(this, 'KycCatchUpSchedule', {
+      description: `payrelay ${config.stage}: recover missed KYC callbacks from the KYC service (${catchUp.schedule}, last ${catchUp.lookbackHours} h)`,
+      schedule: Schedule.expression(catchUp.schedule),
+      targets: [new LambdaFunction(fn)],
+    });
+    return fn;
+  }
 }
+
+/** Builds one payrelay function with the stage's defaults (the stateless stack's `make`). */
+type MakeFunction = (definition: FunctionDefinition, logicalId: string, reservedConcurrentExecutions?: number) => PayrelayFunction;
 
 /** cdk-nag findings every payrelay function has, each with the reason it is accepted. */
 function acknowledgeLambdaFindings(fn: PayrelayFunction): void {

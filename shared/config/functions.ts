@@ -5,7 +5,7 @@
 
 export interface FunctionDefinition {
   /** Logical id and file name under functions/ (kebab-case). */
-  readonly id: 'payout-worker' | 'reconciler' | 'kyc-callback' | 'payout-notification';
+  readonly id: 'payout-worker' | 'reconciler' | 'kyc-callback' | 'payout-notification' | 'kyc-catch-up';
   /** Path of the handler module from the repository root; the module exports `handler`. */
   readonly entry: string;
   readonly timeoutSeconds: number;
@@ -20,6 +20,19 @@ export const FUNCTIONS = {
   kycCallback: { id: 'kyc-callback', entry: 'functions/kyc-callback.ts', timeoutSeconds: 10, memoryMb: 256, callsProvider: false },
   payoutNotification: { id: 'payout-notification', entry: 'functions/payout-notification.ts', timeoutSeconds: 10, memoryMb: 256, callsProvider: false },
 } as const satisfies Record<string, FunctionDefinition>;
+
+/**
+ * The scheduled KYC catch-up: deployed only when the stage sets `kycCatchUp`, so it is not in
+ * FUNCTIONS (every function there is always deployed, served locally and benchmarked). Its time-out
+ * covers a long /responses answer: one conditional write per callback in the look-back window.
+ */
+export const KYC_CATCH_UP_FUNCTION = {
+  id: 'kyc-catch-up',
+  entry: 'functions/kyc-catch-up.ts',
+  timeoutSeconds: 300,
+  memoryMb: 512,
+  callsProvider: true,
+} as const satisfies FunctionDefinition;
 
 export interface RouteDefinition {
   readonly method: 'POST';

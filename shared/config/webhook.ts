@@ -9,12 +9,15 @@ import { envInt } from '@shared/config/env';
  */
 export const MAX_WEBHOOK_BODY_BYTES = 358_400;
 
+/** How long stored callbacks are kept (their dedupe record with them) when EVENT_RETENTION_DAYS is unset. */
+export const DEFAULT_EVENT_RETENTION_DAYS = 90;
+
 export const webhookEnvSchema = z.object({
   WEBHOOK_MAX_BODY_BYTES: envInt(262_144).refine((v) => v <= MAX_WEBHOOK_BODY_BYTES, {
     message: `must be at most ${MAX_WEBHOOK_BODY_BYTES} (a stored event is one DynamoDB item, 400 KB at most)`,
   }),
   WEBHOOK_ALLOWED_IPS: z.string().optional(),
-  EVENT_RETENTION_DAYS: envInt(90),
+  EVENT_RETENTION_DAYS: envInt(DEFAULT_EVENT_RETENTION_DAYS),
 });
 
 /** A source-address check; `undefined` allow-list means every address is allowed. */

@@ -145,6 +145,25 @@ describe('stage selection and context overrides', () => {
     expect(configError(() => resolveStageConfig(context({ stage: 'staging' })))).toMatch(/unknown stage "staging"; known stages: dev, prod/);
   });
 
+  it('turns the scheduled KYC catch-up on with -c kycCatchUp, checking the schedule and the look-back against the retention', () => {
+    expect(resolveStageConfig(context({})).kycCatchUp).toBeUndefined();
+    expect(resolveStageConfig(context({ kycCatchUp: 'rate(1 day)' })).kycCatchUp).toEqual({ schedule: 'rate(1 day)', lookbackHours: 48 });
+    expect(resolveStageConfig(context({ kycCatchUp: 'cron(0 3 * * ? *)', kycCatchUpLookbackHours: '30' })).kycCatchUp).toEqual({
+      schedule: 'cron(0 3 * * ? *)',
+      lookbackHours: 30,
+    });
+    expect(configError(() => resolveStageConfig(context({ kycCatchUp: 'daily' })))).toMatch(
+      /kycCatchUp\.schedule: must be an EventBridge schedule expression such as "rate\(1 day\)"/,
+    );
+    expect(configError(() => resolveStageConfig(context({ kycCatchUp: 'rate(1 day)', kycCatchUpLookbackHours: 'two days' })))).toMatch(
+      /^context key kycCatchUpLookbackHours: expected a whole number/,
+    );
+    // The look-back must end inside the events' retention, or an expired callback is "recovered" again.
+    const tooLong = { ...valid, settings: { eventRetentionDays: 2 }, kycCatchUp: { schedule: 'rate(1 day)' } };
+    expect(configError(() => parsePayrelayConfig(tooLong, 't'))).toMatch(/kycCatchUp\.lookbackHours: must be less than the events' retention \(48 hours/);
+    expect(parsePayrelayConfig({ ...tooLong, kycCatchUp: { schedule: 'rate(1 day)', lookbackHours: 47 } }, 't').kycCatchUp?.lookbackHours).toBe(47);
+  });
+
   it('reports a bad override by its config key after validation', () => {
     expect(configError(() => resolveStageConfig(context({ natGateways: '9' })))).toMatch(/egress\.natGateways: /);
   });

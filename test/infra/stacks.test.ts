@@ -5,7 +5,7 @@ import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { FUNCTIONS, ROUTES } from '@shared/config/functions';
+import { FUNCTIONS, KYC_CATCH_UP_FUNCTION, ROUTES, type FunctionDefinition } from '@shared/config/functions';
 import { EVENTS_TABLE, QUARANTINE_TABLE, TABLES, resourceName } from '@shared/config/resources';
 import { CHECK_BACKOFF_MINUTES } from '@shared/domain/payout';
 import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE, OLDEST_UNKNOWN_WINDOW_MINUTES } from '@shared/observability/metric-names';
@@ -23,7 +23,7 @@ const PAGING_TOPIC_ARN = 'arn:aws:sns:eu-west-1:123456789012:oncall-paging';
 
 const CERTIFICATE_ARN = 'arn:aws:acm:eu-west-1:123456789012:certificate/0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0';
 
-/** Production-like: static egress with 2 NAT gateways, alarm e-mail, RETAIN. */
+/** Production-like: static egress with 2 NAT gateways, alarm e-mail, RETAIN, the daily KYC catch-up. */
 let prod: SynthesizedPayrelay;
 /** Defaults plus DESTROY: no VPC, no alarm topic. */
 let dev: SynthesizedPayrelay;
@@ -45,6 +45,7 @@ beforeAll(() => {
     reconcileEveryMinutes: 2,
     settings: { kycGating: true, webhookAllowedIps: ['203.0.113.0/24', '198.51.100.7'], gatewayErrorReviewMinutes: 90 },
     api: { domain: { name: 'callbacks.example.com', certificateArn: CERTIFICATE_ARN } },
+    kycCatchUp: { schedule: 'rate(1 day)' },
   });
   dev = synthPayrelay({ ...base, stage: 'dev', removalPolicy: 'destroy' });
   adopted = synthPayrelay({
@@ -57,6 +58,9 @@ beforeAll(() => {
 }, 240_000);
 
 const resourcesOf = (template: Template, type: string): Resources => template.findResources(type) as Resources;
+
+/** The functions a template deploys: every one of FUNCTIONS, plus the KYC catch-up where the stage sets it (prod). */
+const deployed = (template: Template): FunctionDefinition[] => [...Object.values(FUNCTIONS), ...(template === prod.stateless ? [KYC_CATCH_UP_FUNCTION] : [])];
 
 /** The logical id of the Lambda function with this physical name suffix. */
 function functionLogicalId(template: Template, functionId: string): string {
@@ -184,7 +188,7 @@ describe('stateful stack', () => {
 
 describe('functions', () => {
   it('run Node.js 24 (nodejs24.x) on arm64 with tracing, their timeouts and the Powertools environment', () => {
-    for (const definition of Object.values(FUNCTIONS)) {
+    for (const definition of deployed(prod.stateless)) {
       const fn = functionProps(prod.stateless, definition.id);
       expect(fn.Runtime).toBe('nodejs24.x');
       expect(fn.Architectures).toEqual(['arm64']);
@@ -242,6 +246,14 @@ describe('functions', () => {
       CollectionsTable: dynamo('GetItem', 'PutItem'),
       ProviderSecret: SECRET_READ,
     });
+    // The scheduled catch-up stores and applies like the KYC receiver; it calls the KYC service, so it runs in the egress VPC.
+    expect(grantsOf(prod.stateless, 'kyc-catch-up')).toEqual({
+      '*': [...ENI, ...XRAY].sort(),
+      OwnLogGroup: LOGS,
+      EventsTable: dynamo('PutItem'),
+      KycTable: dynamo('GetItem', 'PutItem'),
+      KycSecret: SECRET_READ,
+    });
   });
 
   it('give the worker the KYC table and secret only when KYC gating is on', () => {
@@ -261,7 +273,7 @@ describe('functions', () => {
 
   it('never let a webhook function Scan, DeleteItem or BatchWriteItem, nor any function manage tables', () => {
     for (const template of [prod.stateless, dev.stateless]) {
-      for (const definition of Object.values(FUNCTIONS)) {
+      for (const definition of deployed(template)) {
         const actions = Object.values(grantsOf(template, definition.id)).flat();
         expect(actions.filter((a) => /^dynamodb:((Create|Delete|Update)Table|\*|PartiQL.*|.*Stream.*)$/.test(a)), definition.id).toEqual([]);
         if (definition.callsProvider) continue;
@@ -276,7 +288,7 @@ describe('functions', () => {
         if (!JSON.stringify(role.Properties.AssumeRolePolicyDocument).includes('lambda.amazonaws.com')) continue;
         expect(role.Properties.ManagedPolicyArns).toBeUndefined();
       }
-      for (const definition of Object.values(FUNCTIONS)) {
+      for (const definition of deployed(template)) {
         const logActions = Object.entries(grantsOf(template, definition.id)).filter(([, actions]) => actions.some((a) => a.startsWith('logs:')));
         expect(logActions, definition.id).toEqual([['OwnLogGroup', LOGS]]);
       }
@@ -309,6 +321,15 @@ describe('functions', () => {
     expect(env('payout-worker').GATEWAY_ERROR_REVIEW_MINUTES).toBeUndefined();
     for (const id of ['payout-worker', 'reconciler', 'kyc-callback', 'payout-notification']) expect(env(id).PAYRELAY_STAGE).toBe('prod');
     expect(env('kyc-callback').KYC_API_BASE_URL).toBeUndefined();
+    expect(env('kyc-catch-up')).toMatchObject({
+      KYC_API_BASE_URL: base.kycApiBaseUrl,
+      KYC_CATCH_UP_LOOKBACK_HOURS: '48',
+      PAYRELAY_STAGE: 'prod',
+      EVENTS_TABLE_NAME: expect.anything(),
+      KYC_TABLE_NAME: expect.anything(),
+      KYC_SECRET_ID: expect.anything(),
+    });
+    expect(Object.keys(env('kyc-catch-up')).filter((k) => /PAYOUT|PROVIDER_SECRET|QUARANTINE|WEBHOOK/.test(k))).toEqual([]);
   });
 
   it('consumes the payouts queue with partial batch failures, the batch size and a maximum concurrency', () => {
@@ -330,12 +351,24 @@ describe('functions', () => {
       Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [functionLogicalId(prod.stateless, 'reconciler'), 'Arn'] } })],
     });
     dev.stateless.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(1 minute)' });
+    dev.stateless.resourceCountIs('AWS::Events::Rule', 1);
     prod.stateless.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
       FunctionName: { Ref: functionLogicalId(prod.stateless, 'reconciler') },
       MaximumRetryAttempts: 0,
       // A tick throttled behind a running reconcile is dropped after one interval, never queued for hours.
       MaximumEventAgeInSeconds: 120,
     });
+  });
+
+  it('runs the KYC catch-up on its schedule only where the stage sets kycCatchUp', () => {
+    prod.stateless.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 day)',
+      State: 'ENABLED',
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [functionLogicalId(prod.stateless, 'kyc-catch-up'), 'Arn'] } })],
+    });
+    expect(functionProps(prod.stateless, 'kyc-catch-up').Timeout).toBe(KYC_CATCH_UP_FUNCTION.timeoutSeconds);
+    const devNames = Object.values(resourcesOf(dev.stateless, 'AWS::Lambda::Function')).map((f) => f.Properties.FunctionName);
+    expect(devNames).not.toContain('payrelay-dev-kyc-catch-up');
   });
 
   it('never runs two reconciler runs at once: reserved concurrency 1, and only the reconciler reserves any', () => {
@@ -402,7 +435,7 @@ describe('static egress', () => {
     prod.stateful.resourceCountIs('AWS::EC2::FlowLog', 1);
     const endpoints = Object.values(resourcesOf(prod.stateful, 'AWS::EC2::VPCEndpoint'));
     expect(endpoints.map((e) => [e.Properties.VpcEndpointType, JSON.stringify(e.Properties.ServiceName).includes('.dynamodb')])).toEqual([['Gateway', true]]);
-    for (const definition of Object.values(FUNCTIONS)) {
+    for (const definition of deployed(prod.stateless)) {
       const fn = functionProps(prod.stateless, definition.id);
       expect(fn.VpcConfig !== undefined, definition.id).toBe(definition.callsProvider);
     }
@@ -448,7 +481,18 @@ describe('alarms and dashboard', () => {
   };
   // The stage is a dimension: two stages in one account and region never set off each other's alarms.
   const service = [{ Name: 'service', Value: METRICS_SERVICE }, { Name: 'stage', Value: 'prod' }];
-  const ALARM_COUNT = 9 + 2 * Object.keys(FUNCTIONS).length;
+  /** An alarm that fires on any count of a payrelay metric in a period, and stays quiet without data. */
+  const anyCount = (metricName: string) => ({
+    MetricName: metricName,
+    Namespace: METRICS_NAMESPACE,
+    Dimensions: service,
+    Statistic: 'Sum',
+    Threshold: 0,
+    ComparisonOperator: 'GreaterThanThreshold',
+    TreatMissingData: 'notBreaching',
+  });
+  /** The stage-wide alarms, an errors and a throttles alarm per function, and KycCallbacksRecovered with the catch-up (prod). */
+  const alarmCount = (template: Template) => 9 + 2 * deployed(template).length + (template === prod.stateless ? 1 : 0);
 
   it('alarm on the queues: DLQ depth and the age of the oldest payout request', () => {
     expect(alarmNamed(prod.stateless, 'payrelay-prod-DlqNotEmpty')).toMatchObject({
@@ -473,14 +517,7 @@ describe('alarms and dashboard', () => {
   });
 
   it('alarm when the worker fails whole batches and when the reconciler stops running (missing data breaches)', () => {
-    expect(alarmNamed(prod.stateless, 'payrelay-prod-WorkerBatchFailed')).toMatchObject({
-      MetricName: METRIC.workerBatchFailed,
-      Namespace: METRICS_NAMESPACE,
-      Dimensions: service,
-      Statistic: 'Sum',
-      Threshold: 0,
-      TreatMissingData: 'notBreaching',
-    });
+    expect(alarmNamed(prod.stateless, 'payrelay-prod-WorkerBatchFailed')).toMatchObject(anyCount(METRIC.workerBatchFailed));
     // prod runs the reconciler every 2 minutes: three 2-minute periods without a finished run.
     expect(alarmNamed(prod.stateless, 'payrelay-prod-ReconcilerHeartbeat')).toMatchObject({
       MetricName: METRIC.reconcileRunCompleted,
@@ -499,15 +536,7 @@ describe('alarms and dashboard', () => {
 
   it('alarm on payouts entering NEEDS_REVIEW or REVERSED, and on UNKNOWN payouts older than the setting', () => {
     for (const [name, metricName] of [['PayoutNeedsReview', METRIC.payoutNeedsReview], ['PayoutReversed', METRIC.payoutReversed]] as const) {
-      expect(alarmNamed(prod.stateless, `payrelay-prod-${name}`), name).toMatchObject({
-        MetricName: metricName,
-        Namespace: METRICS_NAMESPACE,
-        Dimensions: service,
-        Statistic: 'Sum',
-        Threshold: 0,
-        ComparisonOperator: 'GreaterThanThreshold',
-        TreatMissingData: 'notBreaching',
-      });
+      expect(alarmNamed(prod.stateless, `payrelay-prod-${name}`), name).toMatchObject(anyCount(metricName));
     }
     expect(alarmNamed(prod.stateless, 'payrelay-prod-UnknownPayoutTooOld')).toMatchObject({
       MetricName: METRIC.oldestUnknownAgeSeconds,
@@ -524,7 +553,7 @@ describe('alarms and dashboard', () => {
   it('alarm on 401 spikes, API 5xx, and each function\'s errors and throttles', () => {
     expect(alarmNamed(prod.stateless, 'payrelay-prod-WebhookUnauthorizedSpike')).toMatchObject({ MetricName: METRIC.webhookUnauthorized, Threshold: 10 });
     expect(alarmNamed(prod.stateless, 'payrelay-prod-Api5xx')).toMatchObject({ MetricName: '5xx', Namespace: 'AWS/ApiGateway', Threshold: 0 });
-    for (const [key, definition] of Object.entries(FUNCTIONS)) {
+    for (const [key, definition] of Object.entries({ ...FUNCTIONS, kycCatchUp: KYC_CATCH_UP_FUNCTION })) {
       const name = key.replace(/^./, (c) => c.toUpperCase());
       for (const kind of ['Errors', 'Throttles']) {
         const found = alarmNamed(prod.stateless, `payrelay-prod-${name}${kind}`);
@@ -532,8 +561,13 @@ describe('alarms and dashboard', () => {
         expect(found.Dimensions, `${name}${kind}`).toEqual([{ Name: 'FunctionName', Value: { Ref: functionLogicalId(prod.stateless, definition.id) } }]);
       }
     }
-    prod.stateless.resourceCountIs('AWS::CloudWatch::Alarm', ALARM_COUNT);
-    dev.stateless.resourceCountIs('AWS::CloudWatch::Alarm', ALARM_COUNT);
+    prod.stateless.resourceCountIs('AWS::CloudWatch::Alarm', alarmCount(prod.stateless));
+    dev.stateless.resourceCountIs('AWS::CloudWatch::Alarm', alarmCount(dev.stateless));
+  });
+
+  it('alarm when the scheduled KYC catch-up recovers any callback (deliveries were missed), only where it is deployed', () => {
+    expect(alarmNamed(prod.stateless, 'payrelay-prod-KycCallbacksRecovered')).toMatchObject(anyCount(METRIC.kycCallbacksRecovered));
+    expect(() => alarmNamed(dev.stateless, 'payrelay-dev-KycCallbacksRecovered')).toThrow(/no alarm/);
   });
 
   it('notify an encrypted SNS topic with the e-mail subscription when an address is configured', () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FUNCTIONS } from '@shared/config/functions';
+import { FUNCTIONS, KYC_CATCH_UP_FUNCTION } from '@shared/config/functions';
 import { PAYRELAY_PROJECT_ROOT } from '@infra/payrelay';
 import { stackNames } from '@infra/outputs';
 import { assertHandlersExist } from './cdk-app';
@@ -32,8 +32,9 @@ let synth: { stdout: string; stderr: string };
 beforeAll(async () => {
   assertHandlersExist();
   outdir = mkdtempSync(path.join(tmpdir(), 'payrelay-synth-'));
-  // The one real synth of the suite: the CLI, the app in cdk.json and esbuild bundling of every handler.
-  synth = await run('npx', ['cdk', 'synth', '--no-notices', '--quiet', '-o', outdir], {
+  // The one real synth of the suite: the CLI, the app in cdk.json and esbuild bundling of every
+  // handler, the optional scheduled KYC catch-up included (turned on by its context flag).
+  synth = await run('npx', ['cdk', 'synth', '--no-notices', '--quiet', '-c', 'kycCatchUp=rate(1 day)', '-o', outdir], {
     cwd: PAYRELAY_PROJECT_ROOT,
     env: offlineEnv(),
     timeout: 240_000,
@@ -57,7 +58,7 @@ function appTemplate(): Template {
 /** The deployed function of each definition: its bundle directory and its env with CloudFormation references made concrete. */
 function deployedFunctions(): Array<{ id: string; bundle: string; env: Record<string, string> }> {
   const template = appTemplate();
-  return Object.values(FUNCTIONS).map((definition) => {
+  return [...Object.values(FUNCTIONS), KYC_CATCH_UP_FUNCTION].map((definition) => {
     const fn = Object.values(template.Resources).find(
       (r) => r.Type === 'AWS::Lambda::Function' && r.Properties.FunctionName === `payrelay-dev-${definition.id}`,
     );

@@ -1,11 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { loadFunction } from '@local/lambda';
 import { createEventStore } from '@shared/adapters/event-store';
 import { createKycRepository, type KycRepository } from '@shared/adapters/kyc-repository';
-import { catchUpKycCallbacks, type CatchUpKycDeps } from '@shared/app/catch-up-kyc-callbacks';
+import { catchUpKycCallbacks, type CatchUpKycDeps, type CatchUpResult } from '@shared/app/catch-up-kyc-callbacks';
+import { KYC_CATCH_UP_FUNCTION } from '@shared/config/functions';
 import { dedupeKey, recognizeKycCallback } from '@shared/domain/callbacks';
 import { KycResponsesFormatError } from '@shared/domain/errors';
 import { applyKycEvent, type KycSubject } from '@shared/domain/kyc-subject';
 import { METRIC } from '@shared/observability/metric-names';
+import { metrics } from '@shared/observability/metrics';
 import { KycServiceClient } from '@shared/providers/kyc-client';
 import { ProviderAmbiguousError } from '@shared/providers/provider-errors';
 import { startRecordingServer, type RecordingServer, type Reply } from '@test/support/http-test-servers';
@@ -157,6 +160,38 @@ describe('KYC catch-up from /responses (simulator over HTTP, dynalite)', () => {
     }
     expect(await storedEvents()).toEqual(before);
     expect(await subjects.getSubject({ appId: stack.appId, userReference: 'cu-garbage' })).toBeUndefined();
+  });
+});
+
+describe('the scheduled KYC catch-up function (functions/kyc-catch-up.ts)', () => {
+  it('recovers a dropped delivery within its look-back, counts KycCallbacksRecovered, and recovers nothing on the next run', async () => {
+    process.env.KYC_API_BASE_URL = stack.sim.kycBaseUrl;
+    process.env.KYC_CATCH_UP_LOOKBACK_HOURS = '1';
+    const fn = await loadFunction(KYC_CATCH_UP_FUNCTION, { stage: 'catchup', region: 'eu-west-1' });
+    const order = await stack.order('cu-scheduled');
+    stack.sim.admin.setFaults('kycCallback', { dropRate: 1 });
+    await stack.sim.admin.advanceKyc({ order_id: order, action: 'finish', decision: 'approved' });
+    stack.sim.admin.clearFaults();
+    expect(await subjects.getSubject({ appId: stack.appId, userReference: 'cu-scheduled' })).toBeUndefined();
+
+    const counted: string[] = [];
+    const spy = vi.spyOn(metrics, 'addMetric').mockImplementation((name: string) => {
+      counted.push(name);
+      return metrics;
+    });
+    try {
+      const first = await fn.invoke<CatchUpResult>({ 'detail-type': 'Scheduled Event', source: 'aws.events', detail: {} });
+      expect(first).toMatchObject({ appId: stack.appId, dryRun: false, failed: 0, subjects: ['cu-scheduled'] });
+      expect(first.recovered).toBeGreaterThan(0);
+      expect(counted.filter((name) => name === METRIC.kycCallbacksRecovered)).toHaveLength(first.recovered);
+      expect(await subjects.getSubject({ appId: stack.appId, userReference: 'cu-scheduled' })).toMatchObject({ phase: 'completed', decision: 'approved' });
+
+      const second = await fn.invoke<CatchUpResult>({ 'detail-type': 'Scheduled Event', source: 'aws.events', detail: {} });
+      expect(second).toMatchObject({ seen: first.seen, recovered: 0, alreadyStored: first.seen, subjects: [] });
+      expect(counted.filter((name) => name === METRIC.kycCallbacksRecovered)).toHaveLength(first.recovered);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });
 
