@@ -123,7 +123,7 @@ export async function runDemo(target: Target, progress: DemoProgress, options: D
   const { cachedSecret, providerSecretSchema, kycSecretSchema } = await import('@shared/adapters/secrets');
   const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
   const { createKycRepository } = await import('@shared/adapters/kyc-repository');
-  const { sqsClient } = await import('@shared/adapters/aws-clients');
+  const { sqsClient } = await import('@shared/adapters/sqs-client');
   const { KycServiceClient } = await import('@shared/providers/kyc-client');
   const { createKycOrder } = await import('@shared/app/create-kyc-order');
   const { enqueuePayouts } = await import('./enqueue');

@@ -35,6 +35,8 @@ const HANDLER_ENV: Record<string, string> = {
   PAYOUTS_TABLE_NAME: 'payrelay-bench-payouts',
   EVENTS_TABLE_NAME: 'payrelay-bench-events',
   KYC_TABLE_NAME: 'payrelay-bench-kyc',
+  QUARANTINE_TABLE_NAME: 'payrelay-bench-quarantine',
+  COLLECTIONS_TABLE_NAME: 'payrelay-bench-collections',
   PAYOUTS_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/000000000000/payrelay-bench-payouts',
   PAYOUTS_DLQ_URL: 'https://sqs.eu-west-1.amazonaws.com/000000000000/payrelay-bench-payouts-dlq',
   PROVIDER_SECRET_ID: 'payrelay-bench-provider',

@@ -45,7 +45,11 @@ export const cost: Part = async ({ options, progress }): Promise<PartResult> => 
     env: { WORKER_CONCURRENCY: String(C) },
   });
   try {
-    const clients = await import('@shared/adapters/aws-clients');
+    const clients = {
+      ...(await import('@shared/adapters/dynamodb-client')),
+      ...(await import('@shared/adapters/sqs-client')),
+      ...(await import('@shared/adapters/secrets-manager-client')),
+    };
     const notification = (await import('@functions/payout-notification')) as unknown as { handler: HttpHandler };
     const kyc = (await import('@functions/kyc-callback')) as unknown as { handler: HttpHandler };
     const worker = (await import('@functions/payout-worker')) as unknown as { handler: SqsHandler };

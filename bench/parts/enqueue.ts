@@ -91,7 +91,8 @@ export const enqueue: Part = async ({ options, progress }) => {
       stateFile,
     );
     const cliEnv = { PAYRELAY_STATE_FILE: stateFile };
-    const { documentClient, sqsClient } = await import('@shared/adapters/aws-clients');
+    const { documentClient } = await import('@shared/adapters/dynamodb-client');
+    const { sqsClient } = await import('@shared/adapters/sqs-client');
     const { GetCommand, PutCommand } = await import('@aws-sdk/lib-dynamodb');
     const { SendMessageBatchCommand } = await import('@aws-sdk/client-sqs');
     const { createPayoutRepository } = await import('@shared/adapters/payout-repository');

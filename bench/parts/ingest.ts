@@ -165,7 +165,7 @@ export interface IngestFigures {
 export async function measureIngest(iterations: number, progress: (line: string) => void): Promise<IngestFigures> {
   const notificationModule = (await import('@functions/payout-notification')) as unknown as { handler: HttpHandler };
   const kycModule = (await import('@functions/kyc-callback')) as unknown as { handler: HttpHandler };
-  const { documentClient } = await import('@shared/adapters/aws-clients');
+  const { documentClient } = await import('@shared/adapters/dynamodb-client');
   const eventsTable = process.env.EVENTS_TABLE_NAME as string;
   await seedNotifiedPayouts(process.env.PAYOUTS_TABLE_NAME as string);
   const floor = createFloor((item) =>

@@ -73,7 +73,8 @@ export const reconcile: Part = async ({ options, progress }): Promise<PartResult
   const open = options.reconcileOpen;
   const emulators = await startHandlerEnv({ stage: 'bench-reconcile', logLevel: options.logLevel, simulator: {} });
   try {
-    const { documentClient, dynamoClient } = await import('@shared/adapters/aws-clients');
+    const { documentClient } = await import('@shared/adapters/dynamodb-client');
+    const { dynamoClient } = await import('@shared/adapters/dynamodb-client');
     const reconciler = (await import('@functions/reconciler')) as unknown as { handler: ScheduledHandler };
     const counter = new AwsCallCounter();
     counter.attach(dynamoClient, 'DynamoDB');

@@ -64,7 +64,7 @@ export async function startWorkerRig(options: { stage: string; latencyMs: number
 
 /** Payout states of the references starting with `prefix` (diagnostics when a run goes wrong). */
 async function statesOf(prefix: string): Promise<Record<string, number>> {
-  const { documentClient } = await import('@shared/adapters/aws-clients');
+  const { documentClient } = await import('@shared/adapters/dynamodb-client');
   const states: Record<string, number> = {};
   let start: Record<string, unknown> | undefined;
   do {
@@ -97,7 +97,7 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
   const rig = await startWorkerRig({ stage: 'bench-throughput', latencyMs: latencies[0] as number, concurrency: C, logLevel: options.logLevel });
   try {
     const provider = countHttpCalls(new URL(rig.simulatorUrl).host);
-    const { dynamoClient } = await import('@shared/adapters/aws-clients');
+    const { dynamoClient } = await import('@shared/adapters/dynamodb-client');
     const dynamoMs: number[] = [];
     dynamoClient.middlewareStack.add(
       (next) => async (args) => {

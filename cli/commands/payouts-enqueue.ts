@@ -146,7 +146,7 @@ async function enqueueAction(opts: EnqueueOpts, cmd: Command): Promise<void> {
   }
 
   const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
-  const { sqsClient } = await import('@shared/adapters/aws-clients');
+  const { sqsClient } = await import('@shared/adapters/sqs-client');
   const { enqueuePayouts, EnqueueStoppedError } = await import('../enqueue');
   const { openEnqueueJournal } = await import('../enqueue-journal');
   const tableName = requireEnv(target, 'PAYOUTS_TABLE_NAME');

@@ -19,7 +19,8 @@ function listLimit(value: string): number {
 async function adapters(ctx: CommandContext) {
   const target = await ctx.target();
   const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
-  const { documentClient, sqsClient } = await import('@shared/adapters/aws-clients');
+  const { documentClient } = await import('@shared/adapters/dynamodb-client');
+  const { sqsClient } = await import('@shared/adapters/sqs-client');
   return { target, repository: createPayoutRepository(requireEnv(target, 'PAYOUTS_TABLE_NAME')), documentClient, sqsClient };
 }
 

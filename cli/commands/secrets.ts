@@ -71,7 +71,7 @@ export function registerSecretsCommands(program: Command): void {
       if (unknown.length > 0) throw new CliError(`unknown field(s) in the ${name} secret: ${unknown.join(', ')}; nothing was stored`, EXIT.invalidInput);
 
       const { PutSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
-      const { secretsClient } = await import('@shared/adapters/aws-clients');
+      const { secretsClient } = await import('@shared/adapters/secrets-manager-client');
       const out = await secretsClient.send(new PutSecretValueCommand({ SecretId: secretId, SecretString: JSON.stringify(parsed.data) }));
       const result = { secret: name, secretId, versionId: out.VersionId, fields: Object.keys(parsed.data) };
       ctx.out.result(result, () => {

@@ -4,7 +4,7 @@ import { COLLECTIONS_TABLE } from '@shared/config/resources';
 import type { Collection } from '@shared/domain/collection';
 import { ConcurrentModificationError } from '@shared/domain/errors';
 import type { CollectionStore } from '@shared/ports/collections';
-import { documentClient } from './aws-clients';
+import { documentClient } from './dynamodb-client';
 import { decodeCursor, encodeCursor } from './list-cursor';
 
 const [BY_CREATED_DAY] = COLLECTIONS_TABLE.indexes;

@@ -9,7 +9,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { DeadLetterQueue } from '@shared/ports/dead-letters';
 import type { DeadLetterSink } from '@shared/ports/payouts';
-import { sqsClient } from './aws-clients';
+import { sqsClient } from './sqs-client';
 
 /** SQS message attributes hold at most 256 KiB in all; a reason is a line, not a document. */
 const MAX_REASON = 1000;

@@ -3,7 +3,7 @@ import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } fro
 import { EVENTS_TABLE } from '@shared/config/resources';
 import { receivedDayOf } from '@shared/domain/callbacks';
 import type { EventLookup, EventStore, StoredEvent } from '@shared/ports/callbacks';
-import { documentClient } from './aws-clients';
+import { documentClient } from './dynamodb-client';
 
 const DAY_MS = 86_400_000;
 

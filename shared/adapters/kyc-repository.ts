@@ -3,7 +3,7 @@ import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } fro
 import { KYC_TABLE, SHARDS, openShardKeys, openShardOf } from '@shared/config/resources';
 import { needsConfirmation, type KycSubject } from '@shared/domain/kyc-subject';
 import type { KycOrderRecord, KycOrderStore, KycSubjectRef, KycSubjectStore } from '@shared/ports/kyc';
-import { documentClient } from './aws-clients';
+import { documentClient } from './dynamodb-client';
 
 const [UNCONFIRMED_INDEX] = KYC_TABLE.indexes;
 

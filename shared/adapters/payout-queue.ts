@@ -1,6 +1,6 @@
 import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { MessageRedelivery, PayoutRequestQueue } from '@shared/ports/payouts';
-import { sqsClient } from './aws-clients';
+import { sqsClient } from './sqs-client';
 
 /** The payouts queue as a sender of single payout requests (a retry, a console action). */
 export function createPayoutQueue(queueUrl: string, client: SQSClient = sqsClient): PayoutRequestQueue {

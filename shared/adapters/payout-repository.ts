@@ -14,7 +14,7 @@ import { FINAL_STATES, Payout, type PayoutHistoryEntry, type PayoutRecord, type 
 import { ConcurrentModificationError } from '@shared/domain/errors';
 import { decodeCursor, encodeCursor } from './list-cursor';
 import type { DuePage, PayoutListPage, PayoutListQuery, PayoutRepository } from '@shared/ports/payouts';
-import { documentClient } from './aws-clients';
+import { documentClient } from './dynamodb-client';
 
 const [OPEN_INDEX, REFERENCE_INDEX, STATE_INDEX, IN_FLIGHT_INDEX] = PAYOUTS_TABLE.indexes;
 

@@ -2,7 +2,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { quarantineDayOf } from '@shared/domain/quarantine';
 import type { QuarantinedNotification, QuarantineStore } from '@shared/ports/quarantine';
-import { documentClient } from './aws-clients';
+import { documentClient } from './dynamodb-client';
 
 const DAY_MS = 86_400_000;
 

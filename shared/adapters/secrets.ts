@@ -2,7 +2,7 @@ import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import { GetSecretValueCommand, ResourceNotFoundException } from '@aws-sdk/client-secrets-manager';
 import type { PreviousSecret } from '@shared/ports/secrets';
 import * as z from 'zod';
-import { secretsClient } from './aws-clients';
+import { secretsClient } from './secrets-manager-client';
 
 /** Thrown when a secret exists but its JSON does not have the fields payrelay needs. */
 export class SecretFormatError extends Error {

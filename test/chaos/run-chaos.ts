@@ -246,7 +246,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
   });
 
   // Modules that read the env at load: only now.
-  const { documentClient, sqsClient } = await import('@shared/adapters/aws-clients');
+  const { documentClient } = await import('@shared/adapters/dynamodb-client');
+  const { sqsClient } = await import('@shared/adapters/sqs-client');
   const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
   const { cachedSecret, providerSecretSchema } = await import('@shared/adapters/secrets');
   const { credentialsFromCachedSecret } = await import('@shared/adapters/credentials');

@@ -28,7 +28,7 @@ const rows = (prefix: string, n: number): string =>
   [HEADER, ...Array.from({ length: n }, (_, i) => `m1,GHS,${prefix}-${i + 1},${i + 1}.50,0244123456,MTN`)].join('\n');
 
 async function queueDepth(): Promise<number> {
-  const { sqsClient } = await import('@shared/adapters/aws-clients');
+  const { sqsClient } = await import('@shared/adapters/sqs-client');
   const out = await sqsClient.send(new GetQueueAttributesCommand({ QueueUrl: aws.queueUrls.payouts, AttributeNames: ['ApproximateNumberOfMessages'] }));
   return Number(out.Attributes?.ApproximateNumberOfMessages ?? 0);
 }
@@ -160,7 +160,7 @@ describe('payrelay secrets put', () => {
     expect(code).toBe(0);
     expect(`${stdout}${stderr}`).not.toContain('SECRETVALUE');
     const { GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
-    const { secretsClient } = await import('@shared/adapters/aws-clients');
+    const { secretsClient } = await import('@shared/adapters/secrets-manager-client');
     const stored = await secretsClient.send(new GetSecretValueCommand({ SecretId: aws.names.providerSecret }));
     expect(JSON.parse(stored.SecretString ?? '{}')).toEqual(secret);
   });
@@ -175,7 +175,7 @@ describe('payrelay secrets put', () => {
 
   it('creates the callback token on an empty KYC secret with --new-callback-token, never printing it, and rotates it on purpose', async () => {
     const { GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
-    const { secretsClient } = await import('@shared/adapters/aws-clients');
+    const { secretsClient } = await import('@shared/adapters/secrets-manager-client');
     const stored = async () =>
       JSON.parse((await secretsClient.send(new GetSecretValueCommand({ SecretId: aws.names.kycSecret }))).SecretString ?? '{}') as Record<string, string>;
     const appOnly = file('kyc-app.json', JSON.stringify({ app_id: 'app-1' }));

@@ -72,7 +72,7 @@ const rows = (prefix: string, n: number, merchant = MERCHANT): string =>
   [HEADER, ...Array.from({ length: n }, (_, i) => `${merchant},GHS,${prefix}-${i + 1},${(i % 90) + 1}.50,0244123456,MTN`)].join('\n');
 
 async function sqs() {
-  return (await import('@shared/adapters/aws-clients')).sqsClient;
+  return (await import('@shared/adapters/sqs-client')).sqsClient;
 }
 
 async function queueDepth(): Promise<number> {
@@ -100,7 +100,7 @@ async function drainQueue(): Promise<Map<string, number>> {
 
 /** The states of the stored payouts whose reference starts with `prefix`. */
 async function storedStates(prefix: string): Promise<Map<string, string>> {
-  const { documentClient } = await import('@shared/adapters/aws-clients');
+  const { documentClient } = await import('@shared/adapters/dynamodb-client');
   const { ScanCommand } = await import('@aws-sdk/lib-dynamodb');
   const states = new Map<string, string>();
   let start: Record<string, unknown> | undefined;

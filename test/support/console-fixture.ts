@@ -79,7 +79,7 @@ export const DEAD_LETTER_REASON = 'gave up after 5 receives: the payout service 
  */
 export async function runConsoleScenario(stack: LocalStack, timeoutMs = 40_000): Promise<ConsoleScenario> {
   const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
-  const { sqsClient } = await import('@shared/adapters/aws-clients');
+  const { sqsClient } = await import('@shared/adapters/sqs-client');
   const { enqueuePayouts } = await import('@cli/enqueue');
   const { isFinal } = await import('@shared/domain/payout');
   const { acceptRequest } = await import('@shared/messages/payout-request');

@@ -1,0 +1,8 @@
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+
+/*
+ * The Secrets Manager client of this execution environment, created once at module load. Its own module, so only the bundles that read a secret load it. The local
+ * endpoint comes from AWS_ENDPOINT_URL_SECRETS_MANAGER.
+ */
+
+export const secretsClient = new SecretsManagerClient({});
