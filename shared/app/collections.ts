@@ -29,8 +29,13 @@ export class CollectionQueryError extends Error {
   override name = 'CollectionQueryError';
 }
 
-/** Attempts at a conditional write that lost to a concurrent one (a notification racing the creation). */
-const WRITE_ATTEMPTS = 5;
+/**
+ * Attempts at a conditional write that lost to a concurrent one (a notification racing the creation,
+ * or several notifications at once). Each round one writer wins and a notice with nothing left to
+ * change stops, so N simultaneous writers need at most N rounds; beyond this the receiver answers
+ * 500 and the provider's redelivery applies it (the event is already stored).
+ */
+const WRITE_ATTEMPTS = 10;
 
 /** Re-reads and re-applies `change` until its conditional write wins; undefined when there is nothing to write. */
 async function updateCollection(

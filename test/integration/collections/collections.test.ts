@@ -3,6 +3,7 @@ import { createCollectionRepository } from '@shared/adapters/collection-reposito
 import { createEventStore } from '@shared/adapters/event-store';
 import { createKycRepository } from '@shared/adapters/kyc-repository';
 import {
+  applyCollectionNotice,
   CollectionExistsError,
   CollectionQueryError,
   createCollection,
@@ -15,6 +16,7 @@ import { InvalidListCursorError } from '@shared/domain/errors';
 import { newCollection } from '@shared/domain/collection';
 import { InvalidAmountError } from '@shared/domain/money';
 import { credentialsFromSecret, PayoutServiceClient } from '@shared/providers/payout-client';
+import { ProviderUnavailableError } from '@shared/providers/provider-errors';
 import type { CollectionStore } from '@shared/ports/collections';
 import { startReceiverStack, type ReceiverStack } from '../webhooks/receiver-stack';
 
@@ -119,6 +121,50 @@ describe('collections: create through the simulator, follow the order notificati
     expect(await getCollection(deps, 'col-unclear')).toMatchObject({ orderStatus: 'COMPLETED', paymentStatus: 'PAID', orderReference: order?.order_reference });
   });
 
+  it('a definite refusal fails the order; a provider that cannot be reached leaves it requested, and the same command sends it later', async () => {
+    stack.sim.admin.setFaults('collectionOrder', { refusalRate: 1 });
+    try {
+      const refused = await createCollection(deps, { partnerOrderId: 'col-refused', amount: '3', currency: 'GHS' });
+      expect(refused.collection).toMatchObject({ creation: 'refused', orderStatus: 'FAILED', paymentStatus: 'PENDING' });
+      expect(refused.collection.history.at(-1)).toMatchObject({ cause: 'provider refused', note: expect.stringContaining('createCollectionOrder') });
+    } finally {
+      stack.sim.admin.clearFaults();
+    }
+
+    const closed = new PayoutServiceClient({ baseUrl: 'http://127.0.0.1:9', timeoutMs: 500 });
+    await expect(createCollection({ ...deps, provider: closed }, { partnerOrderId: 'col-offline', amount: '4', currency: 'GHS' })).rejects.toBeInstanceOf(
+      ProviderUnavailableError,
+    );
+    closed.close();
+    expect(await collections.get('col-offline')).toMatchObject({ creation: 'requested', orderStatus: 'PENDING' });
+    const sent = await createCollection(deps, { partnerOrderId: 'col-offline', amount: '4', currency: 'GHS' });
+    expect(sent.collection).toMatchObject({ creation: 'accepted', orderReference: expect.stringMatching(/^ORD-/) });
+  });
+
+  it('concurrent notifications about one collection race on the conditional write and still end forward-only', async () => {
+    await collections.create(
+      newCollection({ partnerOrderId: 'col-race', platformMerchantId: stack.partner.platform_merchant_id, amount: '8', currency: 'GHS', now: new Date() }),
+    );
+    const notices = [
+      { orderStatus: 'PENDING', paymentStatus: 'PENDING' },
+      { orderStatus: 'COMPLETED', paymentStatus: 'PAID' },
+      { orderStatus: 'COMPLETED', paymentStatus: 'REFUND' },
+      { orderStatus: 'PENDING', paymentStatus: 'PENDING' },
+      { orderStatus: 'COMPLETED', paymentStatus: 'PAID' },
+      { paymentStatus: 'PAID' },
+    ];
+    const results = await Promise.all(
+      notices.map((notice, i) => applyCollectionNotice({ collections, clock, log: quiet }, 'col-race', { ...notice, eventId: `race-${i}` })),
+    );
+    const final = await getCollection(deps, 'col-race');
+    expect(final).toMatchObject({ orderStatus: 'COMPLETED', paymentStatus: 'REFUND' });
+    // Every write that happened is in the history, and each step moved forward.
+    expect(final.history.length).toBe(1 + results.filter((r) => r === 'applied').length);
+    expect(final.version).toBe(results.filter((r) => r === 'applied').length);
+    const rank = { PENDING: 0, PAID: 1, REFUND: 2 } as const;
+    final.history.slice(1).forEach((h, i) => expect(rank[h.paymentStatus]).toBeGreaterThanOrEqual(rank[(final.history[i] as typeof h).paymentStatus]));
+  });
+
   it('replay applies a notification that arrived before its collection was recorded', async () => {
     const since = new Date();
     // The order exists at the provider and its notification is stored, but payrelay has no collection yet.
@@ -146,7 +192,7 @@ describe('collections: create through the simulator, follow the order notificati
     const since = new Date(Date.now() - 3_600_000);
     const all = await listCollections(deps, { since, limit: 100 });
     const ids = all.collections.map((c) => c.partnerOrderId);
-    expect(ids).toEqual(expect.arrayContaining(['col-paid', 'col-expired', 'col-unclear', 'col-late']));
+    expect(ids).toEqual(expect.arrayContaining(['col-paid', 'col-expired', 'col-unclear', 'col-refused', 'col-offline', 'col-race', 'col-late']));
     expect([...all.collections].map((c) => c.createdAt)).toEqual([...all.collections].map((c) => c.createdAt).sort().reverse());
 
     const pages: string[] = [];
@@ -161,6 +207,8 @@ describe('collections: create through the simulator, follow the order notificati
 
     const paid = await listCollections(deps, { since, limit: 100, paymentStatus: 'PAID' });
     expect(paid.collections.map((c) => c.partnerOrderId).sort()).toEqual(['col-expired', 'col-late', 'col-unclear']);
+    const failed = await listCollections(deps, { since, limit: 100, orderStatus: 'FAILED' });
+    expect(failed.collections.map((c) => c.partnerOrderId)).toEqual(['col-refused']);
     await expect(listCollections(deps, { since, limit: 0 })).rejects.toBeInstanceOf(CollectionQueryError);
     await expect(listCollections(deps, { since, limit: 5, cursor: 'not-a-cursor' })).rejects.toBeInstanceOf(InvalidListCursorError);
   });
