@@ -1,12 +1,29 @@
 import { readFileSync } from 'node:fs';
 import { CliError, EXIT } from './output';
 
+/**
+ * A file named on the command line cannot be read: a wrong value given (invalid input, exit 3), said
+ * in words (`no such file`), not as a system error code (`ENOENT`).
+ */
+export function unreadableFile(path: string, error: unknown): CliError {
+  const code = (error as NodeJS.ErrnoException).code;
+  const why =
+    code === 'ENOENT'
+      ? 'no such file'
+      : code === 'EACCES' || code === 'EPERM'
+        ? 'permission denied'
+        : code === 'EISDIR'
+          ? 'it is a directory, not a file'
+          : (error as Error).message;
+  return new CliError(`cannot read ${path}: ${why}`, EXIT.invalidInput);
+}
+
 /** Reads a text file, or stdin when the path is `-`; the error names the file. */
 export function readText(path: string): string {
   try {
     return readFileSync(path === '-' ? 0 : path, 'utf8');
   } catch (error) {
-    throw new CliError(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, EXIT.invalidInput);
+    throw unreadableFile(path, error);
   }
 }
 

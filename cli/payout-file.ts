@@ -6,7 +6,8 @@ import { parse as parseCsv } from 'csv-parse';
 import { parseAccountCode } from '@shared/domain/account';
 import { currencyDecimals, parseAmount } from '@shared/domain/money';
 import { payoutRequestSchema, type PayoutRequest } from '@shared/messages/payout-request';
-import { CliError } from './output';
+import { unreadableFile } from './io';
+import { CliError, EXIT } from './output';
 
 /** One problem with one row; `row` is 1-based, counting data rows (a CSV header is not a row; 0 = the file). */
 export interface RowError {
@@ -220,11 +221,11 @@ function openPass(path: string, format: PayoutFileFormat): FilePass {
 export function payoutFileSize(path: string): number {
   try {
     const stat = statSync(path);
-    if (!stat.isFile()) throw new CliError(`${path} is not a file`);
+    if (!stat.isFile()) throw new CliError(`cannot read ${path}: it is not a file`, EXIT.invalidInput);
     return stat.size;
   } catch (error) {
     if (error instanceof CliError) throw error;
-    throw new CliError(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw unreadableFile(path, error);
   }
 }
 

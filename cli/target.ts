@@ -64,7 +64,10 @@ async function deployedTarget(options: GlobalOptions): Promise<Target> {
     outputs = out.Stacks?.[0]?.Outputs ?? [];
   } catch (error) {
     const notFound = (error as Error).name === 'ValidationError' && /does not exist/.test((error as Error).message);
-    throw new CliError(`cannot read the outputs of stack ${stackName}: ${describeError(error)}`, notFound ? EXIT.notFound : EXIT.unreachable);
+    const why = /^Region is missing/.test((error as Error).message)
+      ? `no AWS region: pass --region, or set a region for profile ${options.profile ?? process.env.AWS_PROFILE ?? 'default'}`
+      : describeError(error);
+    throw new CliError(`cannot read the outputs of stack ${stackName}: ${why}`, notFound ? EXIT.notFound : EXIT.unreachable);
   } finally {
     client.destroy();
   }

@@ -93,18 +93,14 @@ function registerStatusAndList(payouts: Command): void {
     .description('list payouts in one state, newest change first, a page at a time (reads an index, never the whole table)')
     .action(async (opts: { state: PayoutState; limit: number; merchant?: string; since?: string; until?: string; cursor?: string }, cmd: Command) => {
       const ctx = contextOf(cmd);
+      // Wrong times are refused before any stack is looked for.
+      const updatedFrom = opts.since === undefined ? undefined : parseSince(opts.since);
+      const updatedTo = opts.until === undefined ? undefined : parseSince(opts.until);
       const { repository } = await adapters(ctx);
       const { InvalidListCursorError } = await import('@shared/domain/errors');
       let page;
       try {
-        page = await repository.listByState({
-          state: opts.state,
-          limit: opts.limit,
-          merchant: opts.merchant,
-          updatedFrom: opts.since === undefined ? undefined : parseSince(opts.since),
-          updatedTo: opts.until === undefined ? undefined : parseSince(opts.until),
-          cursor: opts.cursor,
-        });
+        page = await repository.listByState({ state: opts.state, limit: opts.limit, merchant: opts.merchant, updatedFrom, updatedTo, cursor: opts.cursor });
       } catch (error) {
         if (error instanceof InvalidListCursorError) throw new CliError(`--cursor: ${error.message}`);
         throw error;

@@ -226,4 +226,10 @@ describe('without a running stack', () => {
     expect(stderr.trim().split('\n')).toHaveLength(1);
     expect(stderr).toContain('npm start');
   });
+
+  it('refuses a wrong option value first (exit 3), before looking for a stack', async () => {
+    const { code, stderr } = await cli(['payouts', 'list', '--state', 'FAILED', '--since', 'yesterday'], { PAYRELAY_STATE_FILE: join(dir, 'none.json') });
+    expect(code).toBe(3);
+    expect(stderr.trim()).toBe('payrelay: "yesterday" is not a time: use ISO 8601 (2026-11-20T10:00:00Z) or a duration (30m, 6h, 2d)');
+  });
 });

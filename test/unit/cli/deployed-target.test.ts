@@ -56,4 +56,11 @@ describe('resolveTarget --stack', () => {
     expect((error as Error).message).toBe('cannot read the outputs of stack nope: Stack with id nope does not exist');
     expect((error as CliError).exitCode).toBe(EXIT.notFound);
   });
+
+  it('says how to give a region when neither --region nor the profile has one', async () => {
+    cfn.on(DescribeStacksCommand).rejects(new Error('Region is missing'));
+    const error = await resolveTarget({ stack: 'payrelay-prod', profile: 'ops' }).catch((e: unknown) => e);
+    expect((error as Error).message).toBe('cannot read the outputs of stack payrelay-prod: no AWS region: pass --region, or set a region for profile ops');
+    expect((error as CliError).exitCode).toBe(EXIT.unreachable);
+  });
 });

@@ -2,7 +2,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkPayoutFile, formatOf, formatRowError, MAX_KEPT_ERRORS, payoutRequests, type PayoutFileFormat } from '@cli/payout-file';
+import { readText } from '@cli/io';
+import { CliError, EXIT } from '@cli/output';
+import { checkPayoutFile, formatOf, formatRowError, MAX_KEPT_ERRORS, payoutFileSize, payoutRequests, type PayoutFileFormat } from '@cli/payout-file';
 import type { PayoutRequest } from '@shared/messages/payout-request';
 
 const HEADER = 'platform_merchant_id,currency,withdrawal_reference,amount,account_number,account_code,expected_name';
@@ -141,5 +143,27 @@ describe('checkPayoutFile (JSONL)', () => {
   it('names the missing field of a row', async () => {
     const parsed = await check(`${JSON.stringify({ platform_merchant_id: 'm1', currency: 'GHS', withdrawal_reference: 'A', account_number: '0244123456', account_code: 'MTN' })}\n`, 'jsonl');
     expect(parsed.summary).toEqual(['1:1:amount']);
+  });
+});
+
+describe('a payout or secret file that cannot be read', () => {
+  it('is invalid input (exit 3), named, in words rather than a system error code', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'payrelay-unreadable-'));
+    const missing = join(dir, 'missing.csv');
+    for (const read of [() => payoutFileSize(missing), () => readText(missing)]) {
+      const error = (() => {
+        try {
+          read();
+        } catch (e) {
+          return e;
+        }
+        return undefined;
+      })();
+      expect(error).toBeInstanceOf(CliError);
+      expect((error as CliError).message).toBe(`cannot read ${missing}: no such file`);
+      expect((error as CliError).exitCode).toBe(EXIT.invalidInput);
+    }
+    expect(() => payoutFileSize(dir)).toThrow(`cannot read ${dir}: it is not a file`);
+    expect(() => readText(dir)).toThrow(`cannot read ${dir}: it is a directory, not a file`);
   });
 });
