@@ -43,7 +43,10 @@ export interface OrderNotificationEvent {
   orderStatus?: string;
   /** `data.payment.status` alone (never the top-level status, which says how the call went). */
   orderPaymentStatus?: string;
-  /** `data.order_details.partner_order_id`: the order id of a collection payrelay created. */
+  /**
+   * `data.order_details.partner_order_id` when the notification is not explicitly about a payout (it
+   * has no `data.withdrawal_reference`): perhaps the order id of a collection payrelay created.
+   */
   partnerOrderId?: string;
   /** `data.order_details.order_reference`: the provider's own reference of the order. */
   orderReference?: string;
@@ -150,7 +153,8 @@ export function recognizeKycCallback(payload: unknown): Recognition<KycCallbackE
  * Finds the payout or the collection a notification is about. The seed shows no notification
  * payload; the simulator sends `data.withdrawal_reference`, and the provider's public samples carry
  * the partner's own reference in `data.order_details.partner_order_id`. Both are accepted for a
- * payout, in that order; a collection is named by `partner_order_id` only.
+ * payout, in that order; a collection only by `partner_order_id`, in a notification without
+ * `data.withdrawal_reference` (so a payout notification costs no collection look-up).
  */
 export function recognizeOrderNotification(payload: unknown): Recognition<OrderNotificationEvent> {
   if (!isObject(payload)) return { recognized: false, reason: 'payload is not a JSON object' };
@@ -159,7 +163,8 @@ export function recognizeOrderNotification(payload: unknown): Recognition<OrderN
   const orderDetails = isObject(data.order_details) ? data.order_details : {};
   const payment = isObject(data.payment) ? data.payment : {};
   const partnerOrderId = nonEmptyString(orderDetails.partner_order_id);
-  const withdrawalReference = nonEmptyString(data.withdrawal_reference) ?? partnerOrderId;
+  const payoutReference = nonEmptyString(data.withdrawal_reference);
+  const withdrawalReference = payoutReference ?? partnerOrderId;
   if (withdrawalReference === undefined) {
     return { recognized: false, reason: 'no data.withdrawal_reference or data.order_details.partner_order_id' };
   }
@@ -172,7 +177,7 @@ export function recognizeOrderNotification(payload: unknown): Recognition<OrderN
       paymentStatus: clipped(payment.status, MAX_FIELD_LENGTH) ?? clipped(payload.status, MAX_FIELD_LENGTH),
       orderStatus: clipped(orderDetails.status, MAX_FIELD_LENGTH),
       orderPaymentStatus: clipped(payment.status, MAX_FIELD_LENGTH),
-      partnerOrderId: partnerOrderId !== undefined && referenceProblem('partner_order_id', partnerOrderId) === undefined ? partnerOrderId : undefined,
+      partnerOrderId: payoutReference === undefined ? partnerOrderId : undefined,
       orderReference: clipped(orderDetails.order_reference, MAX_FIELD_LENGTH),
     },
   };

@@ -99,6 +99,11 @@ describe('order notification recognition', () => {
     });
   });
 
+  it('names no collection when data.withdrawal_reference says it is about a payout', () => {
+    const result = recognizeOrderNotification({ data: { withdrawal_reference: 'W-3', order_details: { partner_order_id: 'W-3', status: 'COMPLETED' } } });
+    expect(result).toMatchObject({ recognized: true, event: { withdrawalReference: 'W-3', partnerOrderId: undefined } });
+  });
+
   it('does not recognize a withdrawal reference longer than a payout request allows', () => {
     const result = recognizeOrderNotification({ data: { withdrawal_reference: 'w'.repeat(MAX_REFERENCE_LENGTH + 1) } });
     expect(result.recognized).toBe(false);
