@@ -1,10 +1,10 @@
 import { recognizeKycCallback, recognizeOrderNotification } from '@shared/domain/callbacks';
 import { applyKycCallback, type KycProjectionDeps } from './receive-kyc-callback';
 import { applyToCollection, type CollectionProjectionDeps } from './collections';
-import type { EventStore, StoredEvent } from '@shared/ports/callbacks';
+import type { EventLookup, EventStore, ReceivedEvent } from '@shared/ports/callbacks';
 
 export interface ReplayEventsDeps extends KycProjectionDeps {
-  events: EventStore;
+  events: EventStore & EventLookup;
   collections: CollectionProjectionDeps['collections'];
 }
 
@@ -41,7 +41,12 @@ const parsed = (body: string): unknown => {
 };
 
 /** Applies one stored event to its projection: a KYC subject, or the collection an order notification names. */
-async function replayOne(deps: ReplayEventsDeps, stored: StoredEvent): Promise<keyof Omit<ReplayResult, 'scanned'>> {
+async function replayOne(deps: ReplayEventsDeps, received: ReceivedEvent): Promise<keyof Omit<ReplayResult, 'scanned'>> {
+  if (received.source !== 'payout-notification' && received.appId === undefined) return 'skipped';
+  // The time index carries no bodies: the one event replay applies is read whole by its id.
+  const stored = await deps.events.get(received.eventId);
+  // Expired (TTL) between the listing and this read: nothing left to apply.
+  if (stored === undefined) return 'skipped';
   if (stored.source === 'payout-notification') {
     const recognition = recognizeOrderNotification(parsed(stored.body));
     if (!recognition.recognized) return 'unrecognized';
@@ -68,9 +73,9 @@ export async function replayEvents(deps: ReplayEventsDeps, range: ReplayRange): 
     throw new ReplayRangeError('replay needs a valid range with until after since');
   }
   const result: ReplayResult = { scanned: 0, applied: 0, unchanged: 0, unrecognized: 0, skipped: 0 };
-  for await (const stored of deps.events.receivedBetween(range.since, until)) {
+  for await (const received of deps.events.receivedBetween(range.since, until)) {
     result.scanned += 1;
-    result[await replayOne(deps, stored)] += 1;
+    result[await replayOne(deps, received)] += 1;
   }
   deps.log.info('events replayed', { since: range.since.toISOString(), until: until.toISOString(), ...result });
   return result;

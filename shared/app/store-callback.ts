@@ -1,4 +1,4 @@
-import { dedupeKey, expiresAtFor, receivedDayOf, type CallbackSource, type Recognition } from '@shared/domain/callbacks';
+import { dedupeKey, expiresAtFor, type CallbackSource, type Recognition } from '@shared/domain/callbacks';
 import { METRIC } from '@shared/observability/metric-names';
 import type { Clock, Log, Telemetry } from '@shared/ports/runtime';
 import type { EventStore, StoredEvent } from '@shared/ports/callbacks';
@@ -48,7 +48,6 @@ export async function storeCallback(deps: StoreCallbackDeps, callback: CallbackT
     source: callback.source,
     body: callback.body,
     receivedAt: receivedAt.toISOString(),
-    receivedDay: receivedDayOf(receivedAt),
     recognized: recognition.recognized,
     unrecognizedReason: recognition.recognized ? undefined : recognition.reason,
     expiresAt: expiresAtFor(receivedAt, deps.retentionDays),

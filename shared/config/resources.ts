@@ -75,6 +75,19 @@ export const EVENTS_TABLE = {
   timeToLiveAttribute: 'expiresAt',
   indexes: [
     {
+      // Callbacks by time, for listings and replay: `receivedShard` is `<YYYY-MM-DD>#<n>` (n a hash of
+      // the event id, SHARDS.receivedDay shards a day), and the entry holds only what a listing shows,
+      // never the body: one write unit per callback, spread over the day's shards.
+      indexName: 'by-received-shard',
+      partitionKey: { name: 'receivedShard', type: 'S' },
+      sortKey: { name: 'receivedAt', type: 'S' },
+      projection: ['source', 'recognized', 'unrecognizedReason', 'appId', 'userReference', 'withdrawalReference'],
+    },
+    {
+      // Legacy: events stored before the sharded index carry `receivedDay` and sit here (whole copies).
+      // Nothing writes `receivedDay` any more, so it only empties as their TTL passes; it stays
+      // defined so an upgrade is one CloudFormation update (which adds or removes one index at a time).
+      // Remove it once EVENT_RETENTION_DAYS have passed since every stage was upgraded.
       indexName: 'by-received-day',
       partitionKey: { name: 'receivedDay', type: 'S' },
       sortKey: { name: 'receivedAt', type: 'S' },

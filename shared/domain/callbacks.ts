@@ -211,7 +211,7 @@ export function secretsEqual(presented: string, expected: string): boolean {
   return timingSafeEqual(a, b);
 }
 
-/** `YYYY-MM-DD` (UTC) of a time: the partition key of the events table's `by-received-day` index. */
+/** `YYYY-MM-DD` (UTC) of a time: the day part of the events table's time-index partitions. */
 export function receivedDayOf(time: Date): string {
   return time.toISOString().slice(0, 10);
 }

@@ -14,8 +14,6 @@ export interface StoredEvent {
   /** The body exactly as received (after base64 decoding), never re-serialized. */
   body: string;
   receivedAt: string;
-  /** `YYYY-MM-DD` of receivedAt (UTC): the partition of the replay index. */
-  receivedDay: string;
   recognized: boolean;
   /** Why an authentic payload was not recognized. */
   unrecognizedReason?: string;
@@ -30,15 +28,24 @@ export interface StoredEvent {
   via?: 'catch-up';
 }
 
+/**
+ * A stored callback as listings see it: everything but the body and the bookkeeping. The time index
+ * holds only these fields, so listing a busy day never reads the (possibly large) bodies.
+ */
+export type ReceivedEvent = Pick<
+  StoredEvent,
+  'eventId' | 'source' | 'receivedAt' | 'recognized' | 'unrecognizedReason' | 'appId' | 'userReference' | 'withdrawalReference'
+>;
+
 /** The events table. */
 export interface EventStore {
   /** Stores the event unless one with the same id exists: one conditional write. */
   putOnce(event: StoredEvent): Promise<'stored' | 'duplicate'>;
-  /** Events with receivedAt in [since, until), oldest first. */
-  receivedBetween(since: Date, until: Date): AsyncIterable<StoredEvent>;
+  /** Events with receivedAt in [since, until), oldest first, without their bodies (EventLookup reads one whole). */
+  receivedBetween(since: Date, until: Date): AsyncIterable<ReceivedEvent>;
 }
 
-/** Reads one stored event by its dedupe key (a catch-up's dry run, the operator's look-ups). */
+/** Reads one stored event, body included, by its dedupe key (a catch-up's dry run, replay, the operator's look-ups). */
 export interface EventLookup {
   get(eventId: string): Promise<StoredEvent | undefined>;
 }

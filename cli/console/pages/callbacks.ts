@@ -1,7 +1,7 @@
 import { html } from 'hono/html';
 import * as z from 'zod';
 import { maskAccountsInJsonText } from '@shared/domain/account';
-import type { StoredEvent } from '@shared/ports/callbacks';
+import type { ReceivedEvent } from '@shared/ports/callbacks';
 import { replayEvents, ReplayRangeError, type ReplayResult } from '@shared/app/replay-events';
 import { confirmPage, csrfField, donePage, page, table, withQuery, type Html, type PageContext } from '../layout';
 import { BadRequestError, blankAsAbsent, day, isoTime, NotFoundError, optionalText, parseInput, requiredText } from '../query';
@@ -19,14 +19,14 @@ const listQuery = z.object({
   reference: optionalText(2048),
 });
 
-function matches(event: StoredEvent, filter: { source?: string; reference?: string }): boolean {
+function matches(event: ReceivedEvent, filter: { source?: string; reference?: string }): boolean {
   if (filter.source && event.source !== filter.source) return false;
   if (filter.reference && event.withdrawalReference !== filter.reference && event.userReference !== filter.reference) return false;
   return true;
 }
 
 /**
- * Callbacks of one UTC day (the events table's `by-received-day` index), newest first, narrowed by
+ * Callbacks of one UTC day (the events table's time index, through the event store), newest first, narrowed by
  * source and by the reference they name (withdrawal_reference or user_reference).
  */
 export async function callbacksPage(ctx: PageContext, services: ConsoleServices, query: unknown, now: Date): Promise<Html> {
@@ -34,7 +34,7 @@ export async function callbacksPage(ctx: PageContext, services: ConsoleServices,
   const shownDay = filter.day ?? now.toISOString().slice(0, 10);
   const since = new Date(`${shownDay}T00:00:00Z`);
   const until = new Date(since.getTime() + DAY_MS);
-  const events: StoredEvent[] = [];
+  const events: ReceivedEvent[] = [];
   let total = 0;
   for await (const event of services.events.receivedBetween(since, until)) {
     if (!matches(event, filter)) continue;

@@ -2,7 +2,7 @@ import { html } from 'hono/html';
 import { parsePayoutKey, payoutKey } from '@shared/domain/identity';
 import { PAYOUT_STATES, type Payout, type PayoutHistoryEntry } from '@shared/domain/payout';
 import { InvalidListCursorError } from '@shared/domain/errors';
-import type { StoredEvent } from '@shared/ports/callbacks';
+import type { ReceivedEvent } from '@shared/ports/callbacks';
 import { page, table, withQuery, type Html, type PageContext } from '../layout';
 import { BadRequestError, blankAsAbsent, day, NotFoundError, optionalText, parseInput, requiredText } from '../query';
 import type { ConsoleServices } from '../services';
@@ -141,10 +141,10 @@ function actionsOf(payout: Payout): Html {
 }
 
 /** Order notifications stored while the payout was alive that name its reference (the events table's day index). */
-async function callbacksNaming(services: ConsoleServices, payout: Payout, now: Date): Promise<StoredEvent[]> {
+async function callbacksNaming(services: ConsoleServices, payout: Payout, now: Date): Promise<ReceivedEvent[]> {
   const since = new Date(Date.parse(payout.record.createdAt.slice(0, 10)));
   const until = new Date(Math.min(now.getTime() + 1, since.getTime() + CALLBACK_WINDOW_DAYS * DAY_MS));
-  const found: StoredEvent[] = [];
+  const found: ReceivedEvent[] = [];
   for await (const event of services.events.receivedBetween(since, until)) {
     if (event.withdrawalReference === payout.record.identity.withdrawal_reference) found.push(event);
   }

@@ -86,7 +86,7 @@ describe('order notifications signed by the simulator', () => {
 
     const stored = (await storedNotifications()).filter((e) => e.withdrawalReference === 'W-100');
     expect(stored).toHaveLength(1);
-    expect(stored[0]).toMatchObject({ recognized: true, receivedDay: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/) });
+    expect(stored[0]).toMatchObject({ recognized: true, receivedShard: expect.stringMatching(/^\d{4}-\d{2}-\d{2}#[0-7]$/) });
     expect(JSON.parse(String(stored[0]?.body))).toEqual(deliveries[0]?.body);
   });
 

@@ -107,7 +107,6 @@ describe('replay of stored KYC callbacks', () => {
       source: 'kyc',
       body: JSON.stringify(missed),
       receivedAt: clockAt.toISOString(),
-      receivedDay: '2026-11-21',
       recognized: true,
       expiresAt: 0,
       appId: APP,
