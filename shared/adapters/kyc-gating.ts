@@ -9,7 +9,8 @@ import { cachedSecret, kycSecretSchema } from './secrets';
 export interface KycGatingAdapters {
   readonly subjects: KycSubjectStore;
   readonly verifier: KycVerification;
-  readonly appId: () => Promise<string>;
+  /** `forceFetch` reads the secret again, past its cache (see KycApprovalReaderOptions.appId). */
+  readonly appId: (options?: { forceFetch?: boolean }) => Promise<string>;
 }
 
 /** Builds the KYC gate's adapters from KYC_TABLE_NAME, KYC_SECRET_ID and KYC_API_BASE_URL (one cached secret). */
@@ -18,6 +19,6 @@ export function kycGatingAdapters(env: KycGatingEnv, timeoutMs: number): KycGati
   return {
     subjects: createKycRepository({ tableName: env.tableName }),
     verifier: kycVerifier(new KycServiceClient({ baseUrl: env.apiBaseUrl, timeoutMs })),
-    appId: async () => (await secret.get()).app_id,
+    appId: async (options) => (await secret.get(options)).app_id,
   };
 }

@@ -8,8 +8,11 @@ export class KycConfirmationUnavailableError extends Error {
 }
 
 export interface KycApprovalReaderOptions extends ConfirmKycDeps {
-  /** The KYC app the worker's users belong to (from the KYC secret). */
-  appId: () => Promise<string>;
+  /**
+   * The KYC app the worker's users belong to (from the KYC secret, cached); `forceFetch` reads the
+   * secret again, once a subject is not found under the cached id.
+   */
+  appId: (options?: { forceFetch?: boolean }) => Promise<string>;
   /** Upper bound on the confirming pull; the worker must not wait on a slow provider for long. */
   pullTimeoutMs?: number;
 }
@@ -26,8 +29,17 @@ export function createKycApprovalReader(options: KycApprovalReaderOptions): KycA
   const timeoutMs = options.pullTimeoutMs ?? 3000;
   return {
     async check(userReference) {
-      const ref = { appId: await options.appId(), userReference };
-      const subject = await options.subjects.getSubject(ref);
+      let ref = { appId: await options.appId(), userReference };
+      let subject = await options.subjects.getSubject(ref);
+      if (subject === undefined) {
+        // The KYC app may have changed a moment ago (`payrelay secrets put kyc`) while the cache still
+        // holds the old id: one fresh read before "not approved" rejects the payout for good.
+        const appId = await options.appId({ forceFetch: true });
+        if (appId !== ref.appId) {
+          ref = { appId, userReference };
+          subject = await options.subjects.getSubject(ref);
+        }
+      }
       if (subject === undefined) return 'not_approved';
       if (isApprovalConfirmed(subject)) return 'approved';
       if (!needsConfirmation(subject)) return 'not_approved';

@@ -119,6 +119,26 @@ describe('KYC callbacks posted by the simulator', () => {
     expect(result?.version).toBeLessThanOrEqual(5);
   });
 
+  it('reads the KYC app id again when a subject is not found under the cached one (`secrets put kyc` a moment ago)', async () => {
+    const orderId = await stack.order('user-new-app');
+    await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'finish', decision: 'approved' });
+    const forced: boolean[] = [];
+    // The cache still holds the app id of before the put; the secret itself holds the current one.
+    const staleCache = createKycApprovalReader({
+      ...confirmDeps,
+      appId: async (options) => {
+        forced.push(options?.forceFetch === true);
+        return options?.forceFetch ? stack.appId : 'app-before-the-put';
+      },
+    });
+    expect(await staleCache.check('user-new-app')).toBe('approved');
+    expect(forced).toEqual([false, true]);
+    // A subject unknown under both ids is still "not approved", after the one fresh read.
+    forced.length = 0;
+    expect(await staleCache.check('user-never-seen')).toBe('not_approved');
+    expect(forced).toEqual([false, true]);
+  });
+
   it('ends in the same state when the simulator delivers callbacks out of order', async () => {
     stack.sim.admin.setFaults('kycCallback', { outOfOrderRate: 1 });
     try {
