@@ -85,8 +85,9 @@ beforeAll(async () => {
     simulatorPort: 0,
     reconcileEveryMs: 500,
     pollWaitSeconds: 1,
+    // A request retried after a slow provider comes back in a second, not 30 (the poison message of
+    // the redrive test goes to the DLQ on its first receive, through the worker's own policy).
     visibilityTimeoutSeconds: 1,
-    maxReceiveCount: 2,
     // Payouts settle soon after the provider commits them, so the reconciler settles them in seconds.
     simulatorOptions: { progression: { settleAfterMs: 300 } },
     handlerEnv: { POWERTOOLS_LOG_LEVEL: 'ERROR' },
