@@ -55,11 +55,18 @@ describe('payrelay collections, end to end through the local stack', () => {
     const [delivery] = (await stack.simulator?.admin.sendOrderNotification({ order_reference: reference })) ?? [];
     expect(delivery?.status).toBe(200);
 
-    const [statusRun, listRun, replayRun] = await Promise.all([
+    // The provider refuses the next order (a simulator fault): the command says so and exits 6.
+    stack.simulator?.admin.setFaults('collectionOrder', { refusalRate: 1, refusals: [{ status: 400, body: '{"success":false,"message":"amount below the minimum"}' }] });
+    const [refusedRun, statusRun, listRun, replayRun] = await Promise.all([
+      cli(['collections', 'create', '--amount', '5', '--currency', 'GHS', '--order-id', 'E2E-COL-2']),
       cli(['--json', 'collections', 'status', 'E2E-COL-1']),
       cli(['--json', 'collections', 'list', '--since', '1h', '--payment-status', 'PAID']),
       cli(['--json', 'events', 'replay', '--since', '1h']),
     ]);
+    stack.simulator?.admin.clearFaults();
+    expect(refusedRun.code).toBe(6);
+    expect(refusedRun.stderr).toContain('payrelay: the provider refused collection E2E-COL-2; it is FAILED: createCollectionOrder: ');
+    expect(refusedRun.stderr).toContain('amount below the minimum');
     const status = json(statusRun);
     expect(status).toMatchObject({ order_status: 'COMPLETED', payment_status: 'PAID', order_reference: reference });
     expect((status.history as Array<{ cause: string; eventId?: string }>).at(-1)).toMatchObject({ cause: 'notification', eventId: expect.stringMatching(/^payout-notification#/) });
@@ -68,6 +75,6 @@ describe('payrelay collections, end to end through the local stack', () => {
     expect(listed.cursor).toBeNull();
     // Replaying the stored notification changes nothing: the collection already reflects it.
     expect(json(replayRun)).toMatchObject({ applied: 0, unchanged: 1 });
-    // Six CLI processes in two rounds: seconds on an idle machine, longer on a loaded one.
+    // Seven CLI processes in two rounds: seconds on an idle machine, longer on a loaded one.
   }, 120_000);
 });

@@ -122,11 +122,11 @@ describe('collections: create through the simulator, follow the order notificati
   });
 
   it('a definite refusal fails the order; a provider that cannot be reached leaves it requested, and the same command sends it later', async () => {
-    stack.sim.admin.setFaults('collectionOrder', { refusalRate: 1 });
+    stack.sim.admin.setFaults('collectionOrder', { refusalRate: 1, refusals: [{ status: 400, body: '{"success":false,"message":"amount below the minimum"}' }] });
     try {
       const refused = await createCollection(deps, { partnerOrderId: 'col-refused', amount: '3', currency: 'GHS' });
       expect(refused.collection).toMatchObject({ creation: 'refused', orderStatus: 'FAILED', paymentStatus: 'PENDING' });
-      expect(refused.collection.history.at(-1)).toMatchObject({ cause: 'provider refused', note: expect.stringContaining('createCollectionOrder') });
+      expect(refused.collection.history.at(-1)).toMatchObject({ cause: 'provider refused', note: expect.stringContaining('amount below the minimum') });
     } finally {
       stack.sim.admin.clearFaults();
     }
