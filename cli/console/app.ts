@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { Hono, type Context } from 'hono';
 import { html } from 'hono/html';
 import { DeadLetterNotFoundError, InvalidOperatorInputError, OperatorActionRefusedError, PayoutNotFoundError } from '@shared/app/operator-errors';
+import { CollectionNotFoundError, CollectionQueryError } from '@shared/app/collections';
 import { ConcurrentModificationError } from '@shared/domain/errors';
 import { page, problemPage, type Html, type PageContext } from './layout';
 import { BadRequestError, NotFoundError } from './query';
@@ -17,6 +18,7 @@ import { overviewFigures, overviewPage, overviewSnapshots } from './pages/overvi
 import { payoutDetailPage, payoutsPage } from './pages/payouts';
 import { resolveAction, resolveFormPage, reviewPage } from './pages/review';
 import { retryAction, retryFormPage } from './pages/retry';
+import { collectionsPage, collectionViewPage } from './pages/collections';
 import { calibrateAction, quarantinePage, quarantineViewPage } from './pages/quarantine';
 import { deleteAction, deleteFormPage, dlqMessagePage, dlqPage, redriveAction, redriveFormPage } from './pages/dlq';
 
@@ -105,6 +107,8 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono<Env> {
   app.get('/callbacks', async (c) => render(c, callbacksPage(ctx, services, c.req.query(), now())));
   app.get('/callbacks/view', async (c) => render(c, callbackViewPage(ctx, services, c.req.query())));
   app.post('/callbacks/replay', async (c) => render(c, replayAction(ctx, services, formOf(c), now())));
+  app.get('/collections', async (c) => render(c, collectionsPage(ctx, services, c.req.query(), now())));
+  app.get('/collections/view', async (c) => render(c, collectionViewPage(ctx, services, c.req.query())));
   app.get('/quarantine', async (c) => render(c, quarantinePage(ctx, services, c.req.query(), now())));
   app.get('/quarantine/view', async (c) => render(c, quarantineViewPage(ctx, services, c.req.query())));
   app.post('/quarantine/calibrate', async (c) => render(c, calibrateAction(ctx, services, formOf(c), now())));
@@ -120,11 +124,11 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono<Env> {
     return from.host === c.req.header('host') ? `${from.pathname}${from.search}` : undefined;
   };
   app.onError((error, c) => {
-    if (error instanceof BadRequestError || error instanceof InvalidOperatorInputError) {
+    if (error instanceof BadRequestError || error instanceof InvalidOperatorInputError || error instanceof CollectionQueryError) {
       consoleLog.warn('console: bad request', { path: c.req.path, reason: error.message });
       return render(c, problemPage(ctx, '400: bad request', error.message, backOf(c)), 400);
     }
-    if (error instanceof NotFoundError || error instanceof PayoutNotFoundError || error instanceof DeadLetterNotFoundError) {
+    if (error instanceof NotFoundError || error instanceof PayoutNotFoundError || error instanceof DeadLetterNotFoundError || error instanceof CollectionNotFoundError) {
       return render(c, problemPage(ctx, '404: not found', error.message, backOf(c)), 404);
     }
     if (error instanceof OperatorActionRefusedError) {

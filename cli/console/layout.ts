@@ -23,6 +23,7 @@ const NAV: ReadonlyArray<readonly [string, string]> = [
   ['/callbacks', 'Callbacks'],
   ['/quarantine', 'Quarantine'],
   ['/kyc', 'KYC subjects'],
+  ['/collections', 'Collections'],
 ];
 
 /** The whole page: head (own CSS and script only), navigation, the target shown, the body. */

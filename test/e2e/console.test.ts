@@ -259,6 +259,28 @@ describe('ops console in a browser', () => {
     expect(await page.$eval('#calibration code', (e) => e.textContent)).toBe(`SIGNING_PROFILE=${PROVIDER_PROFILE}`);
   });
 
+  it('lists the collection orders and shows one with its statuses, masked virtual account and changes', async () => {
+    await page.goto(`${consoleHandle.url}/collections?payment_status=PENDING`);
+    await submit(`a[href*="${encodeURIComponent(scenario.collection)}"]`);
+    expect(await page.$eval('h1', (h) => h.textContent)).toBe(`Collection ${scenario.collection}`);
+    expect(await page.$eval('#order-status', (e) => e.textContent)).toBe('PENDING');
+    expect(await page.$eval('#payment-status', (e) => e.textContent)).toBe('PENDING');
+    const text = await page.$eval('main', (m) => m.textContent ?? '');
+    expect(text).toMatch(/\*{4,}\d{4}/);
+    expect(await page.$$eval('main table:last-of-type tbody tr', (trs) => trs.map((tr) => tr.textContent ?? ''))).toEqual([
+      expect.stringContaining('provider accepted'),
+      expect.stringContaining('created'),
+    ]);
+    const paid = await page.goto(`${consoleHandle.url}/collections?payment_status=PAID`);
+    expect(paid?.status()).toBe(200);
+    expect(await page.$$(`a[href*="${encodeURIComponent(scenario.collection)}"]`)).toHaveLength(0);
+    const wrong = await page.goto(`${consoleHandle.url}/collections?order_status=DONE`);
+    expect(wrong?.status()).toBe(400);
+    expect(await page.$eval('#problem', (e) => e.textContent)).toMatch(/^order_status: must be one of PENDING/);
+    const missing = await page.goto(`${consoleHandle.url}/collections/view?id=no-such-order`);
+    expect(missing?.status()).toBe(404);
+  });
+
   async function sessionCookie(): Promise<string> {
     const cookie = (await browser.cookies()).find((c) => c.name === 'payrelay_console');
     return `payrelay_console=${cookie?.value}`;

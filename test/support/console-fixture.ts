@@ -61,6 +61,8 @@ export interface ConsoleScenario {
   readonly deadLetter: string;
   /** The withdrawal_reference an order notification in the quarantine names (signed with {@link PROVIDER_PROFILE}). */
   readonly quarantined: string;
+  /** The order id of a collection order created through the payout service (the simulator). */
+  readonly collection: string;
 }
 
 /** A signing scheme the stack is not set to, as a provider that signs differently would use it: its notifications are quarantined. */
@@ -75,7 +77,8 @@ export const DEAD_LETTER_REASON = 'gave up after 5 receives: the payout service 
  * final (one to an account whose payouts fail). Beside them, the exceptions an operator settles: a
  * payout accepted but never processed, handed to review as the reconciler does, and a payout request
  * in the DLQ with the worker's kind of reason, and an order notification signed with a scheme the
- * stack is not set to (quarantined). Seconds, not minutes.
+ * stack is not set to (quarantined), and a collection order created through the payout service.
+ * Seconds, not minutes.
  */
 export async function runConsoleScenario(stack: LocalStack, timeoutMs = 40_000): Promise<ConsoleScenario> {
   const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
@@ -118,6 +121,23 @@ export async function runConsoleScenario(stack: LocalStack, timeoutMs = 40_000):
     body: JSON.stringify(withSignature(notification, 'orderNotification', secrets, resolveSigningProfile(PROVIDER_PROFILE))),
   });
   if (quarantinedAnswer.status !== 401) throw new Error(`console scenario: a notification signed with another scheme got ${quarantinedAnswer.status}, not 401 (quarantined)`);
+  const { createCollectionRepository } = await import('@shared/adapters/collection-repository');
+  const { createCollection } = await import('@shared/app/collections');
+  const { payoutServiceFor } = await import('@cli/operator');
+  const payoutService = await payoutServiceFor(targetOf(stack));
+  try {
+    await createCollection(
+      {
+        collections: createCollectionRepository({ tableName: stack.env.COLLECTIONS_TABLE_NAME as string }),
+        ...payoutService,
+        clock: { now: () => new Date() },
+        log: { info: () => undefined, warn: () => undefined, error: () => undefined },
+      },
+      { partnerOrderId: ref(9), amount: '40.00', currency: 'GHS' },
+    );
+  } finally {
+    payoutService.provider.close();
+  }
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const payouts = await Promise.all(requests.map((r) => repository.get(r)));
@@ -127,5 +147,5 @@ export async function runConsoleScenario(stack: LocalStack, timeoutMs = 40_000):
     }
     await new Promise((resolve) => setTimeout(resolve, 300));
   }
-  return { runId, succeeded: ref(1), hostile: ref(2), rejected: ref(3), failed: ref(5), review: ref(6), deadLetter: ref(7), quarantined: ref(8) };
+  return { runId, succeeded: ref(1), hostile: ref(2), rejected: ref(3), failed: ref(5), review: ref(6), deadLetter: ref(7), quarantined: ref(8), collection: ref(9) };
 }
