@@ -30,12 +30,24 @@ interface ListCursor {
   k?: Record<string, unknown>;
 }
 
+/** The index key a page stopped at: exactly the table key and the index keys, all strings, in the cursor's day. */
+const isIndexKey = (k: unknown, day: string): boolean => {
+  if (typeof k !== 'object' || k === null || Array.isArray(k)) return false;
+  const key = k as Record<string, unknown>;
+  return (
+    Object.keys(key).sort().join(',') === 'createdAt,createdDay,pk' &&
+    typeof key.pk === 'string' &&
+    key.createdDay === day &&
+    typeof key.createdAt === 'string'
+  );
+};
+
 const isListCursor = (v: unknown): v is ListCursor =>
   typeof v === 'object' &&
   v !== null &&
   typeof (v as ListCursor).d === 'string' &&
   /^\d{4}-\d{2}-\d{2}$/.test((v as ListCursor).d) &&
-  ((v as ListCursor).k === undefined || (typeof (v as ListCursor).k === 'object' && (v as ListCursor).k !== null));
+  ((v as ListCursor).k === undefined || isIndexKey((v as ListCursor).k, (v as ListCursor).d));
 
 /**
  * The collections table. A new collection is one conditional PutItem (`attribute_not_exists`); every
