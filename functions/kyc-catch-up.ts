@@ -3,6 +3,7 @@ import { createKycRepository } from '@shared/adapters/kyc-repository';
 import { cachedSecret, kycSecretSchema } from '@shared/adapters/secrets';
 import { systemClock } from '@shared/adapters/system-clock';
 import { telemetryFrom } from '@shared/adapters/telemetry';
+import { xrayTracing } from '@shared/adapters/tracing';
 import { catchUpKycCallbacks, type CatchUpResult } from '@shared/app/catch-up-kyc-callbacks';
 import { loadConfig } from '@shared/config/env';
 import { kycCatchUpEnvSchema } from '@shared/config/kyc-catch-up';
@@ -22,7 +23,7 @@ const secret = cachedSecret(config.KYC_SECRET_ID, kycSecretSchema);
 const deps = {
   events: createEventStore({ tableName: config.EVENTS_TABLE_NAME }),
   subjects: createKycRepository({ tableName: config.KYC_TABLE_NAME }),
-  responses: new KycServiceClient({ baseUrl: config.KYC_API_BASE_URL, timeoutMs: config.PROVIDER_TIMEOUT_MS }),
+  responses: new KycServiceClient({ baseUrl: config.KYC_API_BASE_URL, timeoutMs: config.PROVIDER_TIMEOUT_MS, tracing: xrayTracing }),
   retentionDays: config.EVENT_RETENTION_DAYS,
   clock: systemClock,
   log: logger,

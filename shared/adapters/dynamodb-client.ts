@@ -1,13 +1,15 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { tracer } from '@shared/observability/tracer';
 
 /*
- * The DynamoDB client of this execution environment, created once at module load. Its own module, so a bundle that never
+ * The DynamoDB client of this execution environment, created once at module load and captured by
+ * the tracer (each call a subsegment when tracing is on). Its own module, so a bundle that never
  * touches DynamoDB never loads its client. The local endpoint comes from the SDK's own
  * AWS_ENDPOINT_URL_DYNAMODB, so production code has no local branch.
  */
 
-export const dynamoClient = new DynamoDBClient({});
+export const dynamoClient = tracer.captureAWSv3Client(new DynamoDBClient({}));
 
 /** Document client: plain JS values in and out; `undefined` attributes are dropped, never stored. */
 export const documentClient = DynamoDBDocumentClient.from(dynamoClient, {

@@ -4,6 +4,7 @@ import { KycServiceClient } from '@shared/providers/kyc-client';
 import { createKycRepository } from './kyc-repository';
 import { kycVerifier } from './kyc-verifier';
 import { cachedSecret, kycSecretSchema } from './secrets';
+import { xrayTracing } from './tracing';
 
 /** What the worker's KYC gate reads: the subjects, the KYC service's status endpoint, and the app id from the KYC secret. */
 export interface KycGatingAdapters {
@@ -18,7 +19,7 @@ export function kycGatingAdapters(env: KycGatingEnv, timeoutMs: number): KycGati
   const secret = cachedSecret(env.secretId, kycSecretSchema);
   return {
     subjects: createKycRepository({ tableName: env.tableName }),
-    verifier: kycVerifier(new KycServiceClient({ baseUrl: env.apiBaseUrl, timeoutMs })),
+    verifier: kycVerifier(new KycServiceClient({ baseUrl: env.apiBaseUrl, timeoutMs, tracing: xrayTracing })),
     appId: async (options) => (await secret.get(options)).app_id,
   };
 }

@@ -5,6 +5,7 @@ import { describeStatusMap, parseStatusMap } from '@shared/providers/status-map'
 import { resolveSigningProfile } from '@shared/signing';
 import { credentialsFromCachedSecret } from './credentials';
 import { cachedSecret, providerSecretSchema } from './secrets';
+import { xrayTracing } from './tracing';
 
 /** The payout service as a handler uses it: the client, its cached credentials, and what to log at start-up. */
 export interface PayoutProviderWiring {
@@ -29,6 +30,7 @@ export function payoutProviderFrom(env: ProviderEnv): PayoutProviderWiring {
       bearerPrefix: env.BEARER_PREFIX,
       timeoutMs: env.PROVIDER_TIMEOUT_MS,
       statusMap,
+      tracing: xrayTracing,
     }),
     credentials: credentialsFromCachedSecret(cachedSecret(env.PROVIDER_SECRET_ID, providerSecretSchema)),
     settings: {

@@ -1,8 +1,10 @@
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { tracer } from '@shared/observability/tracer';
 
 /*
- * The Secrets Manager client of this execution environment, created once at module load. Its own module, so only the bundles that read a secret load it. The local
+ * The Secrets Manager client of this execution environment, created once at module load and
+ * captured by the tracer. Its own module, so only the bundles that read a secret load it. The local
  * endpoint comes from AWS_ENDPOINT_URL_SECRETS_MANAGER.
  */
 
-export const secretsClient = new SecretsManagerClient({});
+export const secretsClient = tracer.captureAWSv3Client(new SecretsManagerClient({}));

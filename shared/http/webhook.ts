@@ -1,11 +1,13 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { WebhookReceipt } from '@shared/ports/callbacks';
 import { WebhookUnauthorizedError } from '@shared/domain/errors';
 import { logger } from '@shared/observability/logger';
 import { metrics, MetricUnit } from '@shared/observability/metrics';
+import { tracer } from '@shared/observability/tracer';
 import { METRIC } from '@shared/observability/metric-names';
 import { parseAllowList, type SourceAllowList } from '@shared/config/webhook';
 import { decodeContent, withoutByteOrderMark } from './body-decoding';
@@ -158,7 +160,8 @@ export function webhookGuard(options: WebhookGuardOptions): MiddlewareObj<Webhoo
 }
 
 /**
- * The one shape of a webhook Lambda: logger context and metrics flush, then the guard (allow-list,
+ * The one shape of a webhook Lambda: traced (outermost; the answer is not copied into the trace),
+ * logger context and metrics flush, then the guard (allow-list,
  * size, content type, JSON), then the route's use case, whose receipt becomes the 200 answer.
  * Anything the guard or the use case refuses is mapped to its status by the guard.
  */
@@ -167,6 +170,7 @@ export function webhookHandler(
   receive: (event: WebhookEvent, webhook: ParsedWebhook) => Promise<WebhookReceipt>,
 ) {
   return middy<WebhookEvent, APIGatewayProxyStructuredResultV2>()
+    .use(captureLambdaHandler(tracer, { captureResponse: false }))
     .use(injectLambdaContext(logger))
     .use(logMetrics(metrics))
     .use(webhookGuard({ maxBodyBytes: settings.WEBHOOK_MAX_BODY_BYTES, allowList: parseAllowList(settings.WEBHOOK_ALLOWED_IPS) }))

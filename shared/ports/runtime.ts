@@ -1,5 +1,6 @@
 /*
- * Ports every use case takes: time, counters and log lines. Type-only; the system clock and the
+ * Ports every use case takes: time, counters and log lines; and the tracing the provider clients
+ * take. Type-only; the system clock and the
  * Powertools-backed telemetry live in shared/adapters/.
  */
 
@@ -11,6 +12,15 @@ export interface Clock {
 export interface Telemetry {
   count(metric: string, value?: number): void;
   seconds(metric: string, value: number): void;
+}
+
+/**
+ * Times a call to another service as its own part of the invocation's trace (an X-Ray subsegment
+ * when tracing is on), so a slow or failing provider shows up by operation.
+ */
+export interface Tracing {
+  /** Runs `call` inside a span named `name`; an error it throws is recorded on the span and rethrown. */
+  span<T>(name: string, call: () => Promise<T>): Promise<T>;
 }
 
 /** Structured log lines with correlation keys; the Powertools logger satisfies it. */

@@ -8,6 +8,7 @@ import {
   redact,
   type ProviderOperation,
 } from './provider-errors';
+import type { Tracing } from '@shared/ports/runtime';
 import { parseRetryAfter } from './retry-after';
 
 /** Settings shared by both provider clients. */
@@ -15,6 +16,8 @@ export interface TransportOptions {
   baseUrl: string;
   timeoutMs: number;
   keepAlive: boolean;
+  /** Each call becomes a span named by its operation (X-Ray in the deployed functions); none when absent. */
+  tracing?: Tracing;
 }
 
 export interface TransportRequest {
@@ -64,6 +67,15 @@ export class HttpTransport {
     this.baseUrl = base;
     const agentOptions = { keepAlive: options.keepAlive, maxSockets: 50 };
     this.agent = base.protocol === 'https:' ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
+  }
+
+  /**
+   * Sends the request and reads its answer with `read` (the client's classification), as one span
+   * named by the operation when tracing is set, so a failure of either shows on that span.
+   */
+  call<T>(request: TransportRequest, read: (response: TransportResponse) => T): Promise<T> {
+    const exchange = async (): Promise<T> => read(await this.send(request));
+    return this.options.tracing ? this.options.tracing.span(request.operation, exchange) : exchange();
   }
 
   /** Closes pooled keep-alive sockets. */

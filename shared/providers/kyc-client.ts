@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { normalizeKycDecision, normalizeKycPhase, type KycDecision, type KycPhase } from '@shared/domain/kyc-status';
+import type { Tracing } from '@shared/ports/runtime';
 import { ProviderRejectedError, redact, type ProviderOperation } from './provider-errors';
 import { HttpTransport, interpretResponse, messageOf, type TransportRequest } from './http';
 import { expectShape } from './schema';
@@ -9,6 +10,8 @@ export interface KycServiceClientOptions {
   baseUrl: string;
   timeoutMs?: number;
   keepAlive?: boolean;
+  /** Each call becomes a span named by its operation (the deployed functions pass the X-Ray tracer). */
+  tracing?: Tracing;
 }
 
 const appSchema = z.looseObject({ _id: z.string() });
@@ -91,6 +94,7 @@ export class KycServiceClient {
       baseUrl: options.baseUrl,
       timeoutMs: options.timeoutMs ?? 10_000,
       keepAlive: options.keepAlive ?? true,
+      ...(options.tracing ? { tracing: options.tracing } : {}),
     });
   }
 
@@ -102,18 +106,19 @@ export class KycServiceClient {
   private async call(request: Omit<TransportRequest, 'headers'>, passthrough: number[] = []) {
     const sensitive = request.sensitive ?? [];
     // The seed lists Content-Type: application/json on every KYC endpoint, GETs included.
-    const response = await this.transport.send({ ...request, headers: { 'Content-Type': 'application/json' } });
-    const answer = interpretResponse(response, request.operation, sensitive, passthrough);
-    // The verify endpoint's refusal shape is { error: true, message, data: null }; treat it as a refusal whatever the status.
-    if (typeof answer.body === 'object' && answer.body !== null && (answer.body as { error?: unknown }).error === true) {
-      const message = messageOf(answer.body);
-      throw new ProviderRejectedError(request.operation, `refused${message ? `: ${redact(message, sensitive)}` : ''}`, {
-        httpStatus: answer.status,
-        providerMessage: message === undefined ? undefined : redact(message, sensitive),
-        duplicateReference: false,
-      });
-    }
-    return answer;
+    return this.transport.call({ ...request, headers: { 'Content-Type': 'application/json' } }, (response) => {
+      const answer = interpretResponse(response, request.operation, sensitive, passthrough);
+      // The verify endpoint's refusal shape is { error: true, message, data: null }; treat it as a refusal whatever the status.
+      if (typeof answer.body === 'object' && answer.body !== null && (answer.body as { error?: unknown }).error === true) {
+        const message = messageOf(answer.body);
+        throw new ProviderRejectedError(request.operation, `refused${message ? `: ${redact(message, sensitive)}` : ''}`, {
+          httpStatus: answer.status,
+          providerMessage: message === undefined ? undefined : redact(message, sensitive),
+          duplicateReference: false,
+        });
+      }
+      return answer;
+    });
   }
 
   private async post<T>(operation: ProviderOperation, path: string, body: object, schema: z.ZodType<T>): Promise<T> {

@@ -4,6 +4,7 @@ import type { PayoutIdentity } from '@shared/domain/identity';
 import { currencyDecimals, parseAmount } from '@shared/domain/money';
 import { DEFAULT_SIGNING_PROFILE, withSignature, type SigningProfile, type SigningSecrets } from '@shared/signing';
 import type { ProviderCredentials } from '@shared/ports/payouts';
+import type { Tracing } from '@shared/ports/runtime';
 import { ProviderAmbiguousError, type ProviderOperation } from './provider-errors';
 import { HttpTransport, interpretResponse, type TransportRequest } from './http';
 import { expectShape } from './schema';
@@ -42,6 +43,8 @@ export interface PayoutServiceClientOptions {
   bearerPrefix?: boolean;
   timeoutMs?: number;
   keepAlive?: boolean;
+  /** Each call becomes a span named by its operation (the deployed functions pass the X-Ray tracer). */
+  tracing?: Tracing;
   /** Path segment of the key-reset operation: the seed's ResetPartnerKeys, or GenKeysForPartner from its example. */
   resetKeysPath?: string;
   /** Status table for GetPayout (PROVIDER_STATUS_MAP parsed with parseStatusMap). */
@@ -165,6 +168,7 @@ export class PayoutServiceClient {
       baseUrl: options.baseUrl,
       timeoutMs: options.timeoutMs ?? 10_000,
       keepAlive: options.keepAlive ?? true,
+      ...(options.tracing ? { tracing: options.tracing } : {}),
     });
     this.signingProfile = options.signingProfile ?? DEFAULT_SIGNING_PROFILE;
     this.bearerPrefix = options.bearerPrefix ?? true;
@@ -182,8 +186,7 @@ export class PayoutServiceClient {
   }
 
   private async call(request: TransportRequest & { sensitive: string[] }, passthrough: number[] = []) {
-    const response = await this.transport.send(request);
-    return interpretResponse(response, request.operation, request.sensitive, passthrough);
+    return this.transport.call(request, (response) => interpretResponse(response, request.operation, request.sensitive, passthrough));
   }
 
   private authorization(creds: ProviderCredentials, forceBearer = false): string {
