@@ -36,6 +36,14 @@ export class RetryLaterError extends Error {
   }
 }
 
+/**
+ * The provider secret read again after a 401 names another merchant than the payout: Payout would
+ * send the money from that merchant, so the call is not made (treated as "not sent").
+ */
+class MerchantChangedError extends Error {
+  override name = 'MerchantChangedError';
+}
+
 /** The provider's Retry-After carried by a failure, if any. */
 function retryAfterOf(error: unknown): number | undefined {
   return error instanceof ProviderError ? error.retryAfterMs : undefined;
@@ -184,7 +192,12 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
       return ms === undefined ? undefined : new Date(now.getTime() + ms);
     };
     try {
-      const answer = await withCredentialRefresh(credentials, (creds) => provider.payout(body, creds));
+      const answer = await withCredentialRefresh(credentials, (creds) => {
+        if (creds.platformMerchantId !== request.platform_merchant_id) {
+          throw new MerchantChangedError("the provider secret no longer names this payout's merchant");
+        }
+        return provider.payout(body, creds);
+      });
       if (answer.success === true) {
         next = (current, now) => current.submitted(answer.data?.status, now);
         outcome = 'submitted';
@@ -194,11 +207,12 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
         outcome = 'unknown';
       }
     } catch (error) {
-      if (error instanceof ProviderUnavailableError || error instanceof ProviderUnauthorizedError) {
-        // Nothing reached the provider (or it refused our keys twice): leave a one-time retry token
-        // on SUBMITTING and let SQS deliver the message again. See docs/payouts.md.
+      if (error instanceof ProviderUnavailableError || error instanceof ProviderUnauthorizedError || error instanceof MerchantChangedError) {
+        // Nothing reached the provider (or it refused our keys twice, or the keys now belong to another
+        // merchant): leave a one-time retry token on SUBMITTING and let SQS deliver the message again.
+        // See docs/payouts.md.
         await saveOutcome(intent, (current, now) => current.submitNotSent(now, `payout call not sent: ${error.name}`));
-        throw new RetryLaterError(`payout call not sent: ${error.name}`, error.retryAfterMs);
+        throw new RetryLaterError(`payout call not sent: ${error.name}`, retryAfterOf(error));
       }
       if (error instanceof ProviderRejectedError && !error.duplicateReference && isDefiniteRefusal(settings.definiteRefusals ?? [], error)) {
         next = (current, now) => current.failed(`provider refused the payout (a definite refusal): ${error.providerMessage ?? ''}`, now);
@@ -253,6 +267,12 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
       if (verdict.rejection !== undefined) return reject(payout, verdict.rejection, verdict.verifiedName);
       const intent = await save(payout, payout.startSubmitting(clock.now(), verdict.verifiedName));
       return pay(intent, request);
+    }
+    if (payout.maySubmit && request.platform_merchant_id !== creds.platformMerchantId) {
+      // The provider secret names another merchant since this payout was verified: Payout would send
+      // the money from that merchant. Nothing is paid; a person restores the secret and redrives.
+      log.error('retry of a payout names another merchant than the provider secret now; not paid', { payoutKey: payout.key, state: payout.state });
+      return { outcome: 'conflict', state: payout.state, reason: "platform_merchant_id is no longer this deployment's merchant (the provider secret changed); not paid" };
     }
     if (payout.maySubmit) {
       // A one-time token: a retry after "not sent", or a resubmission the reconciler authorized.

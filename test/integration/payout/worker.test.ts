@@ -147,6 +147,37 @@ describe('payout worker and reconciler handlers (dynalite, fauxqs, simulator)', 
     expect(await stateOf(back)).toBe('SUBMITTED');
   });
 
+  it('never pays the retry of a payout once the provider secret names another merchant; it goes to the DLQ and is paid after the secret is back', async () => {
+    h.sim.admin.setFaults('payout', { resetKeysAfterCalls: 1 });
+    await worker(payoutRequestEvent([request()]), workerContext());
+    // The keys were reset after that call: this payout's Payout call is not sent, a retry token waits on SUBMITTING.
+    const r = request();
+    await worker(payoutRequestEvent([r]), workerContext());
+    expect((await h.repository.get(identityOf(r)))?.record.submitRetryAllowed).toBe(true);
+    const other = h.sim.admin.createPartner({ partner_code: 'payrelay-it-3', email: 'ops3@payrelay.test', platform_merchant_id: 'merchant-it-3' });
+    await h.putProviderSecret(other);
+    try {
+      // Whether the worker still has the old keys cached (401, then a re-read that names the other
+      // merchant) or reads the new secret at once, the retry is not paid and ends in the DLQ.
+      let dead: Awaited<ReturnType<typeof drainDeadLetters>> = [];
+      for (const receiveCount of [2, 3]) {
+        await worker(payoutRequestEvent([r], { receiveCount }), workerContext());
+        dead = await drainDeadLetters(h);
+        if (dead.length > 0) break;
+      }
+      expect(dead.map((m) => m.Body)).toEqual([JSON.stringify(r)]);
+      expect(dead[0]?.MessageAttributes?.reason?.StringValue).toMatch(/no longer this deployment's merchant/);
+      expect((await h.repository.get(identityOf(r)))?.state).toBe('SUBMITTING');
+      expect(ledgerOf(h.sim, r.withdrawal_reference)?.executions ?? 0).toBe(0);
+    } finally {
+      await h.rotateSecret();
+    }
+    // The operator puts the merchant's (new) keys back and redrives: paid once.
+    await worker(payoutRequestEvent([r], { receiveCount: 1 }), workerContext());
+    expect(await stateOf(r)).toBe('SUBMITTED');
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ executions: 1 });
+  });
+
   it('calls Payout once for the same message delivered twice, in two batches and within one batch (rule 1)', async () => {
     const a = request();
     await worker(payoutRequestEvent([a]), workerContext());
