@@ -104,8 +104,9 @@ const FINAL: ReadonlySet<PayoutState> = new Set(['REJECTED', 'FAILED', 'SUCCEEDE
 
 /**
  * Drives the demo scenario through a running local stack, over the same paths a user takes: a KYC
- * order completed through the simulator's callbacks to the gateway, then 50 payouts enqueued like
- * `payouts enqueue` does, worked by the SQS poller and settled by the scheduled reconciler.
+ * order completed through the simulator's callbacks to the gateway, one collection order the
+ * simulator's customer pays, then 50 payouts enqueued like `payouts enqueue` does, worked by the SQS
+ * poller and settled by the scheduled reconciler.
  * The target env must already be applied to process.env (the shared adapters read it at load).
  */
 export async function runDemo(target: Target, progress: DemoProgress, options: DemoOptions = {}): Promise<DemoResult> {

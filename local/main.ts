@@ -65,9 +65,10 @@ function printSummary(stack: LocalStack, reconcileSeconds: number): void {
   console.log(
     [
       'Try next, in another terminal:',
-      '  npx payrelay demo                         # KYC journey + 50 payouts, then a summary of final states',
+      '  npx payrelay demo                         # KYC journey, a paid collection + 50 payouts, then a summary',
       '  npx payrelay payouts enqueue --file <f>   # your own payouts (CSV or JSONL)',
       '  npx payrelay payouts list --state SUCCEEDED',
+      '  npx payrelay collections create --amount 40 --currency GHS   # money coming in (docs/collections.md)',
       '  npx payrelay --help',
       'Ctrl-C stops everything.',
     ].join('\n'),
