@@ -32,6 +32,11 @@ function projected(item: Item, table: TableDefinition, index: IndexDefinition): 
   return Object.fromEntries(Object.entries(item).filter(([k]) => names.has(k)));
 }
 
+/** Read units of reading `bytes` (4 KB per unit, at least 1; half for an eventually consistent read). */
+export function readUnits(bytes: number, consistent: boolean): number {
+  return Math.max(1, Math.ceil(bytes / 4096)) * (consistent ? 1 : 0.5);
+}
+
 function indexKey(item: Item | undefined, index: IndexDefinition): string | undefined {
   if (!item) return undefined;
   const partition = item[index.partitionKey.name];
@@ -46,20 +51,51 @@ function indexKey(item: Item | undefined, index: IndexDefinition): string | unde
  * unchanged key costs a write only when projected attributes changed.
  */
 export function indexWriteUnits(table: TableDefinition, before: Item | undefined, after: Item | undefined): number {
-  let units = 0;
+  return indexWrites(table, before, after).reduce((sum, w) => sum + w.units, 0);
+}
+
+/** One index entry write: the index, the partition key value it lands on, its units. */
+interface IndexEntryWrite {
+  readonly index: string;
+  readonly partition: string;
+  readonly units: number;
+}
+
+/** The index entry writes of one item write (the rules of indexWriteUnits), each with its partition. */
+function indexWrites(table: TableDefinition, before: Item | undefined, after: Item | undefined): IndexEntryWrite[] {
+  const writes: IndexEntryWrite[] = [];
   for (const index of table.indexes) {
     const oldKey = indexKey(before, index);
     const newKey = indexKey(after, index);
     const oldEntry = before && oldKey ? projected(before, table, index) : undefined;
     const newEntry = after && newKey ? projected(after, table, index) : undefined;
+    const entry = (item: Item, projectedEntry: Item) => ({
+      index: index.indexName,
+      partition: String(item[index.partitionKey.name]),
+      units: writeUnits(itemSize(projectedEntry)),
+    });
     if (oldKey !== newKey) {
-      if (oldEntry) units += writeUnits(itemSize(oldEntry));
-      if (newEntry) units += writeUnits(itemSize(newEntry));
-    } else if (oldEntry && newEntry && JSON.stringify(oldEntry) !== JSON.stringify(newEntry)) {
-      units += writeUnits(itemSize(newEntry));
+      if (before && oldEntry) writes.push(entry(before, oldEntry));
+      if (after && newEntry) writes.push(entry(after, newEntry));
+    } else if (after && oldEntry && newEntry && JSON.stringify(oldEntry) !== JSON.stringify(newEntry)) {
+      writes.push(entry(after, newEntry));
     }
   }
-  return units;
+  return writes;
+}
+
+/** Units one partition key received: `<table id>[/<index>] <partition key value>`. */
+export type PartitionUnits = Map<string, { write: number; read: number }>;
+
+/** The partition key value a Query reads: the `name = :value` (or `#name = :value`) term of its key condition. */
+function queriedPartition(input: Item, keyName: string): string | undefined {
+  const names = (input.ExpressionAttributeNames ?? {}) as Record<string, string>;
+  const values = (input.ExpressionAttributeValues ?? {}) as Item;
+  for (const match of String(input.KeyConditionExpression ?? '').matchAll(/([#\w]+)\s*=\s*(:\w+)/g)) {
+    const name = match[1]?.startsWith('#') ? names[match[1]] : match[1];
+    if (name === keyName) return String(plain(values[match[2] as string]));
+  }
+  return undefined;
 }
 
 function plain(value: unknown): unknown {
@@ -75,6 +111,8 @@ function plain(value: unknown): unknown {
  */
 export class IndexWriteCounter {
   units = 0;
+  /** Write and read units per partition key of every table and index, since the last reset. */
+  partitions: PartitionUnits = new Map();
   private readonly side = DynamoDBDocumentClient.from(new DynamoDBClient({}));
 
   constructor(private readonly tables: ReadonlyMap<string, TableDefinition>) {}
@@ -85,23 +123,59 @@ export class IndexWriteCounter {
         const operation = String(context.commandName).replace(/Command$/, '');
         const input = args.input as Item;
         const table = this.tables.get(String(input.TableName));
-        const isWrite = ['PutItem', 'Put', 'UpdateItem', 'Update'].includes(operation);
-        if (!table || !isWrite || table.indexes.length === 0) return next(args);
+        if (!table) return next(args);
+        if (['Query', 'GetItem', 'Get'].includes(operation)) {
+          const result = await next(args);
+          this.countRead(table, input, (result.output ?? {}) as Item);
+          return result;
+        }
+        const isWrite = ['PutItem', 'Put', 'UpdateItem', 'Update', 'DeleteItem', 'Delete'].includes(operation);
+        if (!isWrite) return next(args);
         const source = (operation.startsWith('Put') ? input.Item : input.Key) as Item;
-        const key = { [table.partitionKey.name]: plain(source[table.partitionKey.name]) };
+        const partition = String(plain(source[table.partitionKey.name]));
+        const key = { [table.partitionKey.name]: plain(source[table.partitionKey.name]), ...(table.sortKey ? { [table.sortKey.name]: plain(source[table.sortKey.name]) } : {}) };
         const read = async (): Promise<Item | undefined> =>
           (await this.side.send(new GetCommand({ TableName: String(input.TableName), Key: key, ConsistentRead: true }))).Item;
         const before = await read();
-        const result = await next(args);
-        const after = await read();
-        this.units += indexWriteUnits(table, before, after);
-        return result;
+        try {
+          return await next(args);
+        } finally {
+          // A failed conditional write is billed too: the larger of the item before and the one asked for.
+          const after = await read();
+          const written = Math.max(before ? itemSize(before) : 0, after ? itemSize(after) : 0, operation.startsWith('Put') ? itemSize(input.Item as Item) : 0);
+          this.add(`${table.id} ${partition}`, 'write', writeUnits(written));
+          const entries = indexWrites(table, before, after);
+          for (const w of entries) this.add(`${table.id}/${w.index} ${w.partition}`, 'write', w.units);
+          this.units += entries.reduce((sum, w) => sum + w.units, 0);
+        }
       },
       { step: 'initialize', name: 'payrelayBenchIndexWrites', priority: 'low' },
     );
   }
 
+  private add(key: string, kind: 'write' | 'read', units: number): void {
+    const entry = this.partitions.get(key) ?? { write: 0, read: 0 };
+    entry[kind] += units;
+    this.partitions.set(key, entry);
+  }
+
+  /** GetItem: the item's partition; Query: the partition its key condition names, by the size of what it returned. */
+  private countRead(table: TableDefinition, input: Item, output: Item): void {
+    const consistent = input.ConsistentRead === true;
+    if (input.Key) {
+      const item = output.Item as Item | undefined;
+      this.add(`${table.id} ${String(plain((input.Key as Item)[table.partitionKey.name]))}`, 'read', readUnits(item ? itemSize(item) : 0, consistent));
+      return;
+    }
+    const index = table.indexes.find((i) => i.indexName === input.IndexName);
+    const keyName = index ? index.partitionKey.name : table.partitionKey.name;
+    const partition = queriedPartition(input, keyName) ?? '?';
+    const bytes = ((output.Items ?? []) as Item[]).reduce((sum, item) => sum + itemSize(item), 0);
+    this.add(`${table.id}${index ? `/${index.indexName}` : ''} ${partition}`, 'read', readUnits(bytes, consistent));
+  }
+
   reset(): void {
     this.units = 0;
+    this.partitions = new Map();
   }
 }

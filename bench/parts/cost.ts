@@ -8,7 +8,7 @@ import { payoutKey } from '@shared/domain/identity';
 import { kycCallbackEvent, payoutNotificationEvent } from '@test/factories/http-events';
 import { scheduledEvent } from '@test/factories/scheduled-events';
 import { AwsCallCounter, type CallCounts } from '../lib/aws-counter';
-import { IndexWriteCounter } from '../lib/gsi-writes';
+import { IndexWriteCounter, type PartitionUnits } from '../lib/gsi-writes';
 import { countHttpCalls } from '../lib/http-calls';
 import { BENCH_KYC_SECRET, contextFor, startHandlerEnv } from '../lib/local-env';
 import { verdict, type Part, type PartResult, type Row } from '../lib/part';
@@ -18,7 +18,17 @@ import { check, createFloor, kycCallbackBody, notificationBody, seedNotifiedPayo
 import { runWorkerBatches, type SqsHandler } from '../lib/worker-batches';
 import { payoutRequests } from './throughput';
 
-export const TARGETS = { writesPerWebhook: 2, writesPerPayout: 4, indexWriteUnitsPerPayout: 4, webhookCostVsFloor: 1.3 } as const;
+export const TARGETS = {
+  writesPerWebhook: 2,
+  writesPerPayout: 4,
+  indexWriteUnitsPerPayout: 4,
+  webhookCostVsFloor: 1.3,
+  partitionWriteUnitsPerSecond: 1_000,
+  partitionReadUnitsPerSecond: 3_000,
+} as const;
+
+/** The burst of issue 16's partition target: 10,000 payouts a minute, and 1,000 webhooks a second of each kind (stricter than 1,000 in all). */
+const BURST = { payoutsPerSecond: 10_000 / 60, webhooksPerSecond: 1_000 } as const;
 
 type HttpHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 type ScheduledHandler = (event: ScheduledEvent, context: Context) => Promise<ReconcileSummary>;
@@ -29,6 +39,28 @@ interface Measured {
   counts: CallCounts;
   indexWriteUnits: number;
   meanMs: number;
+  /** Units per partition key of every table and index, over the whole run. */
+  partitions: PartitionUnits;
+}
+
+/**
+ * Units per partition key per second at the burst: each run's units on a key, per unit of work,
+ * times the burst's rate of that work, summed over the runs. For a key shared by many units (an
+ * index shard) this is the expected load; for a key of one payout or one event it overstates it
+ * when a run holds fewer units than a second of the burst, which only makes the maximum stricter.
+ */
+function burstLoad(runs: ReadonlyArray<{ measured: Measured; perSecond: number }>): { key: string; write: number; read: number }[] {
+  const load = new Map<string, { write: number; read: number }>();
+  for (const { measured, perSecond } of runs) {
+    const scale = perSecond / measured.units;
+    for (const [key, units] of measured.partitions) {
+      const entry = load.get(key) ?? { write: 0, read: 0 };
+      entry.write += units.write * scale;
+      entry.read += units.read * scale;
+      load.set(key, entry);
+    }
+  }
+  return [...load].map(([key, units]) => ({ key, ...units }));
 }
 
 const per = (m: Measured, value: number): number => value / m.units;
@@ -82,7 +114,7 @@ export const cost: Part = async ({ options, progress }): Promise<PartResult> => 
       provider.reset();
       const times: number[] = [];
       for (let i = 0; i < n; i += 1) times.push(await work(i));
-      return { units: n, counts: counter.snapshot(), indexWriteUnits: indexes.units, meanMs: mean(times) };
+      return { units: n, counts: counter.snapshot(), indexWriteUnits: indexes.units, meanMs: mean(times), partitions: indexes.partitions };
     };
     const timed = async (fn: () => Promise<void>): Promise<number> => {
       const started = performance.now();
@@ -135,7 +167,7 @@ export const cost: Part = async ({ options, progress }): Promise<PartResult> => 
     indexes.reset();
     provider.reset();
     const batchMs = await runWorkerBatches(worker.handler, requests, C);
-    const workerRun: Measured = { units: payoutCount, counts: counter.snapshot(), indexWriteUnits: indexes.units, meanMs: mean(batchMs) };
+    const workerRun: Measured = { units: payoutCount, counts: counter.snapshot(), indexWriteUnits: indexes.units, meanMs: mean(batchMs), partitions: indexes.partitions };
     const workerProviderCalls = provider.total();
     await makeDue(requests);
     counter.reset();
@@ -144,7 +176,7 @@ export const cost: Part = async ({ options, progress }): Promise<PartResult> => 
     const reconcileStarted = performance.now();
     const summary = await reconciler.handler(scheduledEvent(), contextFor(FUNCTIONS.reconciler));
     const reconcileMs = performance.now() - reconcileStarted;
-    const reconcileRun: Measured = { units: payoutCount, counts: counter.snapshot(), indexWriteUnits: indexes.units, meanMs: reconcileMs };
+    const reconcileRun: Measured = { units: payoutCount, counts: counter.snapshot(), indexWriteUnits: indexes.units, meanMs: reconcileMs, partitions: indexes.partitions };
     const reconcileProviderCalls = provider.total();
     if (summary.read !== payoutCount || (summary.transitions.SUCCEEDED ?? 0) !== payoutCount) {
       throw new Error(`the counted reconciler pass read ${summary.read} and settled ${summary.transitions.SUCCEEDED ?? 0}, expected ${payoutCount}: ${JSON.stringify(summary)}`);
@@ -202,6 +234,21 @@ export const cost: Part = async ({ options, progress }): Promise<PartResult> => 
     };
     const providerPerPayout = (workerProviderCalls + reconcileProviderCalls) / payoutCount;
     const payoutIndexUnits = per(workerRun, workerRun.indexWriteUnits) + per(reconcileRun, reconcileRun.indexWriteUnits);
+    const burst = burstLoad([
+      { measured: notifications, perSecond: BURST.webhooksPerSecond },
+      { measured: kycCallbacks, perSecond: BURST.webhooksPerSecond },
+      { measured: workerRun, perSecond: BURST.payoutsPerSecond },
+      { measured: reconcileRun, perSecond: BURST.payoutsPerSecond },
+    ]);
+    const hottest = (kind: 'write' | 'read') => burst.reduce((best, k) => (k[kind] > best[kind] ? k : best), { key: 'none', write: 0, read: 0 });
+    const hottestWrite = hottest('write');
+    const hottestRead = hottest('read');
+    const topKeys = (kind: 'write' | 'read') =>
+      [...burst]
+        .sort((a, b) => b[kind] - a[kind])
+        .slice(0, 5)
+        .map((k) => `${k.key}: ${Math.round(k[kind])}`)
+        .join('; ');
 
     const rows: Row[] = [
       {
@@ -237,6 +284,18 @@ export const cost: Part = async ({ options, progress }): Promise<PartResult> => 
         value: `${fixed(per(workerRun, workerRun.counts.writeUnits) + per(reconcileRun, reconcileRun.counts.writeUnits))} + ${fixed(payoutIndexUnits)}`,
         target: `index <= ${TARGETS.indexWriteUnitsPerPayout}`,
         verdict: verdict(payoutIndexUnits <= TARGETS.indexWriteUnitsPerPayout),
+      },
+      {
+        metric: 'most write units per partition key per second at the burst (table or index, its key)',
+        value: `${Math.round(hottestWrite.write)} (${hottestWrite.key})`,
+        target: `<= ${TARGETS.partitionWriteUnitsPerSecond}`,
+        verdict: verdict(hottestWrite.write <= TARGETS.partitionWriteUnitsPerSecond),
+      },
+      {
+        metric: 'most read units per partition key per second at the burst (table or index, its key)',
+        value: `${Math.round(hottestRead.read)} (${hottestRead.key})`,
+        target: `<= ${TARGETS.partitionReadUnitsPerSecond}`,
+        verdict: verdict(hottestRead.read <= TARGETS.partitionReadUnitsPerSecond),
       },
       {
         metric: 'cost per 1M webhooks: payout-notification',
@@ -284,11 +343,14 @@ export const cost: Part = async ({ options, progress }): Promise<PartResult> => 
         indexWriteUnitsPerPayout: payoutIndexUnits,
         costPer1MWebhooks: Math.max(costs.notification.total as number, costs.kycCallback.total as number),
         costPer1MPayouts: costs.payout.total as number,
+        maxPartitionWriteUnitsPerSecond: hottestWrite.write,
+        maxPartitionReadUnitsPerSecond: hottestRead.read,
       },
       notes: [
         `Prices: ${PRICES.recorded}. Lambda arm64 $${PRICES.lambdaArmGbSecond} per GB-s + $0.20 per 1M requests; HTTP API $1.00 per 1M; DynamoDB on-demand $0.625 per 1M write units, $0.125 per 1M read units; SQS $0.40 per 1M requests; Secrets Manager $0.05 per 10,000 calls.`,
         `Counted at the clients with an SDK middleware on the handlers' own client singletons (DynamoDB with ReturnConsumedCapacity=TOTAL), over ${n} new webhooks of each kind and ${payoutCount} payouts, after a warm-up (so the cached secrets cost no calls). Provider calls counted on Node's http client channel.`,
         'dynalite reports table write units only; secondary-index writes (events: by-received-shard, listing fields only; payouts: two keys-only indexes and by-state, keys + platform_merchant_id) are added from the item before and after each write, by DynamoDB\'s rules.',
+        `Partitions: every DynamoDB call of the counted runs is attributed to the partition key it lands on (the table's key, and for each index entry written or deleted the index's partition key; a Query to the partition its key condition names), in units by DynamoDB's rules (1 write unit per KB of the item or index entry, a failed conditional write included; 0.5 read unit per 4 KB eventually consistent, 1 consistent). Per key, the units per payout or webhook are scaled to the burst: ${Math.round(BURST.payoutsPerSecond)} payouts a second (10,000 a minute) through the worker and the reconciler, and ${BURST.webhooksPerSecond} webhooks a second of each kind, summed. Hottest writes: ${topKeys('write')}. Hottest reads: ${topKeys('read')}.`,
         `Lambda duration: mean measured handler time here, at the memory of shared/config/functions.ts (receivers 256 MB, worker and reconciler 512 MB). Webhook breakdown: notification ${breakdown(costs.notification)}; kyc ${breakdown(costs.kycCallback)}; floor ${breakdown(costs.floor)}.`,
         `Payout breakdown: ${breakdown(costs.payout)}. The worker's Lambda time is mostly waiting on the provider (2 calls of ${L} ms here): on Lambda that wait is billed. Not included: the reconciler's fixed schedule (1,440 runs a day whatever the volume), the order notification the provider sends per payout (one more webhook), CloudWatch Logs and metrics, X-Ray, NAT gateway for static egress.`,
       ],
