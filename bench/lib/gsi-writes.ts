@@ -62,7 +62,7 @@ interface IndexEntryWrite {
 }
 
 /** The index entry writes of one item write (the rules of indexWriteUnits), each with its partition. */
-function indexWrites(table: TableDefinition, before: Item | undefined, after: Item | undefined): IndexEntryWrite[] {
+export function indexWrites(table: TableDefinition, before: Item | undefined, after: Item | undefined): IndexEntryWrite[] {
   const writes: IndexEntryWrite[] = [];
   for (const index of table.indexes) {
     const oldKey = indexKey(before, index);
@@ -88,7 +88,7 @@ function indexWrites(table: TableDefinition, before: Item | undefined, after: It
 export type PartitionUnits = Map<string, { write: number; read: number }>;
 
 /** The partition key value a Query reads: the `name = :value` (or `#name = :value`) term of its key condition. */
-function queriedPartition(input: Item, keyName: string): string | undefined {
+export function queriedPartition(input: Item, keyName: string): string | undefined {
   const names = (input.ExpressionAttributeNames ?? {}) as Record<string, string>;
   const values = (input.ExpressionAttributeValues ?? {}) as Item;
   for (const match of String(input.KeyConditionExpression ?? '').matchAll(/([#\w]+)\s*=\s*(:\w+)/g)) {
