@@ -19,7 +19,7 @@ export function registerConsoleCommand(program: Command): void {
     'payrelay console --stack payrelay-prod --profile ops',
   )
     .description(
-      'serve the ops console on 127.0.0.1: overview, payouts, callbacks, KYC subjects, and the review and DLQ actions. ' +
+      'serve the ops console on 127.0.0.1: overview, payouts (resolve, retry), review, DLQ (redrive, delete), callbacks (replay), quarantine (calibrate), KYC subjects (confirm) and collections; every action has a confirmation step. ' +
         'It uses your own AWS credentials (--stack/--profile) or the local stack; nothing is deployed. ' +
         'Open the printed URL: it carries a token that is new at every start. Stop with Ctrl-C.',
     )

@@ -37,7 +37,7 @@ ${table(
     v.receiveCount,
     v.reason,
     payoutLink(v),
-    v.accountMasked,
+    v.accountMasked === undefined ? undefined : html`<span class="nowrap">${v.accountMasked}</span>`,
     html`<a href="${withQuery('/dlq/redrive', { id: v.id })}" class="redrive">redrive…</a> <a href="${withQuery('/dlq/delete', { id: v.id })}" class="delete">delete…</a>`,
   ]),
   'the dead-letter queue is empty',
