@@ -10,6 +10,7 @@ import { startSqsPoller, successfulRecords } from '@local/sqs-poller';
 import { createDeadLetterQueue } from '@shared/adapters/dead-letter';
 import { redriveDeadLetters } from '@shared/app/dead-letters';
 import { recordedCalls } from './fixtures/recording-handler';
+import { silentLog } from '@test/factories/ports';
 
 /*
  * The local stand-ins for API Gateway, the SQS event source mapping and the schedule, driven with a
@@ -158,9 +159,8 @@ describe('SQS poller against fauxqs', () => {
   it('redrive moves DLQ messages back to the queue and counts them', async () => {
     await sqs.send(new SendMessageCommand({ QueueUrl: aws.queueUrls.deadLetter, MessageBody: 'second' }));
     const before = await depth(aws.queueUrls.deadLetter);
-    const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
     const dlq = createDeadLetterQueue(aws.queueUrls.deadLetter, aws.queueUrls.payouts, sqs);
-    const result = await redriveDeadLetters({ dlq, log: quiet, runId: 'run-1' });
+    const result = await redriveDeadLetters({ dlq, log: silentLog, runId: 'run-1' });
     expect(result).toEqual({ presentAtStart: before, moved: before, failedAgain: 0, skipped: 0, runId: 'run-1' });
     expect(await depth(aws.queueUrls.deadLetter)).toBe(0);
     expect(await depth(aws.queueUrls.payouts)).toBe(before);

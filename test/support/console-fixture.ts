@@ -3,6 +3,7 @@ import type { Browser } from 'puppeteer-core';
 import type { Target } from '@cli/target';
 import type { LocalStack } from '@local/stack';
 import type { PayoutRequest } from '@shared/messages/payout-request';
+import { silentLog } from '@test/factories/ports';
 
 /*
  * What the console's browser test and the screenshot script share: a headless Chromium that arrives
@@ -131,7 +132,7 @@ export async function runConsoleScenario(stack: LocalStack, timeoutMs = 40_000):
         collections: createCollectionRepository({ tableName: stack.env.COLLECTIONS_TABLE_NAME as string }),
         ...payoutService,
         clock: { now: () => new Date() },
-        log: { info: () => undefined, warn: () => undefined, error: () => undefined },
+        log: silentLog,
       },
       { partnerOrderId: ref(9), amount: '40.00', currency: 'GHS' },
     );

@@ -19,19 +19,19 @@ import { credentialsFromSecret, PayoutServiceClient } from '@shared/providers/pa
 import { ProviderUnavailableError } from '@shared/providers/provider-errors';
 import type { CollectionStore } from '@shared/ports/collections';
 import { startReceiverStack, type ReceiverStack } from '../webhooks/receiver-stack';
+import { silentLog } from '@test/factories/ports';
 
 let stack: ReceiverStack;
 let client: PayoutServiceClient;
 let collections: CollectionStore;
 let deps: CreateCollectionDeps;
-const quiet = { info: () => {}, warn: () => {}, error: () => {} };
 const clock = { now: () => new Date() };
 
 beforeAll(async () => {
   stack = await startReceiverStack({ stage: 'collect', simulator: { notifyOnSettle: false } });
   client = new PayoutServiceClient({ baseUrl: stack.sim.payoutBaseUrl, timeoutMs: 2000 });
   collections = createCollectionRepository({ tableName: stack.local.names.collectionsTable, client: stack.doc });
-  deps = { collections, provider: client, credentials: { get: async () => credentialsFromSecret(stack.partner) }, clock, log: quiet };
+  deps = { collections, provider: client, credentials: { get: async () => credentialsFromSecret(stack.partner) }, clock, log: silentLog };
 });
 
 afterAll(async () => {
@@ -154,7 +154,7 @@ describe('collections: create through the simulator, follow the order notificati
       { paymentStatus: 'PAID' },
     ];
     const results = await Promise.all(
-      notices.map((notice, i) => applyCollectionNotice({ collections, clock, log: quiet }, 'col-race', { ...notice, eventId: `race-${i}` })),
+      notices.map((notice, i) => applyCollectionNotice({ collections, clock, log: silentLog }, 'col-race', { ...notice, eventId: `race-${i}` })),
     );
     const final = await getCollection(deps, 'col-race');
     expect(final).toMatchObject({ orderStatus: 'COMPLETED', paymentStatus: 'REFUND' });
@@ -178,7 +178,7 @@ describe('collections: create through the simulator, follow the order notificati
       subjects: createKycRepository({ tableName: stack.local.names.kycTable, client: stack.doc }),
       collections,
       clock,
-      log: quiet,
+      log: silentLog,
       telemetry: { count: () => {}, seconds: () => {} },
     };
     const first = await replayEvents(replayDeps, { since });

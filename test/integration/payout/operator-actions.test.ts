@@ -4,7 +4,7 @@ import { createPayoutQueue } from '@shared/adapters/payout-queue';
 import { InvalidOperatorInputError, OperatorActionRefusedError, PayoutNotFoundError } from '@shared/app/operator-errors';
 import { createProcessPayout } from '@shared/app/process-payout';
 import { credentialsFromCachedSecret } from '@shared/adapters/credentials';
-import type { Clock, Log, Telemetry } from '@shared/ports/runtime';
+import type { Clock, Telemetry } from '@shared/ports/runtime';
 import { createReconcilePayouts, type ReconcileSettings } from '@shared/app/reconcile-payouts';
 import { resolvePayout } from '@shared/app/resolve-payout';
 import { retryPayout } from '@shared/app/retry-payout';
@@ -13,6 +13,7 @@ import { parsePayoutRequest, payoutRequestSchema, type PayoutRequestInput } from
 import { METRIC } from '@shared/observability/metric-names';
 import { PayoutServiceClient } from '@shared/providers/payout-client';
 import { MERCHANT_ID, PARTNER_CODE, expectAtMostOneExecution, identityOf, ledgerOf, request, startHarness, type Harness } from './harness';
+import { silentLog } from '@test/factories/ports';
 
 /*
  * The exceptions an operator settles (NEEDS_REVIEW watched and resolved, retry of a FAILED payout,
@@ -44,7 +45,6 @@ const telemetry: Telemetry = {
   },
   seconds: () => undefined,
 };
-const silent: Log = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 const RECONCILE: ReconcileSettings = {
   reviewAfterMs: 60 * MINUTE,
@@ -59,7 +59,7 @@ const RECONCILE: ReconcileSettings = {
 function system() {
   const clock = new TestClock();
   const credentials = credentialsFromCachedSecret({ get: async () => h.sim.admin.credentials(PARTNER_CODE, MERCHANT_ID) });
-  const deps = { repository: h.repository, credentials, clock, telemetry, log: silent, provider: client };
+  const deps = { repository: h.repository, credentials, clock, telemetry, log: silentLog, provider: client };
   const process = createProcessPayout({ ...deps, settings: { nameMatchThreshold: 0.85, kycGating: false } });
   const reconcile = createReconcilePayouts({ ...deps, settings: RECONCILE });
   const queue = createPayoutQueue(h.aws.queueUrls.payouts, h.sqs);

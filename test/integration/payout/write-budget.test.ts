@@ -11,6 +11,7 @@ import { payoutKey } from '@shared/domain/identity';
 import { payoutRequestSchema } from '@shared/messages/payout-request';
 import { PayoutServiceClient } from '@shared/providers/payout-client';
 import { MERCHANT_ID, PARTNER_CODE, identityOf, request, startHarness, type Harness } from './harness';
+import { silentLog } from '@test/factories/ports';
 
 /*
  * The happy path's DynamoDB budget, counted at the client: at most 4 table writes per payout, and
@@ -54,7 +55,6 @@ describe('payout happy path write budget', () => {
     const clock: Clock = { now: () => new Date(t) };
     const repository = createPayoutRepository(h.aws.names.payoutsTable, doc);
     const credentials = credentialsFromCachedSecret({ get: async () => h.sim.admin.credentials(PARTNER_CODE, MERCHANT_ID) });
-    const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
     const telemetry = { count: () => undefined, seconds: () => undefined };
     const provider: PayoutProvider = {
       verifyAccount: (req, creds) => {
@@ -64,14 +64,14 @@ describe('payout happy path write budget', () => {
       payout: (req, creds) => client.payout(req, creds),
       getPayout: (identity, creds) => client.getPayout(identity, creds),
     };
-    const process = createProcessPayout({ repository, provider, credentials, clock, telemetry, log: silent, settings: { nameMatchThreshold: 0.85, kycGating: false } });
+    const process = createProcessPayout({ repository, provider, credentials, clock, telemetry, log: silentLog, settings: { nameMatchThreshold: 0.85, kycGating: false } });
     const reconcile = createReconcilePayouts({
       repository,
       provider,
       credentials,
       clock,
       telemetry,
-      log: silent,
+      log: silentLog,
       settings: { reviewAfterMs: 60 * MINUTE, notFoundGraceMs: 15 * MINUTE, resubmitUnknownNotFound: false, submitStaleMs: 5 * MINUTE, concurrency: 4, pageSize: 10, budgetMs: 60_000 },
     });
     const r = request();

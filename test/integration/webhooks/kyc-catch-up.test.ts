@@ -13,12 +13,12 @@ import { KycServiceClient } from '@shared/providers/kyc-client';
 import { ProviderAmbiguousError } from '@shared/providers/provider-errors';
 import { startRecordingServer, type RecordingServer, type Reply } from '@test/support/http-test-servers';
 import { startReceiverStack, type ReceiverStack } from './receiver-stack';
+import { silentLog } from '@test/factories/ports';
 
 let stack: ReceiverStack;
 let subjects: KycRepository;
 let deps: CatchUpKycDeps;
 const counted: string[] = [];
-const silentLog = { info: () => {}, warn: () => {}, error: () => {} };
 
 beforeAll(async () => {
   stack = await startReceiverStack({ stage: 'catchup', simulator: { seed: 19 } });

@@ -14,6 +14,7 @@ import { Payout } from '@shared/domain/payout';
 import { KycServiceClient } from '@shared/providers/kyc-client';
 import { startSimulator, type SimulatorHandle, type SimulatorOptions } from '@simulator/index';
 import { lambdaContext } from '@test/factories/http-events';
+import { silentLog } from '@test/factories/ports';
 
 /** A fixed, test-only callback token (the KYC secret's `callback_token`). */
 export const CALLBACK_TOKEN = 'test-callback-token-0123456789abcdef';
@@ -107,7 +108,7 @@ export async function startReceiverStack(options: { stage: string; simulator?: S
           secret: { get: async () => ({ app_id: appId, callback_token: CALLBACK_TOKEN }) },
           apiBaseUrl: gateway.url,
           clock: { now: () => new Date() },
-          log: { info: () => {}, warn: () => {}, error: () => {} },
+          log: silentLog,
         },
         { kind: 'individual', reference, full_name: 'Ama Mensah', email: 'ama@example.test', phone: '0244000000' },
       );
