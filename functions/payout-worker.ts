@@ -3,7 +3,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { createDeadLetterSink } from '@shared/adapters/dead-letter';
 import { kycGatingAdapters } from '@shared/adapters/kyc-gating';
 import { payoutProviderFrom } from '@shared/adapters/payout-provider';
-import { createMessageRedelivery } from '@shared/adapters/payout-queue';
+import { createMessageRedelivery, payoutMessageFromSqs } from '@shared/adapters/payout-queue';
 import { createPayoutRepository } from '@shared/adapters/payout-repository';
 import { systemClock } from '@shared/adapters/system-clock';
 import { telemetryFrom } from '@shared/adapters/telemetry';
@@ -12,7 +12,6 @@ import { createPayoutMessageHandler } from '@shared/app/payout-messages';
 import { createProcessPayout, createRejectInvalidRequest } from '@shared/app/process-payout';
 import { loadConfig } from '@shared/config/env';
 import { workerEnvSchema } from '@shared/config/worker';
-import { payoutMessageFromSqs } from '@shared/messages/queue-message';
 import { logger } from '@shared/observability/logger';
 import { lambdaChain } from '@shared/observability/lambda-chain';
 import { metrics } from '@shared/observability/metrics';

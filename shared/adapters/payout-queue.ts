@@ -1,4 +1,7 @@
 import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSRecord } from 'aws-lambda';
+import type { PayoutMessage } from '@shared/messages/queue-message';
+import { REDRIVE_RUN_ATTRIBUTE } from '@shared/messages/redrive';
 import type { MessageRedelivery, PayoutRequestQueue } from '@shared/ports/payouts';
 import { sqsClient } from './sqs-client';
 
@@ -24,5 +27,17 @@ export function createMessageRedelivery(queueUrl: string, client: SQSClient = sq
       const seconds = Math.min(MAX_VISIBILITY_SECONDS, Math.max(1, Math.ceil(delayMs / 1000)));
       await client.send(new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: receiptHandle, VisibilityTimeout: seconds }));
     },
+  };
+}
+
+/** Reads what the message policy needs from an SQS record (a missing receive count counts as the first receive). */
+export function payoutMessageFromSqs(record: SQSRecord): PayoutMessage {
+  const redriveRun = record.messageAttributes?.[REDRIVE_RUN_ATTRIBUTE]?.stringValue;
+  return {
+    body: record.body,
+    messageId: record.messageId,
+    receiptHandle: record.receiptHandle,
+    receiveCount: Number(record.attributes.ApproximateReceiveCount ?? '1'),
+    ...(redriveRun ? { redriveRun } : {}),
   };
 }

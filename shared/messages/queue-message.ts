@@ -1,6 +1,3 @@
-import type { SQSRecord } from 'aws-lambda';
-import { REDRIVE_RUN_ATTRIBUTE } from './redrive';
-
 /** One payout-queue message as the worker's policy needs it, without the SQS envelope. */
 export interface PayoutMessage {
   readonly body: string;
@@ -11,16 +8,4 @@ export interface PayoutMessage {
   readonly receiveCount: number;
   /** The run id a DLQ redrive put on it, when it came back from the DLQ that way. */
   readonly redriveRun?: string;
-}
-
-/** Reads what the message policy needs from an SQS record (a missing receive count counts as the first receive). */
-export function payoutMessageFromSqs(record: SQSRecord): PayoutMessage {
-  const redriveRun = record.messageAttributes?.[REDRIVE_RUN_ATTRIBUTE]?.stringValue;
-  return {
-    body: record.body,
-    messageId: record.messageId,
-    receiptHandle: record.receiptHandle,
-    receiveCount: Number(record.attributes.ApproximateReceiveCount ?? '1'),
-    ...(redriveRun ? { redriveRun } : {}),
-  };
 }

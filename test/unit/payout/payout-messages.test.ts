@@ -4,7 +4,7 @@ import type { PayoutIdentity } from '@shared/domain/identity';
 import { createPayoutMessageHandler, type PayoutMessageDeps } from '@shared/app/payout-messages';
 import { RetryLaterError, type ProcessPayoutResult } from '@shared/app/process-payout';
 import type { PayoutRequest } from '@shared/messages/payout-request';
-import { payoutMessageFromSqs } from '@shared/messages/queue-message';
+import { payoutMessageFromSqs } from '@shared/adapters/payout-queue';
 import { REDRIVE_RUN_ATTRIBUTE } from '@shared/messages/redrive';
 import { METRIC } from '@shared/observability/metric-names';
 import { countingTelemetry, silentLog } from '@test/factories/ports';
