@@ -19,7 +19,7 @@ export interface KycOptions {
   rejectReferences?: string[];
 }
 
-/** The seed's paths, relative to the KYC base URL. */
+/** The documented paths, relative to the KYC base URL. */
 export const KYC_PATHS = {
   register: '/api/v1/app/register',
   verify: '/api/v1/app/verify',
@@ -83,7 +83,7 @@ interface KycOrder {
   held?: KycCallbackPayload;
 }
 
-/** The seed's callback payload. */
+/** The documented callback payload. */
 export interface KycCallbackPayload {
   status: string;
   event: string;
@@ -108,7 +108,7 @@ interface Step {
   userData: boolean;
 }
 
-// The seed's sequence (seed 001, "Callback status and event pairs").
+// The documented sequence ("Callback status and event pairs" in the KYC service's documentation).
 const STEPS: readonly Step[] = [
   { event: 'applicantCreated', status: 'init', note: () => 'User created, KYC initiated', reviewed: false, userData: false },
   { event: 'applicantPersonalInfoChanged', status: 'init', note: () => 'User created, KYC initiated', reviewed: false, userData: false },
@@ -142,7 +142,7 @@ export interface KycAdvanceRequest {
 
 const refuse = kycRefusal;
 
-/** The simulated identity-verification service (seed 001). */
+/** The simulated identity-verification service. */
 export class KycService {
   private readonly apps = new Map<string, App>();
   private readonly orders = new Map<string, KycOrder>();

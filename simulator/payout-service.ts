@@ -49,7 +49,7 @@ const ALTERNATIVE_WORD: Record<string, string> = {
   SUCCESSFUL: 'COMPLETED',
 };
 
-/** The seed's paths, relative to the payout base URL (which is the simulator's root URL). */
+/** The documented paths, relative to the payout base URL (which is the simulator's root URL). */
 export const PAYOUT_PATHS = {
   onboardPartner: '/api/v1/no-auth/PartnerP2P/OnboardPartner',
   resetPartnerKeys: '/api/v1/no-auth/PartnerP2P/ResetPartnerKeys',
@@ -162,7 +162,7 @@ export interface OrderNotificationRequest {
 
 const refuse = payoutRefusal;
 
-/** The simulated partner payout and onboarding service (seed 000). */
+/** The simulated partner payout and onboarding service. */
 export class PayoutService {
   private readonly partners = new Map<string, Partner>();
   private readonly byPublicKey = new Map<string, Partner>();

@@ -26,7 +26,7 @@ export function payoutRefusal(status: number, message: string): SimHttpError {
   return new SimHttpError(status, { success: false, message });
 }
 
-/** KYC-service style refusal, the seed's 400 shape: `{ error: true, message, data: null }`. */
+/** KYC-service style refusal, the documented 400 shape: `{ error: true, message, data: null }`. */
 export function kycRefusal(status: number, message: string): SimHttpError {
   return new SimHttpError(status, { error: true, message, data: null });
 }

@@ -108,7 +108,7 @@ export function createRequestHandler(deps: {
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://simulator.invalid');
-    // The seed writes some paths with a trailing slash and some without; accept both.
+    // The provider's documentation writes some paths with a trailing slash and some without; accept both.
     const path = url.pathname.replace(/\/+$/, '') || '/';
     const method = req.method ?? 'GET';
     const isKyc = path.startsWith(KYC_PREFIX + '/');

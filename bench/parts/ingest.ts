@@ -38,7 +38,7 @@ export function notificationBody(i: number, secret: ProviderSecret = BENCH_PROVI
   return JSON.stringify(withSignature(body, 'orderNotification', secrets, DEFAULT_SIGNING_PROFILE));
 }
 
-/** The i-th KYC callback: a new user entering review (seed 001 "Callback payload"). */
+/** The i-th KYC callback: a new user entering review ("Callback payload" in the KYC service's documentation). */
 export function kycCallbackBody(i: number, run: string): string {
   return JSON.stringify({
     status: 'pending',

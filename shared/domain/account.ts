@@ -2,7 +2,7 @@ import { InvalidAccountCodeError, preview } from './errors';
 
 export { InvalidAccountCodeError } from './errors';
 
-/** Mobile-money providers named by the payout service (seed 000, "Account code values"). */
+/** Mobile-money providers named by the payout service (its documentation's "Account code values"). */
 export const MOBILE_MONEY_PROVIDERS = ['Momo', 'MPESA', 'MTN', 'VOD'] as const;
 export type MobileMoneyProvider = (typeof MOBILE_MONEY_PROVIDERS)[number];
 
@@ -14,7 +14,7 @@ const BANK_CODE = /^[0-9]{2,10}$/;
 
 /**
  * Validates an account_code. Bank codes keep their leading zeros. Provider names are matched
- * case-insensitively and returned in the seed's spelling ("momo" -> "Momo").
+ * case-insensitively and returned in the documented spelling ("momo" -> "Momo").
  * @throws InvalidAccountCodeError
  */
 export function parseAccountCode(code: string): AccountCode {

@@ -20,7 +20,7 @@ export interface KycProfile {
   country?: string;
 }
 
-/** A recognized KYC callback, normalized: the words of the seed mapped to phase and decision. */
+/** A recognized KYC callback, normalized: the documented words mapped to phase and decision. */
 export interface KycCallbackEvent {
   userReference: string;
   phase: KycPhase;
@@ -97,7 +97,7 @@ export function normalizeTimestamp(value: unknown): string {
 const PROFILE_FIELDS = ['first_name', 'last_name', 'phone', 'email', 'country'] as const;
 
 /**
- * Reads a KYC callback payload (seed 001, "Callback payload"). It needs a user reference and a
+ * Reads a KYC callback payload ("Callback payload" in the KYC service's documentation). It needs a user reference and a
  * known status word; a completed callback also needs a final decision (approved or rejected).
  * Anything else is unrecognized: stored and acknowledged by the caller, never applied.
  */
@@ -150,7 +150,7 @@ export function recognizeKycCallback(payload: unknown): Recognition<KycCallbackE
 }
 
 /**
- * Finds the payout or the collection a notification is about. The seed shows no notification
+ * Finds the payout or the collection a notification is about. The provider's documentation shows no notification
  * payload; the simulator sends `data.withdrawal_reference`, and the provider's public samples carry
  * the partner's own reference in `data.order_details.partner_order_id`. Both are accepted for a
  * payout, in that order; a collection only by `partner_order_id`, in a notification without

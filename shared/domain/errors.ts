@@ -47,7 +47,7 @@ export class MalformedWebhookError extends DomainError {
 }
 
 /**
- * The KYC service's `GET /responses` answer is not a list of callbacks payrelay can read (the seed
+ * The KYC service's `GET /responses` answer is not a list of callbacks payrelay can read (the provider's documentation
  * does not document its shape; see `readKycResponses`). Nothing of the answer is stored.
  */
 export class KycResponsesFormatError extends DomainError {

@@ -2,7 +2,7 @@ import { KycResponsesFormatError } from './errors';
 
 /**
  * Reading the KYC service's `GET /api/v1/responses` answer: the callbacks the service has sent for
- * an app. The seed shows the payloads but not the answer around them, so payrelay accepts the
+ * an app. The provider's documentation shows the payloads but not the answer around them, so payrelay accepts the
  * shapes such an endpoint plausibly has and refuses everything else as a whole.
  */
 

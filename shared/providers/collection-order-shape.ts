@@ -1,5 +1,5 @@
 /**
- * The collection-order request as the provider wants it. The seed shows neither the path nor the
+ * The collection-order request as the provider wants it. The provider's documentation shows neither the path nor the
  * body, so both are settings: COLLECTION_ORDER_PATH and COLLECTION_ORDER_BODY. The body setting maps
  * each field the provider expects to one value payrelay knows; fields are sent in the order given,
  * which matters for a profile that signs in insertion order.
@@ -16,7 +16,7 @@ export interface CollectionOrderShape {
   fields: ReadonlyArray<readonly [string, CollectionValue]>;
 }
 
-/** The path the public pages suggest (an assumption: the seed shows none). */
+/** The path the public pages suggest (an assumption: the provider's documentation shows none). */
 export const DEFAULT_COLLECTION_ORDER_PATH = '/api/v1/no-auth/PartnerP2P/CollectionOrder';
 
 /** The public shape: the partner's order id, the amount to collect and a timestamp. */

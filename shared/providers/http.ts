@@ -23,7 +23,7 @@ export interface TransportOptions {
 export interface TransportRequest {
   operation: ProviderOperation;
   method: 'GET' | 'POST';
-  /** Path as in the seed, appended to the base URL as is (trailing slashes matter). */
+  /** Path as in the provider's documentation, appended to the base URL as is (trailing slashes matter). */
   path: string;
   query?: Record<string, string>;
   headers?: Record<string, string>;
@@ -83,7 +83,7 @@ export class HttpTransport {
     this.agent.destroy();
   }
 
-  /** The absolute URL of a seed path under the base URL (a base path prefix is kept). */
+  /** The absolute URL of a documented path under the base URL (a base path prefix is kept). */
   url(path: string, query?: Record<string, string>): URL {
     const url = new URL(this.baseUrl.href.replace(/\/+$/, '') + path);
     for (const [name, value] of Object.entries(query ?? {})) {

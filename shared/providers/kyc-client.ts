@@ -76,13 +76,13 @@ export interface KycStatusAnswer {
   phase?: KycPhase;
   /** `status` read as a decision (awaiting_approval, approved, rejected), if it is one. */
   decision?: KycDecision;
-  /** False when the service answered 400 `{ status: "UNPROCESSED" }` (the seed's "not processed yet"). */
+  /** False when the service answered 400 `{ status: "UNPROCESSED" }` (the documented "not processed yet"). */
   processed: boolean;
   record: VerificationStatusRecord;
 }
 
 /**
- * Client of the KYC service (seed 001). Same four failure classes as the payout client; every
+ * Client of the KYC service. Same four failure classes as the payout client; every
  * answer keeps its extra fields. The service takes no credentials: the app id travels in
  * bodies, queries and paths.
  */
@@ -105,7 +105,7 @@ export class KycServiceClient {
 
   private async call(request: Omit<TransportRequest, 'headers'>, passthrough: number[] = []) {
     const sensitive = request.sensitive ?? [];
-    // The seed lists Content-Type: application/json on every KYC endpoint, GETs included.
+    // The provider's documentation lists Content-Type: application/json on every KYC endpoint, GETs included.
     return this.transport.call({ ...request, headers: { 'Content-Type': 'application/json' } }, (response) => {
       const answer = interpretResponse(response, request.operation, sensitive, passthrough);
       // The verify endpoint's refusal shape is { error: true, message, data: null }; treat it as a refusal whatever the status.
@@ -159,7 +159,7 @@ export class KycServiceClient {
 
   /**
    * GET /responses: the callbacks the service holds for the app (named by `app_id` in the query,
-   * as the seed's other GETs do). Its answer is not documented, so it is returned as is;
+   * as the other documented GETs do). Its answer is not documented, so it is returned as is;
    * `readKycResponses` (shared/domain) reads it.
    */
   async getResponses(input: { app_id: string }): Promise<unknown> {

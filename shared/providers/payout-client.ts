@@ -39,13 +39,13 @@ export function credentialsFromSecret(secret: ProviderSecretFields): ProviderCre
 export interface PayoutServiceClientOptions {
   baseUrl: string;
   signingProfile?: SigningProfile;
-  /** Send `Authorization: Bearer <key>` on Payout and GetPayout (AccountVerification always uses Bearer, as the seed shows). */
+  /** Send `Authorization: Bearer <key>` on Payout and GetPayout (AccountVerification always uses Bearer, as the provider's documentation shows). */
   bearerPrefix?: boolean;
   timeoutMs?: number;
   keepAlive?: boolean;
   /** Each call becomes a span named by its operation (the deployed functions pass the X-Ray tracer). */
   tracing?: Tracing;
-  /** Path segment of the key-reset operation: the seed's ResetPartnerKeys, or GenKeysForPartner from its example. */
+  /** Path segment of the key-reset operation: the documented ResetPartnerKeys, or GenKeysForPartner from its example. */
   resetKeysPath?: string;
   /** Status table for GetPayout (PROVIDER_STATUS_MAP parsed with parseStatusMap). */
   statusMap?: StatusMap;
@@ -70,7 +70,7 @@ export const accountVerificationSchema = z.looseObject({
 });
 export type AccountVerificationResult = z.infer<typeof accountVerificationSchema>;
 
-/** Payout acceptance (the seed does not show it; the simulator answers `{ success: true, message, data: { withdrawal_reference, status } }`). */
+/** Payout acceptance (the provider's documentation does not show it; the simulator answers `{ success: true, message, data: { withdrawal_reference, status } }`). */
 export const payoutAcceptedSchema = z.looseObject({
   success: z.boolean().optional(),
   message: z.string().optional(),
@@ -99,7 +99,7 @@ export interface PayoutStatusResult {
 }
 
 /**
- * Collection-order answer (the seed does not show it; the simulator answers `{ success: true, message,
+ * Collection-order answer (the provider's documentation does not show it; the simulator answers `{ success: true, message,
  * data: { order_reference, virtual_account: { account_number, account_name, bank_name } } }`).
  * Every field is optional: an order the provider accepted without them is still accepted.
  */
@@ -150,7 +150,7 @@ const sensitiveOf = (creds: ProviderCredentials, accountNumber?: string): string
   [creds.partnerPublicKey, creds.partnerSecretKey, creds.merchantSecretKey, accountNumber ?? ''].filter((v) => v.length > 0);
 
 /**
- * Client of the partner payout service (seed 000). Every failure is one of ProviderRejectedError,
+ * Client of the partner payout service. Every failure is one of ProviderRejectedError,
  * ProviderUnauthorizedError, ProviderUnavailableError or ProviderAmbiguousError. Credentials are
  * passed per call: the caller caches them and refreshes once on Unauthorized. Inputs are validated
  * before anything is sent (domain errors: InvalidAmountError, InvalidAccountCodeError...).
@@ -251,7 +251,7 @@ export class PayoutServiceClient {
    */
   async payout(input: PayoutInput, creds: ProviderCredentials): Promise<PayoutAccepted> {
     const operation = 'payout';
-    // Field order follows the seed's table, since the default profile signs in insertion order.
+    // Field order follows the documented field table, since the default profile signs in insertion order.
     const body = withSignature(
       {
         amount: parseAmount(input.amount, input.currency),

@@ -74,7 +74,7 @@ function profilesReproducing(
 /**
  * Every profile that reproduces `knownSignature` for `body` (algorithms x serializations x
  * encodings x key recipes). The recipe found is set for `operation` (inferred from the body when not
- * given; all operations when it cannot be inferred); other operations keep the seed's recipe.
+ * given; all operations when it cannot be inferred); other operations keep the documented recipe.
  * Several results mean the sample cannot tell them apart (for example a body whose keys are
  * already sorted); an empty result means no supported scheme matches. Recipes needing an empty
  * secret are skipped.

@@ -53,7 +53,7 @@ const sameRecipe = (a: readonly SecretRole[], b: readonly SecretRole[]): boolean
 
 /**
  * The canonical name of a profile: `<algorithm>/<serialization>/<encoding>`, followed by
- * `/<operation>=<recipe>` for each operation whose key recipe differs from the seed's. The name
+ * `/<operation>=<recipe>` for each operation whose key recipe differs from the documented one. The name
  * alone rebuilds the profile, so it can be put in SIGNING_PROFILE as is.
  */
 export function profileName(profile: Omit<SigningProfile, 'name'>): string {
@@ -69,7 +69,7 @@ function buildProfile(parts: Omit<SigningProfile, 'name' | 'keys'> & { keys?: Pa
   return { name: profileName(profile), ...profile };
 }
 
-/** The seed's scheme as best understood: HMAC-SHA512 over compact insertion-order JSON, lowercase hex. */
+/** The documented scheme as best understood: HMAC-SHA512 over compact insertion-order JSON, lowercase hex. */
 export const DEFAULT_SIGNING_PROFILE: SigningProfile = deepFreeze(
   buildProfile({ algorithm: 'hmac-sha512', serialization: 'compact-insertion', encoding: 'hex' }),
 );
@@ -154,7 +154,7 @@ function fromJson(value: string): SigningProfile {
  * Resolves the SIGNING_PROFILE setting. Empty or `default`: the default profile. A profile name
  * (as `profileName` and `calibrate` produce, e.g. `sha512-secret-body/compact-sorted/hex/payout=merchant`),
  * or a JSON object `{ algorithm, serialization, encoding, keys? }` where `keys` maps operations to
- * recipes such as "merchant+partner"; operations left out keep the seed's recipe. A JSON `name`
+ * recipes such as "merchant+partner"; operations left out keep the documented recipe. A JSON `name`
  * is ignored in favour of the canonical name, so logs always show what is really used.
  * @throws SigningProfileError naming the bad part.
  */
@@ -166,7 +166,7 @@ export function resolveSigningProfile(value?: string): SigningProfile {
   return trimmed.startsWith('{') ? fromJson(trimmed) : fromName(trimmed);
 }
 
-/** Builds a profile from its parts; operations left out of `keys` keep the seed's recipe. */
+/** Builds a profile from its parts; operations left out of `keys` keep the documented recipe. */
 export function makeSigningProfile(
   parts: Omit<SigningProfile, 'name' | 'keys'> & { keys?: Partial<Record<SigningOperation, SecretRole[]>> },
 ): SigningProfile {

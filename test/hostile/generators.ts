@@ -34,7 +34,7 @@ function setPath(base: Record<string, unknown>, path: string, value: unknown): R
   return copy;
 }
 
-/** A well-formed KYC callback of seed 001's shape. */
+/** A well-formed KYC callback of the documented shape. */
 export function validKycCallback(userReference: string): Record<string, unknown> {
   return {
     event: 'applicantReviewed',

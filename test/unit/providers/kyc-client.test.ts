@@ -31,7 +31,7 @@ const expectRequest = (method: string, url: string, body?: unknown) => {
   expect(request.body).toEqual(body);
 };
 
-describe('KycServiceClient request shapes (seed 001)', () => {
+describe('KycServiceClient request shapes (as documented)', () => {
   it('registers an app', async () => {
     const app = { _id: 'app-1', name: 'Acme', verified: false, status: 'Active', __v: 0 };
     reply = () => ({ status: 200, body: { message: 'registered', value: '123456', app } });

@@ -9,7 +9,7 @@ import {
   secretsEqual,
 } from '@shared/domain/callbacks';
 
-/** A callback in the seed's shape (seed 001, "Callback payload"). */
+/** A callback in the documented shape ("Callback payload" in the KYC service's documentation). */
 const seedCallback = {
   status: 'completed',
   event: 'applicantReviewed',
