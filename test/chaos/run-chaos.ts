@@ -288,8 +288,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
   const violations: string[] = [];
   let reconcileRuns = 0;
   let resubmissions = 0;
-  /** Resubmissions the run made, per reference, each checked to follow an unbroken not-found run of the grace period. */
-  const resubmittedAfterNotFound = new Map<string, number>();
+  /**
+   * Authorized resubmissions, per reference, each checked to follow an unbroken not-found run of the
+   * grace period, and each counted once: an authorization is known by the start of its not-found run
+   * (spending it starts a new call, which ends the run), however many reconcile runs still see it.
+   */
+  const resubmittedAfterNotFound = new Map<string, Set<string>>();
   let duplicateMessages = 0;
   let workersMs = 0;
   let reconcileMs = 0;
@@ -333,7 +337,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
           if (item.acknowledged_at !== undefined || run < GRACE_MS) {
             violations.push(`${reference}: resubmission authorized without an unbroken not-found run (acknowledged ${String(item.acknowledged_at)}, run ${run} ms)`);
           } else {
-            resubmittedAfterNotFound.set(reference, (resubmittedAfterNotFound.get(reference) ?? 0) + 1);
+            resubmittedAfterNotFound.set(reference, (resubmittedAfterNotFound.get(reference) ?? new Set()).add(String(item.not_found_since)));
           }
         }
         const authorized = authorizedItems.map((i) => String(i.withdrawal_reference));
@@ -427,7 +431,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
     for (const entry of ledger) {
       if (entry.calls <= 1) continue;
       calledMoreThanOnce += 1;
-      const allowed = 1 + (resubmittedAfterNotFound.get(entry.withdrawal_reference) ?? 0);
+      const allowed = 1 + (resubmittedAfterNotFound.get(entry.withdrawal_reference)?.size ?? 0);
       if (entry.calls > allowed) {
         unexplainedCalls += entry.calls - allowed;
         violations.push(`${entry.withdrawal_reference}: ${entry.calls} Payout calls, ${allowed - 1} resubmissions after an unbroken not-found run`);
