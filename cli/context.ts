@@ -39,6 +39,13 @@ export function positiveInt(value: string): number {
   return n;
 }
 
+/** `--limit` of a listing: 1 to 1000, one page of the repository; more pages come through `--cursor`. */
+export function listLimit(value: string): number {
+  const n = positiveInt(value);
+  if (n > 1000) throw new InvalidArgumentError('at most 1000 per page; use --cursor for the next page');
+  return n;
+}
+
 const UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /** Parses `2026-11-20`, `2026-11-20T10:00:00Z`, or a duration back from now such as `30m`, `6h`, `2d`. */

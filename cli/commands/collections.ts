@@ -1,19 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
-import { InvalidArgumentError, Option } from 'commander';
+import { Option } from 'commander';
 import { ORDER_STATUSES, PAYMENT_STATUSES, type Collection, type CollectionOrderStatus, type CollectionPaymentStatus } from '@shared/domain/collection';
-import { contextOf, parseSince, positiveInt, withExample, type CommandContext } from '../context';
+import { contextOf, listLimit, parseSince, withExample, type CommandContext } from '../context';
 import { CliError, EXIT, printRecord, printTable } from '../output';
 import { payoutServiceFor } from '../operator';
 import { requireEnv } from '../target';
 import { cliLog } from './kyc';
-
-/** `--limit` of `collections list`: 1 to 1000 (one page). */
-function listLimit(value: string): number {
-  const n = positiveInt(value);
-  if (n > 1000) throw new InvalidArgumentError('at most 1000 per page; use --cursor for the next page');
-  return n;
-}
 
 /** A fresh order id when none is given: `col-<UTC date>-<8 hex>`, unique enough for one deployment. */
 export function newOrderId(now = new Date()): string {

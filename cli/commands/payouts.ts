@@ -1,19 +1,12 @@
 import type { Command} from 'commander';
-import { InvalidArgumentError, Option } from 'commander';
+import { Option } from 'commander';
 import { PAYOUT_STATES, type Payout, type PayoutState } from '@shared/domain/payout';
-import { contextOf, parseSince, positiveInt, withExample, type CommandContext } from '../context';
+import { contextOf, listLimit, parseSince, withExample, type CommandContext } from '../context';
 import { registerEnqueueCommand } from './payouts-enqueue';
 import { CliError, EXIT, printRecord, printTable } from '../output';
 import { registerRedriveCommand } from './dlq';
 import { identityOf, operatorDeps, operatorName, pickOne, type IdentityOptions } from '../operator';
 import { requireEnv } from '../target';
-
-/** `--limit` of `payouts list`: 1 to 1000 (one page). */
-function listLimit(value: string): number {
-  const n = positiveInt(value);
-  if (n > 1000) throw new InvalidArgumentError('at most 1000 per page; use --cursor for the next page');
-  return n;
-}
 
 /** The shared adapters, imported only after the target env is applied (they read it at load). */
 async function adapters(ctx: CommandContext) {
