@@ -1,8 +1,6 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createQuarantineStore } from '@shared/adapters/quarantine-store';
@@ -10,7 +8,7 @@ import { calibrateFromQuarantine } from '@shared/app/quarantine';
 import type { QuarantineStore } from '@shared/ports/quarantine';
 import { payoutKey } from '@shared/domain/identity';
 import { resolveSigningProfile, withSignature } from '@shared/signing';
-import { REPO_ROOT } from '@local/lambda';
+import { runPayrelay } from '@test/support/payrelay-cli';
 import { writeLocalState } from '@local/state';
 import {
   knownPayout as knownPayoutOf,
@@ -127,11 +125,9 @@ describe('the quarantine of mismatched order notifications', () => {
     const urls = { gateway: stack.gateway.url, kycCallback: '', payoutNotification: '', payoutApi: '', kycApi: '' };
     writeLocalState({ pid: process.pid, startedAt: new Date().toISOString(), stage: 'quarantine', urls, env: stack.local.env }, stateFile);
     const cli = async (...args: string[]): Promise<unknown> => {
-      const out = await promisify(execFile)(process.execPath, [join(REPO_ROOT, 'bin/payrelay.js'), '--json', ...args], {
-        cwd: REPO_ROOT,
-        env: { ...process.env, PAYRELAY_STATE_FILE: stateFile },
-      });
-      return JSON.parse(out.stdout) as unknown;
+      const run = await runPayrelay(stateFile, ['--json', ...args]);
+      expect(run, run.stderr).toMatchObject({ code: 0 });
+      return JSON.parse(run.stdout) as unknown;
     };
     const listed = (await cli('events', 'quarantine', 'list', '--since', '1h')) as Array<{ id: string; withdrawalReference?: string }>;
     const first = listed.find((n) => n.withdrawalReference === 'Q-first');
