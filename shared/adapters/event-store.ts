@@ -1,23 +1,27 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { EVENTS_TABLE, SHARDS, shardOf } from '@shared/config/resources';
-import { receivedDayOf } from '@shared/domain/callbacks';
-import type { EventLookup, EventStore, ReceivedEvent, StoredEvent } from '@shared/ports/callbacks';
+import { CALLBACK_SOURCES, receivedDayOf, type CallbackSource } from '@shared/domain/callbacks';
+import type { CallbackListing, CallbackListQuery, EventLookup, EventStore, ReceivedEvent, StoredEvent } from '@shared/ports/callbacks';
 import { documentClient } from './dynamodb-client';
+import { decodeCursor, encodeCursor } from './list-cursor';
+import { mergedQuery, type IndexPartition, type PartitionResume } from './merged-query';
 
 const DAY_MS = 86_400_000;
-const [TIME_INDEX, LEGACY_DAY_INDEX] = EVENTS_TABLE.indexes;
+const [TIME_INDEX, LEGACY_DAY_INDEX, REFERENCE_INDEX] = EVENTS_TABLE.indexes;
+/** What a listing reads of each index entry besides the keys (the legacy day index holds whole items). */
+const LISTING_FIELDS = TIME_INDEX.projection;
 
-/** Stored item: the event plus the table's key name and its time-index partition. */
-type EventItem = Omit<StoredEvent, 'eventId'> & { pk: string; receivedShard: string };
+/** Stored item: the event plus the table's key name and its index partitions. */
+type EventItem = Omit<StoredEvent, 'eventId'> & { pk: string; receivedShard: string; referenceKey?: string };
 
 function toEvent(item: Record<string, unknown>): StoredEvent {
-  const { pk, receivedShard: _shard, receivedDay: _legacyDay, ...rest } = item as EventItem & { receivedDay?: string };
+  const { pk, receivedShard: _shard, receivedDay: _legacyDay, referenceKey: _reference, ...rest } = item as EventItem & { receivedDay?: string };
   return { ...rest, eventId: pk };
 }
 
-/** The event store plus the operator's look-up of one event (CLI and console). */
-export interface OperatorEventStore extends EventStore, EventLookup {}
+/** The event store plus the operator's look-up of one event and listings (CLI and console). */
+export interface OperatorEventStore extends EventStore, EventLookup, CallbackListing {}
 
 function toReceived(item: Record<string, unknown>): ReceivedEvent {
   const { eventId, source, receivedAt, recognized, unrecognizedReason, appId, userReference, withdrawalReference } = toEvent(item);
@@ -32,47 +36,68 @@ export function receivedShardOf(eventId: string, receivedAt: Date): string {
   return `${receivedDayOf(receivedAt)}#${shardOf(eventId, SHARDS.receivedDay)}`;
 }
 
-/** One Query stream of a day partition, in receivedAt order, every page followed. */
-async function* queryPartition(
-  client: DynamoDBDocumentClient,
-  input: { tableName: string; indexName: string; keyName: string; key: string; since: string; until: string },
-): AsyncGenerator<Record<string, unknown>> {
-  let cursor: Record<string, unknown> | undefined;
-  do {
-    const page = await client.send(
-      new QueryCommand({
-        TableName: input.tableName,
-        IndexName: input.indexName,
-        KeyConditionExpression: '#key = :key AND receivedAt BETWEEN :since AND :until',
-        ExpressionAttributeNames: { '#key': input.keyName },
-        ExpressionAttributeValues: { ':key': input.key, ':since': input.since, ':until': input.until },
-        ExclusiveStartKey: cursor,
-      }),
-    );
-    yield* page.Items ?? [];
-    cursor = page.LastEvaluatedKey;
-  } while (cursor !== undefined);
+/**
+ * `referenceKey` of a recognized callback: `<source>#<reference>`, the partition of the `by-reference`
+ * index that lists the callbacks naming that reference. An event that names none is not in the index.
+ */
+export function referenceKeyOf(source: CallbackSource, reference: string): string {
+  return `${source}#${reference}`;
 }
 
-/**
- * Merges streams that are each sorted by receivedAt into one sorted stream. Each stream holds at
- * most one Query page in memory, so a day of millions of callbacks is read, never collected.
- */
-async function* mergeByReceivedAt(streams: AsyncGenerator<Record<string, unknown>>[]): AsyncGenerator<Record<string, unknown>> {
-  const heads = await Promise.all(streams.map((s) => s.next()));
-  for (;;) {
-    let pick = -1;
-    for (let i = 0; i < heads.length; i += 1) {
-      const head = heads[i];
-      if (head === undefined || head.done === true) continue;
-      const best = pick >= 0 ? heads[pick] : undefined;
-      if (best === undefined || best.done === true || String(head.value.receivedAt) < String(best.value.receivedAt)) pick = i;
-    }
-    if (pick < 0) return;
-    const chosen = heads[pick] as IteratorYieldResult<Record<string, unknown>>;
-    yield chosen.value;
-    heads[pick] = await (streams[pick] as AsyncGenerator<Record<string, unknown>>).next();
-  }
+/** The reference a stored callback names: an order notification's withdrawal reference, a KYC callback's user reference. */
+const namedReference = (event: StoredEvent): string | undefined => (event.source === 'kyc' ? event.userReference : event.withdrawalReference);
+
+/** The partitions of the time indexes holding one UTC day: its write shards, then the legacy day key. */
+function dayPartitions(day: string): IndexPartition[] {
+  return [
+    ...Array.from({ length: SHARDS.receivedDay }, (_, n) => ({ indexName: TIME_INDEX.indexName, keyName: TIME_INDEX.partitionKey.name, key: `${day}#${n}` })),
+    { indexName: LEGACY_DAY_INDEX.indexName, keyName: LEGACY_DAY_INDEX.partitionKey.name, key: day },
+  ];
+}
+
+/** The callback listing's cursor: where each partition read resumes. */
+interface ListCursor {
+  r: PartitionResume[];
+}
+
+/** A resume point of this listing: each key names its own partition and lies in the range read. */
+function validCursor(partitions: readonly IndexPartition[], range: { from: string; to: string }) {
+  return (value: unknown): value is ListCursor => {
+    const resume = (value as ListCursor | null)?.r;
+    return (
+      Array.isArray(resume) &&
+      resume.length === partitions.length &&
+      resume.every((at, n) => {
+        if (at === 0 || at === null) return true;
+        if (typeof at !== 'object' || Array.isArray(at)) return false;
+        const key = at as Record<string, unknown>;
+        const partition = partitions[n] as IndexPartition;
+        const time = key.receivedAt;
+        return (
+          Object.keys(key).length === 3 &&
+          typeof key.pk === 'string' &&
+          key[partition.keyName] === partition.key &&
+          typeof time === 'string' &&
+          time >= range.from &&
+          time <= range.to
+        );
+      })
+    );
+  };
+}
+
+/** The partitions, range and filter a listing query reads. */
+function listingPlan(query: CallbackListQuery): { partitions: IndexPartition[]; range: { from: string; to: string }; bySource: boolean } {
+  const dayRange = query.day === undefined ? { from: '0', to: '~' } : { from: `${query.day}T00:00:00.000Z`, to: `${query.day}T23:59:59.999Z` };
+  if (query.reference === undefined) return { partitions: dayPartitions(query.day), range: dayRange, bySource: query.source !== undefined };
+  const from = query.receivedFrom && query.receivedFrom.toISOString() > dayRange.from ? query.receivedFrom.toISOString() : dayRange.from;
+  const sources = query.source ? [query.source] : CALLBACK_SOURCES;
+  const reference = query.reference;
+  return {
+    partitions: sources.map((source) => ({ indexName: REFERENCE_INDEX.indexName, keyName: REFERENCE_INDEX.partitionKey.name, key: referenceKeyOf(source, reference) })),
+    range: { from, to: dayRange.to },
+    bySource: false,
+  };
 }
 
 /**
@@ -90,7 +115,13 @@ export function createEventStore(options: { tableName: string; client?: DynamoDB
 
     async putOnce(event) {
       const { eventId, ...rest } = event;
-      const item: EventItem = { pk: eventId, ...rest, receivedShard: receivedShardOf(eventId, new Date(event.receivedAt)) };
+      const reference = namedReference(event);
+      const item: EventItem = {
+        pk: eventId,
+        ...rest,
+        receivedShard: receivedShardOf(eventId, new Date(event.receivedAt)),
+        ...(reference ? { referenceKey: referenceKeyOf(event.source, reference) } : {}),
+      };
       try {
         await client.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
         return 'stored';
@@ -101,20 +132,50 @@ export function createEventStore(options: { tableName: string; client?: DynamoDB
     },
 
     async *receivedBetween(since, until) {
-      // Per UTC day, oldest first: the day's shards and its legacy partition, queried in parallel
-      // and merged by receivedAt. BETWEEN is inclusive; the range is half-open, so consecutive
-      // ranges never overlap.
-      const bounds = { tableName, since: since.toISOString(), until: until.toISOString() };
+      // Per UTC day, oldest first: the day's shards and its legacy partition merged by receivedAt.
+      // BETWEEN is inclusive; the range is half-open, so consecutive ranges never overlap.
+      const range = { from: since.toISOString(), to: until.toISOString() };
       for (let day = Date.parse(receivedDayOf(since)); day < until.getTime(); day += DAY_MS) {
-        const dayKey = receivedDayOf(new Date(day));
-        const streams = Array.from({ length: SHARDS.receivedDay }, (_, n) =>
-          queryPartition(client, { ...bounds, indexName: TIME_INDEX.indexName, keyName: TIME_INDEX.partitionKey.name, key: `${dayKey}#${n}` }),
-        );
-        streams.push(queryPartition(client, { ...bounds, indexName: LEGACY_DAY_INDEX.indexName, keyName: LEGACY_DAY_INDEX.partitionKey.name, key: dayKey }));
-        for await (const item of mergeByReceivedAt(streams)) {
-          if (String(item.receivedAt) < bounds.until) yield toReceived(item);
+        const merge = mergedQuery({
+          client,
+          tableName,
+          tableKey: 'pk',
+          partitions: dayPartitions(receivedDayOf(new Date(day))),
+          sortKey: 'receivedAt',
+          range,
+          newestFirst: false,
+          fields: LISTING_FIELDS,
+        });
+        for (let item = await merge.next(); item !== undefined; item = await merge.next()) {
+          if (String(item.receivedAt) < range.to) yield toReceived(item);
         }
       }
+    },
+
+    async listCallbacks(query) {
+      const plan = listingPlan(query);
+      const resume = query.cursor ? decodeCursor(query.cursor, validCursor(plan.partitions, plan.range)).r : undefined;
+      const merge = mergedQuery({
+        client,
+        tableName,
+        tableKey: 'pk',
+        partitions: plan.partitions,
+        sortKey: 'receivedAt',
+        range: plan.range,
+        newestFirst: true,
+        fields: LISTING_FIELDS,
+        pageSize: query.limit,
+        ...(plan.bySource ? { filter: { expression: '#source = :source', names: { '#source': 'source' }, values: { ':source': query.source } } } : {}),
+        ...(resume ? { resume } : {}),
+      });
+      const events: ReceivedEvent[] = [];
+      while (events.length < query.limit) {
+        const item = await merge.next();
+        if (item === undefined) break;
+        events.push(toReceived(item));
+      }
+      const next = merge.resume();
+      return next.some((at) => at !== null) ? { events, cursor: encodeCursor({ r: next }) } : { events };
     },
   };
 }

@@ -68,6 +68,9 @@ export const PAYOUTS_TABLE = {
   ],
 } as const satisfies TableDefinition;
 
+/** What a callback listing shows of an event, copied into the events table's listing indexes (never the body). */
+const EVENT_LISTING_FIELDS = ['source', 'recognized', 'unrecognizedReason', 'appId', 'userReference', 'withdrawalReference'] as const;
+
 /** Every authentic callback, verbatim, keyed by a dedupe key derived from its content. */
 export const EVENTS_TABLE = {
   id: 'events',
@@ -81,7 +84,7 @@ export const EVENTS_TABLE = {
       indexName: 'by-received-shard',
       partitionKey: { name: 'receivedShard', type: 'S' },
       sortKey: { name: 'receivedAt', type: 'S' },
-      projection: ['source', 'recognized', 'unrecognizedReason', 'appId', 'userReference', 'withdrawalReference'],
+      projection: EVENT_LISTING_FIELDS,
     },
     {
       // Legacy: events stored before the sharded index carry `receivedDay` and sit here (whole copies).
@@ -92,6 +95,16 @@ export const EVENTS_TABLE = {
       partitionKey: { name: 'receivedDay', type: 'S' },
       sortKey: { name: 'receivedAt', type: 'S' },
       projection: 'ALL',
+    },
+    {
+      // Callbacks by the reference they name, newest first: `referenceKey` is `<source>#<reference>`
+      // (the withdrawal reference of an order notification, the user reference of a KYC callback),
+      // present only on recognized callbacks. "The callbacks that named this payout" is one Query.
+      // Listing fields only, like the time index: a body can be 350 KB.
+      indexName: 'by-reference',
+      partitionKey: { name: 'referenceKey', type: 'S' },
+      sortKey: { name: 'receivedAt', type: 'S' },
+      projection: EVENT_LISTING_FIELDS,
     },
   ],
 } as const satisfies TableDefinition;

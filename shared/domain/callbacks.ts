@@ -9,7 +9,8 @@ import { normalizeKycDecision, normalizeKycPhase, type KycDecision, type KycPhas
  */
 
 /** Where a callback came from; the first part of its dedupe key. */
-export type CallbackSource = 'kyc' | 'payout-notification';
+export const CALLBACK_SOURCES = ['kyc', 'payout-notification'] as const;
+export type CallbackSource = (typeof CALLBACK_SOURCES)[number];
 
 /** User data the KYC service sends with its second `applicantReviewed` post. */
 export interface KycProfile {

@@ -45,6 +45,34 @@ export interface EventStore {
   receivedBetween(since: Date, until: Date): AsyncIterable<ReceivedEvent>;
 }
 
+/** What a callback listing is narrowed by, and which page of it. */
+interface CallbackPageQuery {
+  /** Only callbacks from this source. */
+  source?: CallbackSource;
+  /** Rows on the page. */
+  limit: number;
+  /** The `cursor` of the previous page; absent: the first page. */
+  cursor?: string;
+}
+
+/**
+ * A callback listing, newest first: the callbacks of one UTC day (`YYYY-MM-DD`), or the callbacks
+ * naming one reference (the withdrawal reference of an order notification, the user reference of a
+ * KYC callback), optionally only those of one day or received from a time on.
+ */
+export type CallbackListQuery = CallbackPageQuery & ({ day: string; reference?: undefined } | { reference: string; day?: string; receivedFrom?: Date });
+
+/** One page of a callback listing; `cursor` is present when there may be more. */
+export interface CallbackListPage {
+  events: ReceivedEvent[];
+  cursor?: string;
+}
+
+/** The operator's listings of stored callbacks (console, CLI): index Queries a page at a time, never a whole day read. */
+export interface CallbackListing {
+  listCallbacks(query: CallbackListQuery): Promise<CallbackListPage>;
+}
+
 /** Reads one stored event, body included, by its dedupe key (a catch-up's dry run, replay, the operator's look-ups). */
 export interface EventLookup {
   get(eventId: string): Promise<StoredEvent | undefined>;

@@ -1,20 +1,23 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createEventStore, receivedShardOf } from '@shared/adapters/event-store';
+import { createEventStore, receivedShardOf, type OperatorEventStore } from '@shared/adapters/event-store';
 import { EVENTS_TABLE, SHARDS } from '@shared/config/resources';
-import type { EventLookup, EventStore, StoredEvent } from '@shared/ports/callbacks';
+import { InvalidListCursorError } from '@shared/domain/errors';
+import type { CallbackListQuery, ReceivedEvent, StoredEvent } from '@shared/ports/callbacks';
 import { useLocalAws } from '@test/support/local-aws';
 
 /*
  * Callbacks by time through the sharded `by-received-shard` index: one day spreads over the shards,
  * the reader merges them oldest first, follows every page (the client forces two items per Query
  * page) and still finds events an older version stored under the legacy `by-received-day` key.
+ * The operator's listing reads the same shards newest first a page at a time with a cursor, and the
+ * callbacks naming one reference from the `by-reference` index.
  */
 
 const local = useLocalAws({ stage: 'event-listing' });
 let doc: DynamoDBDocumentClient;
-let smallPages: EventStore & EventLookup;
+let smallPages: OperatorEventStore;
 const queries: Array<Record<string, unknown>> = [];
 
 const day = '2026-03-04';
@@ -59,7 +62,38 @@ beforeAll(async () => {
   // Written by an older version: whole item under the day key of the legacy index, no shard.
   const { eventId, ...legacy } = event(200, 5);
   await doc.send(new PutCommand({ TableName: local().names.eventsTable, Item: { pk: eventId, ...legacy, receivedAt: at(5.5), receivedDay: day } }));
+  // Another day for the listings: 30 order notifications naming R-<n mod 3>, 30 KYC callbacks naming
+  // U-<n mod 2> (one of them R-0, as a user reference), 2 unrecognized ones naming nothing.
+  const { withdrawalReference: _none, ...kyc } = event(400, 0);
+  await Promise.all([
+    ...Array.from({ length: 30 }, (_, n) => [
+      store.putOnce({ ...event(300 + n, 0), eventId: `payout-notification#busy-${n}`, source: 'payout-notification', receivedAt: busyAt(n * 2), withdrawalReference: `R-${n % 3}` }),
+      store.putOnce({ ...kyc, eventId: `kyc#busy-${n}`, receivedAt: busyAt(n * 2 + 1), userReference: n === 7 ? 'R-0' : `U-${n % 2}` }),
+    ]).flat(),
+    ...[0, 1].map((n) => store.putOnce({ ...kyc, eventId: `kyc#unrecognized-${n}`, recognized: false, unrecognizedReason: 'status missing', receivedAt: busyAt(70 + n) })),
+    store.putOnce({ ...event(600, 0), eventId: 'payout-notification#next-day', source: 'payout-notification', receivedAt: '2026-03-07T00:00:00.000Z', withdrawalReference: 'R-0' }),
+  ]);
 });
+
+const busyDay = '2026-03-06';
+const busyAt = (second: number): string => new Date(Date.parse(`${busyDay}T08:00:00.000Z`) + second * 1000).toISOString();
+
+/** Every page of a listing, following its cursor; also returns how many pages it took. */
+async function allPages(query: CallbackListQuery): Promise<{ events: ReceivedEvent[]; pages: number }> {
+  const events: ReceivedEvent[] = [];
+  let cursor: string | undefined;
+  let pages = 0;
+  do {
+    const page = await smallPages.listCallbacks({ ...query, ...(cursor ? { cursor } : {}) });
+    expect(page.events.length).toBeLessThanOrEqual(query.limit);
+    events.push(...page.events);
+    cursor = page.cursor;
+    pages += 1;
+  } while (cursor !== undefined && pages < 100);
+  return { events, pages };
+}
+
+const newestFirst = (events: ReceivedEvent[]): boolean => events.every((e, n) => n === 0 || (events[n - 1] as ReceivedEvent).receivedAt >= e.receivedAt);
 
 async function listed(since: string, until: string): Promise<Array<{ eventId: string; receivedAt: string; body?: unknown }>> {
   const out = [];
@@ -108,5 +142,89 @@ describe('events by time (sharded index)', () => {
     const stored = await smallPages.get('kyc#listing-3');
     expect(stored).toMatchObject({ eventId: 'kyc#listing-3', body: expect.stringContaining('"n":3') });
     expect(stored).not.toHaveProperty('receivedShard');
+  });
+});
+
+describe('callback listing (newest first, a page at a time)', () => {
+  it('pages through a day newest first, every callback once, each page bounded and without bodies', async () => {
+    const { events, pages } = await allPages({ day: busyDay, limit: 7 });
+    expect(events).toHaveLength(62);
+    expect(new Set(events.map((e) => e.eventId)).size).toBe(62);
+    expect(newestFirst(events)).toBe(true);
+    expect(events[0]?.eventId).toBe('kyc#unrecognized-1');
+    expect(pages).toBeGreaterThanOrEqual(9);
+    expect(events.every((e) => !('body' in e))).toBe(true);
+  });
+
+  it('reads only a page worth of each shard for the first page, not the day', async () => {
+    queries.length = 0;
+    const first = await smallPages.listCallbacks({ day: busyDay, limit: 5 });
+    expect(first.events.map((e) => e.receivedAt)).toEqual([busyAt(71), busyAt(70), busyAt(59), busyAt(58), busyAt(57)]);
+    expect(first.cursor).toEqual(expect.any(String));
+    // 9 partitions at two items a Query page (this client's limit), a few refills: far from the 62 entries' 31 pages.
+    expect(queries.length).toBeLessThan(SHARDS.receivedDay + 1 + 6);
+    expect(queries.every((q) => q.ScanIndexForward === false)).toBe(true);
+  });
+
+  it('keeps a legacy event of the day in the newest-first listing', async () => {
+    const { events } = await allPages({ day, limit: 10 });
+    expect(events).toHaveLength(41);
+    expect(newestFirst(events)).toBe(true);
+    expect(events.map((e) => e.eventId)).toContain('kyc#listing-200');
+  });
+
+  it('narrows a day to one source with a filter that may leave Query pages empty, still in order and complete', async () => {
+    const { events } = await allPages({ day: busyDay, source: 'kyc', limit: 4 });
+    expect(events).toHaveLength(32);
+    expect(events.every((e) => e.source === 'kyc')).toBe(true);
+    expect(newestFirst(events)).toBe(true);
+  });
+
+  it('lists the callbacks naming a reference from the reference index: both sources, newest first, any day', async () => {
+    queries.length = 0;
+    const { events } = await allPages({ reference: 'R-0', limit: 4 });
+    expect(queries.every((q) => q.IndexName === 'by-reference')).toBe(true);
+    expect(events.map((e) => e.eventId)).toEqual([
+      'payout-notification#next-day',
+      ...[27, 24, 21, 18, 15, 12, 9].map((n) => `payout-notification#busy-${n}`),
+      'kyc#busy-7',
+      ...[6, 3, 0].map((n) => `payout-notification#busy-${n}`),
+    ]);
+  });
+
+  it('narrows a reference to one source, one day, or callbacks received from a time on', async () => {
+    const notifications = await allPages({ reference: 'R-0', source: 'payout-notification', limit: 50 });
+    expect(notifications.events).toHaveLength(11);
+    expect(notifications.pages).toBe(1);
+    const kyc = await allPages({ reference: 'R-0', source: 'kyc', limit: 50 });
+    expect(kyc.events.map((e) => e.eventId)).toEqual(['kyc#busy-7']);
+    const ofDay = await allPages({ reference: 'R-0', day: busyDay, limit: 50 });
+    expect(ofDay.events).toHaveLength(11);
+    const late = await allPages({ reference: 'R-0', receivedFrom: new Date(busyAt(40)), limit: 50 });
+    expect(late.events.map((e) => e.eventId)).toEqual(['payout-notification#next-day', 'payout-notification#busy-27', 'payout-notification#busy-24', 'payout-notification#busy-21']);
+    expect((await allPages({ reference: 'nobody', limit: 5 })).events).toEqual([]);
+  });
+
+  it('leaves callbacks that name no reference out of the reference index', async () => {
+    const indexed = await doc.send(
+      new QueryCommand({
+        TableName: local().names.eventsTable,
+        IndexName: 'by-reference',
+        KeyConditionExpression: 'referenceKey = :r',
+        ExpressionAttributeValues: { ':r': 'kyc#U-0' },
+      }),
+    );
+    expect(indexed.Items).toHaveLength(15);
+    for (const item of indexed.Items ?? []) expect(item).not.toHaveProperty('body');
+    const unrecognized = await smallPages.get('kyc#unrecognized-0');
+    expect(unrecognized).toBeDefined();
+    expect(unrecognized).not.toHaveProperty('referenceKey');
+  });
+
+  it('refuses a cursor it did not hand out, or one of another listing, with the named error', async () => {
+    const first = await smallPages.listCallbacks({ day: busyDay, limit: 3 });
+    await expect(smallPages.listCallbacks({ day, limit: 3, cursor: first.cursor as string })).rejects.toBeInstanceOf(InvalidListCursorError);
+    await expect(smallPages.listCallbacks({ reference: 'R-0', limit: 3, cursor: first.cursor as string })).rejects.toBeInstanceOf(InvalidListCursorError);
+    await expect(smallPages.listCallbacks({ day: busyDay, limit: 3, cursor: 'not-a-cursor' })).rejects.toBeInstanceOf(InvalidListCursorError);
   });
 });

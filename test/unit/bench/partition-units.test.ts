@@ -37,6 +37,14 @@ describe('bench partition attribution', () => {
     expect(indexWrites(EVENTS_TABLE, undefined, event)).toEqual([{ index: 'by-received-shard', partition: '2026-11-23#5', units: 1 }]);
   });
 
+  it('puts a callback that names a reference on that reference partition too, also without the body', () => {
+    const event = { pk: 'kyc#abc', receivedShard: '2026-11-23#5', referenceKey: 'kyc#U-1', receivedAt: '2026-11-23T10:00:00Z', source: 'kyc', body: 'x'.repeat(300_000) };
+    expect(indexWrites(EVENTS_TABLE, undefined, event)).toEqual([
+      { index: 'by-received-shard', partition: '2026-11-23#5', units: 1 },
+      { index: 'by-reference', partition: 'kyc#U-1', units: 1 },
+    ]);
+  });
+
   it('reads the partition a Query key condition names, by attribute name or placeholder', () => {
     expect(queriedPartition({ KeyConditionExpression: 'openShard = :s AND nextCheckAt <= :t', ExpressionAttributeValues: { ':s': 'OPEN#2', ':t': 'x' } }, 'openShard')).toBe('OPEN#2');
     expect(
