@@ -47,7 +47,9 @@ export async function startHarness(
   Object.assign(process.env, aws.env, {
     PAYOUT_API_BASE_URL: sim.payoutBaseUrl,
     KYC_API_BASE_URL: sim.kycBaseUrl,
-    PROVIDER_TIMEOUT_MS: '800',
+    // Long enough that a loaded CI machine never turns a plain call into a timeout; the simulator's
+    // timeout fault never answers, so only the tests that inject one wait this long.
+    PROVIDER_TIMEOUT_MS: '2000',
     ...options.env,
   });
   const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };

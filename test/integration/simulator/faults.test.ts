@@ -31,8 +31,10 @@ function fixture(s: SimulatorHandle, timeoutMs = 2000) {
 
 describe('faults on incoming operations', () => {
   it('latency delays the operation before anything is committed', async () => {
-    const s = await start({ faults: { payout: { latencyMs: 600 } } });
-    const { client, creds } = fixture(s, 200);
+    // The client gives up long before the latency ends, with room for a loaded machine to deliver the
+    // request first: a client that gave up before sending it would leave nothing in the request log.
+    const s = await start({ faults: { payout: { latencyMs: 3000 } } });
+    const { client, creds } = fixture(s, 1000);
     await expect(client.payout(ghsPayout('lat-1'), creds)).rejects.toBeInstanceOf(ProviderAmbiguousError);
     // The request log counts the call; nothing was executed.
     expect(s.admin.ledger()).toMatchObject([{ withdrawal_reference: 'lat-1', calls: 1, attempts: 0, executions: 0, status: 'NOT_CREATED' }]);
