@@ -135,7 +135,7 @@ export const consolePages: Part = async ({ options, progress }): Promise<PartRes
         ['overview', '/'],
         ['payouts: SUCCEEDED, newest 50', '/payouts?state=SUCCEEDED'],
         ['payouts: FAILED, one merchant, today', `/payouts?state=FAILED&merchant=${encodeURIComponent(merchant)}&from=${day}&to=${day}`],
-        ['payouts: SUBMITTED (in-flight index)', '/payouts?state=SUBMITTED'],
+        ['payouts: SUBMITTED (open index, not-yet-final partitions)', '/payouts?state=SUBMITTED'],
         ['payouts: by reference', `/payouts?reference=${encodeURIComponent(sample.record.identity.withdrawal_reference)}`],
         ['payout detail', `/payouts/view?key=${encodeURIComponent(payoutKey(sample.record.identity))}`],
         ['review (NEEDS_REVIEW, newest 50)', '/review'],

@@ -8,7 +8,7 @@ import {
   type DynamoDBDocumentClient,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { PAYOUTS_TABLE, SHARDS, openShardKeys, openShardOf, shardOf } from '@shared/config/resources';
+import { PAYOUTS_TABLE, SHARDS, openShardKeys, openShardOf, shardOf, watchShardKeys, watchShardOf } from '@shared/config/resources';
 import { parsePayoutKey, payoutKey, type PayoutIdentity } from '@shared/domain/identity';
 import { FINAL_STATES, Payout, type PayoutHistoryEntry, type PayoutRecord, type PayoutState } from '@shared/domain/payout';
 import { ConcurrentModificationError } from '@shared/domain/errors';
@@ -16,15 +16,17 @@ import { decodeCursor, encodeCursor } from './list-cursor';
 import type { DuePage, PayoutListPage, PayoutListQuery, PayoutRepository } from '@shared/ports/payouts';
 import { documentClient } from './dynamodb-client';
 
-const [OPEN_INDEX, REFERENCE_INDEX, STATE_INDEX, IN_FLIGHT_INDEX] = PAYOUTS_TABLE.indexes;
+const [OPEN_INDEX, REFERENCE_INDEX, STATE_INDEX] = PAYOUTS_TABLE.indexes;
 
-/** States kept in the `by-state` index; the others are open and listed from `open-by-next-check`. */
+/** States kept in the `by-state` index; the others are in flight, listed from the `OPEN#<n>` partitions of `open-by-next-check`. */
 const LISTED_STATES: ReadonlySet<PayoutState> = new Set<PayoutState>(['UNKNOWN', ...FINAL_STATES]);
 
-const OPEN_KEYS = openShardKeys(SHARDS.open);
+/** The partitions of the payouts not yet final (with the legacy key): the in-flight listings read these. */
+const IN_FLIGHT_KEYS = openShardKeys(SHARDS.open);
+/** Every partition of the open index, in the order the reconciler reads them: not yet final first, then watched. */
+const DUE_KEYS = [...IN_FLIGHT_KEYS, ...watchShardKeys(SHARDS.open)];
 /** BatchGetItem calls of one getMany in flight at once. */
 const GET_MANY_PARALLEL = 4;
-const IN_FLIGHT_KEYS = Array.from({ length: SHARDS.inFlight }, (_, n) => `INFLIGHT#${n}`);
 
 /** `listShard` of a payout in a listed state, else undefined (which keeps it out of `by-state`). */
 function listShardOf(pk: string, state: PayoutState): string | undefined {
@@ -62,13 +64,14 @@ export interface PayoutItem {
   history: PayoutHistoryEntry[];
   createdAt: string;
   updatedAt: string;
-  /** Present only while open or watched: this is what makes the `open-by-next-check` index sparse. */
+  /**
+   * Present only while open (`OPEN#<n>`) or watched (`WATCH#<n>`): this is what makes the
+   * `open-by-next-check` index sparse.
+   */
   openShard?: string;
   nextCheckAt?: string;
   /** Present only in UNKNOWN and final states: this is what makes the `by-state` index sparse. */
   listShard?: string;
-  /** Present only in the worker's in-flight states: this is what makes the `in-flight` index sparse. */
-  inFlightShard?: string;
 }
 
 /** The stored item of a payout, index attributes included (also what bulk seeding in the bench writes). */
@@ -107,10 +110,9 @@ export function toItem(payout: Payout): PayoutItem {
     history: [...r.history],
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
-    openShard: open ? openShardOf(pk, SHARDS.open) : undefined,
+    openShard: !open ? undefined : payout.isFinal ? watchShardOf(pk, SHARDS.open) : openShardOf(pk, SHARDS.open),
     nextCheckAt: open ? r.nextCheckAt : undefined,
     listShard: listShardOf(pk, r.state),
-    inFlightShard: LISTED_STATES.has(r.state) ? undefined : IN_FLIGHT_KEYS[shardOf(pk, SHARDS.inFlight)],
   };
 }
 
@@ -159,7 +161,7 @@ interface DueCursor {
   k?: Key;
 }
 const isDueCursor = (v: unknown): v is DueCursor =>
-  typeof v === 'object' && v !== null && Number.isInteger((v as DueCursor).s) && (v as DueCursor).s >= 0 && (v as DueCursor).s < OPEN_KEYS.length;
+  typeof v === 'object' && v !== null && Number.isInteger((v as DueCursor).s) && (v as DueCursor).s >= 0 && (v as DueCursor).s < DUE_KEYS.length;
 
 /** The by-state cursor: per shard, where to resume (a key), or null once the shard is exhausted. */
 interface StateCursor {
@@ -303,20 +305,21 @@ export function createPayoutRepository(tableName: string, client: DynamoDBDocume
   }
 
   /**
-   * The worker's in-flight states (ACCEPTED, VERIFYING, SUBMITTING, SUBMITTED): the `in-flight` index
-   * holds only those payouts (few: each is final within minutes), read whole; each one's state, merchant
-   * and last change are read (a few bytes each) to filter and sort, and the full items only for the page.
+   * The worker's in-flight states (ACCEPTED, VERIFYING, SUBMITTING, SUBMITTED): the `OPEN#<n>`
+   * partitions of the open index hold only the payouts not yet final (few: in flight, or UNKNOWN
+   * until settled or handed to a person), read whole; each one's state, merchant and last change are
+   * read (a few bytes each) to filter and sort, and the full items only for the page.
    */
-  async function listFromInFlightIndex(query: PayoutListQuery): Promise<PayoutListPage> {
+  async function listInFlight(query: PayoutListQuery): Promise<PayoutListPage> {
     const after = query.cursor ? decodeCursor(query.cursor, isOpenStateCursor).after : undefined;
     const entries = (
       await Promise.all(
         IN_FLIGHT_KEYS.map((shard) =>
           queryAll({
             TableName: tableName,
-            IndexName: IN_FLIGHT_INDEX.indexName,
+            IndexName: OPEN_INDEX.indexName,
             KeyConditionExpression: '#shard = :shard',
-            ExpressionAttributeNames: { '#shard': 'inFlightShard' },
+            ExpressionAttributeNames: { '#shard': 'openShard' },
             ExpressionAttributeValues: { ':shard': shard },
           }),
         ),
@@ -389,7 +392,7 @@ export function createPayoutRepository(tableName: string, client: DynamoDBDocume
     },
 
     async queryDue(now, limit, cursor) {
-      // One shard after another; within a shard, oldest due first.
+      // One shard after another (not yet final, then watched); within a shard, oldest due first.
       let at: DueCursor = cursor ? decodeCursor(cursor, isDueCursor) : { s: 0 };
       for (;;) {
         const out = await client.send(
@@ -398,14 +401,14 @@ export function createPayoutRepository(tableName: string, client: DynamoDBDocume
             IndexName: OPEN_INDEX.indexName,
             KeyConditionExpression: '#shard = :open AND #next <= :now',
             ExpressionAttributeNames: { '#shard': 'openShard', '#next': 'nextCheckAt' },
-            ExpressionAttributeValues: { ':open': OPEN_KEYS[at.s], ':now': now.toISOString() },
+            ExpressionAttributeValues: { ':open': DUE_KEYS[at.s], ':now': now.toISOString() },
             Limit: limit,
             ExclusiveStartKey: at.k,
           }),
         );
         const identities = (out.Items ?? []).map((item) => parsePayoutKey(String(item.pk)));
         const page: DuePage = { identities, scannedCount: out.ScannedCount ?? identities.length };
-        const nextShard = at.s + 1 < OPEN_KEYS.length ? { s: at.s + 1 } : undefined;
+        const nextShard = at.s + 1 < DUE_KEYS.length ? { s: at.s + 1 } : undefined;
         const next: DueCursor | undefined = out.LastEvaluatedKey ? { s: at.s, k: out.LastEvaluatedKey } : nextShard;
         // An empty shard is skipped here rather than handed back as an empty page.
         if (identities.length === 0 && next && !out.LastEvaluatedKey) {
@@ -417,7 +420,7 @@ export function createPayoutRepository(tableName: string, client: DynamoDBDocume
     },
 
     async listByState(query) {
-      return LISTED_STATES.has(query.state) ? listFromStateIndex(query) : listFromInFlightIndex(query);
+      return LISTED_STATES.has(query.state) ? listFromStateIndex(query) : listInFlight(query);
     },
 
     async stateChangeTimes(state, updatedFrom, updatedTo) {
@@ -471,7 +474,9 @@ export function createPayoutRepository(tableName: string, client: DynamoDBDocume
             new UpdateCommand({
               TableName: tableName,
               Key: { pk: item.pk },
-              UpdateExpression: `SET #next = :now, #shard = if_not_exists(#shard, :open)${throttled ? ', #nudged = :now' : ''}`,
+              // Without a shard the condition only passes for a final payout whose watch ended: it comes
+              // back under its watch partition.
+              UpdateExpression: `SET #next = :now, #shard = if_not_exists(#shard, :watch)${throttled ? ', #nudged = :now' : ''}`,
               ConditionExpression: throttled
                 ? '(attribute_exists(#shard) OR #state IN (:succeeded, :review)) AND (attribute_not_exists(#nudged) OR #nudged <= :cutoff)'
                 : 'attribute_exists(#shard) OR #state IN (:succeeded, :review)',
@@ -483,7 +488,7 @@ export function createPayoutRepository(tableName: string, client: DynamoDBDocume
               },
               ExpressionAttributeValues: {
                 ':now': now.toISOString(),
-                ':open': openShardOf(String(item.pk), SHARDS.open),
+                ':watch': watchShardOf(String(item.pk), SHARDS.open),
                 ':succeeded': 'SUCCEEDED',
                 ':review': 'NEEDS_REVIEW',
                 ...(throttled ? { ':cutoff': new Date(now.getTime() - (options?.atMostEveryMs ?? 0)).toISOString() } : {}),

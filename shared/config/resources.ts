@@ -34,8 +34,12 @@ export const PAYOUTS_TABLE = {
   partitionKey: { name: 'pk', type: 'S' },
   indexes: [
     {
-      // Sparse: only open payouts carry `openShard` (`OPEN#<n>`, see openShardOf), so the reconciler
-      // never reads final ones; the write shards keep each partition far below its write limit.
+      // Sparse: only open or watched payouts carry `openShard`, so the reconciler never reads final
+      // ones. Two kinds of partition, each in write shards (see openShardOf, watchShardOf): `OPEN#<n>`
+      // for the payouts not yet final (also what lists the worker's in-flight states), `WATCH#<n>` for
+      // SUCCEEDED and NEEDS_REVIEW under watch. Keys only, and the worker's writes keep the create's
+      // nextCheckAt, so the happy path writes this entry once and moves it once (when it settles, to
+      // its watch partition and time: that move happens anyway because its next check changes).
       indexName: 'open-by-next-check',
       partitionKey: { name: 'openShard', type: 'S' },
       sortKey: { name: 'nextCheckAt', type: 'S' },
@@ -48,22 +52,12 @@ export const PAYOUTS_TABLE = {
     },
     {
       // Sparse: only payouts at rest in UNKNOWN or a final state carry `listShard` (`<state>#<n>`), so
-      // the happy path writes one entry here, once. The worker's in-flight states are listed from
-      // `open-by-next-check`. Newest change first: query each shard backwards and merge.
+      // the happy path writes one entry here, once. The worker's in-flight states are listed from the
+      // `OPEN#<n>` partitions of `open-by-next-check`. Newest change first: query each shard backwards and merge.
       indexName: 'by-state',
       partitionKey: { name: 'listShard', type: 'S' },
       sortKey: { name: 'updatedAt', type: 'S' },
       projection: ['platform_merchant_id'],
-    },
-    {
-      // Sparse: only payouts in the worker's in-flight states (ACCEPTED, VERIFYING, SUBMITTING,
-      // SUBMITTED) carry `inFlightShard` (`INFLIGHT#<n>`), so listing one of those states reads the
-      // few payouts in flight, not the open index (which also holds every success under its
-      // reversal watch). Keys only and no sort key: a move between in-flight states writes nothing
-      // here; entering and leaving the in-flight states write one entry each.
-      indexName: 'in-flight',
-      partitionKey: { name: 'inFlightShard', type: 'S' },
-      projection: 'KEYS_ONLY',
     },
   ],
 } as const satisfies TableDefinition;
@@ -199,7 +193,7 @@ export const LEGACY_OPEN_SHARD = 'OPEN';
  * second; spreading entries over N keys (chosen by a hash of the item key, so an item keeps its shard
  * for life) lets the readers query the N keys in parallel. See docs/performance.md for the figures.
  */
-export const SHARDS = { open: 8, byState: 4, inFlight: 4, unconfirmed: 4, receivedDay: 8 } as const;
+export const SHARDS = { open: 8, byState: 4, unconfirmed: 4, receivedDay: 8 } as const;
 
 /** A stable shard number in [0, count) for an item key (FNV-1a, 32 bit). */
 export function shardOf(key: string, count: number): number {
@@ -219,4 +213,19 @@ export function openShardOf(itemKey: string, count: number): string {
 /** Every partition a reader of a sharded sparse index queries: the shards, then the legacy key. */
 export function openShardKeys(count: number): string[] {
   return [...Array.from({ length: count }, (_, n) => `${LEGACY_OPEN_SHARD}#${n}`), LEGACY_OPEN_SHARD];
+}
+
+const WATCH_SHARD = 'WATCH';
+
+/**
+ * `openShard` of a final payout still watched (SUCCEEDED, NEEDS_REVIEW): `WATCH#<n>`, the same n as
+ * its `OPEN#<n>`. Kept apart so that listing the in-flight states never reads a week of successes.
+ */
+export function watchShardOf(itemKey: string, count: number): string {
+  return `${WATCH_SHARD}#${shardOf(itemKey, count)}`;
+}
+
+/** Every watch partition of the open index (`WATCH#0` ... `WATCH#<count - 1>`). */
+export function watchShardKeys(count: number): string[] {
+  return Array.from({ length: count }, (_, n) => `${WATCH_SHARD}#${n}`);
 }

@@ -93,13 +93,13 @@ describe('listing payouts by state (index-backed, paginated)', () => {
     expect(refs(window)).toEqual(['rej-12', 'rej-11', 'rej-10']);
   });
 
-  it('lists the in-flight states from the in-flight index, paginated the same way, reading only the payouts in flight', async () => {
+  it('lists the in-flight states from the open partitions of the open index, paginated the same way, reading only the payouts in flight', async () => {
     for (let i = 0; i < 7; i += 1) {
       const { payout } = await repo.createAccepted(accept(id(`verifying-${i}`), at(100 + i)));
       await repo.save(payout, payout.startVerifying(at(100 + i)));
     }
     await repo.createAccepted(accept(id('still-accepted'), at(99)));
-    // Successes under their reversal watch: open (in the reconciler's index) but not in flight.
+    // Successes under their reversal watch: in the reconciler's index, under its watch partitions, not in flight.
     for (let i = 0; i < 12; i += 1) {
       const record = { ...accept(id(`watched-${i}`), at(90)).record, state: 'SUCCEEDED' as const, nextCheckAt: '2027-01-01T00:00:00.000Z' };
       await client().send(new PutCommand({ TableName: local().names.payoutsTable, Item: toItem(Payout.fromRecord(record)) }));

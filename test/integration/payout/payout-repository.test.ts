@@ -74,16 +74,26 @@ describe('payout repository on dynalite', () => {
     expect(item?.metadata).toEqual({ batch: 'b1' });
   });
 
-  it('keeps open and in-flight payouts in their sparse indexes and removes final ones', async () => {
+  it('keeps open payouts in the sparse open index, watched ones under their watch shard, and removes final ones', async () => {
     const { payout } = await repo.createAccepted(fresh('sparse-1'));
-    expect((await rawItem(id('sparse-1')))?.openShard).toMatch(/^OPEN#\d$/);
-    expect((await rawItem(id('sparse-1')))?.inFlightShard).toMatch(/^INFLIGHT#\d$/);
+    const shard = (await rawItem(id('sparse-1')))?.openShard;
+    expect(shard).toMatch(/^OPEN#\d$/);
     await repo.save(payout, payout.reject('test', at(1)));
     const item = await rawItem(id('sparse-1'));
     expect(item?.openShard).toBeUndefined();
-    expect(item?.inFlightShard).toBeUndefined();
     expect(item?.nextCheckAt).toBeUndefined();
     expect(item?.state).toBe('REJECTED');
+
+    const created = (await repo.createAccepted(fresh('sparse-2'))).payout;
+    const verifying = await repo.save(created, created.startVerifying(at(1)));
+    const submitting = await repo.save(verifying, verifying.startSubmitting(at(2), 'A'));
+    const submitted = await repo.save(submitting, submitting.submitted('PENDING', at(3)));
+    const open = await rawItem(id('sparse-2'));
+    await repo.save(submitted, submitted.succeeded('PAID', at(4)));
+    const watched = await rawItem(id('sparse-2'));
+    // The same shard number under the watch prefix, with the reversal watch's first check.
+    expect(watched?.openShard).toBe(String(open?.openShard).replace('OPEN#', 'WATCH#'));
+    expect(watched?.nextCheckAt).toBe(new Date(at(4).getTime() + 24 * 3600_000).toISOString());
   });
 
   it('queries due payouts oldest first, paginated, reading only due open ones', async () => {
@@ -108,6 +118,8 @@ describe('payout repository on dynalite', () => {
     expect(seen.filter((r) => refs.includes(r)).sort()).toEqual(refs);
     expect(seen).not.toContain('not-yet');
     expect(seen).not.toContain('sparse-1');
+    // A watched success is due too once its watch check comes: the watch shards are read after the open ones.
+    expect(seen).toContain('sparse-2');
   });
 
   it('marks open payouts of a reference due now, leaving final ones alone', async () => {

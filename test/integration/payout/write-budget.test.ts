@@ -12,11 +12,16 @@ import { payoutRequestSchema } from '@shared/messages/payout-request';
 import { PayoutServiceClient } from '@shared/providers/payout-client';
 import { MERCHANT_ID, PARTNER_CODE, identityOf, request, startHarness, type Harness } from './harness';
 import { silentLog } from '@test/factories/ports';
+import { PAYOUTS_TABLE } from '@shared/config/resources';
+import { indexWriteUnits } from '@bench/lib/gsi-writes';
 
 /*
  * The happy path's DynamoDB budget, counted at the client: at most 4 table writes per payout, and
  * the open-index entry written once (its key, openShard + nextCheckAt, does not move while the
- * worker owns the payout). Also: AccountVerification overlaps the create instead of following it.
+ * worker owns the payout). Index write units by DynamoDB's rules, from each written item and the one
+ * it replaced: 2 at the create (open + reference), none while the worker owns it, 3 when it settles
+ * (the open entry moves to its watch shard, a delete and a put, and the by-state entry is put).
+ * Also: AccountVerification overlaps the create instead of following it.
  */
 
 const MINUTE = 60_000;
@@ -25,6 +30,9 @@ let h: Harness;
 let client: PayoutServiceClient;
 let doc: DynamoDBDocumentClient;
 const events: string[] = [];
+/** Index write units of each item write, in order; and the item each key holds now. */
+const indexUnits: number[] = [];
+const items = new Map<string, Record<string, unknown>>();
 
 beforeAll(async () => {
   h = await startHarness({ aws: { stage: 'wbudget' } });
@@ -34,8 +42,15 @@ beforeAll(async () => {
     (next, context) => async (args) => {
       const name = String(context.commandName);
       events.push(`${name}:start`);
+      const input = args.input as { Item?: Record<string, unknown> };
       try {
-        return await next(args);
+        const out = await next(args);
+        if (name === 'PutItemCommand' && input.Item) {
+          const pk = String(input.Item.pk);
+          indexUnits.push(indexWriteUnits(PAYOUTS_TABLE, items.get(pk), input.Item));
+          items.set(pk, input.Item);
+        }
+        return out;
       } finally {
         events.push(`${name}:end`);
       }
@@ -103,5 +118,6 @@ describe('payout happy path write budget', () => {
     const reconcileWrites = events.filter((e) => e.endsWith(':start') && WRITES.has(e.replace(/:start$/, '')));
     expect((await raw())?.state).toBe('SUCCEEDED');
     expect(reconcileWrites).toHaveLength(1);
+    expect(indexUnits).toEqual([2, 0, 0, 3]);
   });
 });

@@ -8,13 +8,12 @@ import { indexWrites, queriedPartition, readUnits } from '@bench/lib/gsi-writes'
  * partition a Query reads, and read units by size and consistency.
  */
 describe('bench partition attribution', () => {
-  const payout = { pk: 'm|GHS|R-1', withdrawal_reference: 'R-1', openShard: 'OPEN#3', nextCheckAt: '2026-11-23T10:00:00Z', inFlightShard: 'INFLIGHT#1' };
+  const payout = { pk: 'm|GHS|R-1', withdrawal_reference: 'R-1', openShard: 'OPEN#3', nextCheckAt: '2026-11-23T10:00:00Z' };
 
   it('puts a new payout on the partition of each index it is in', () => {
     expect(indexWrites(PAYOUTS_TABLE, undefined, payout)).toEqual([
       { index: 'open-by-next-check', partition: 'OPEN#3', units: 1 },
       { index: 'by-withdrawal-reference', partition: 'R-1', units: 1 },
-      { index: 'in-flight', partition: 'INFLIGHT#1', units: 1 },
     ]);
   });
 
@@ -24,11 +23,17 @@ describe('bench partition attribution', () => {
       { index: 'open-by-next-check', partition: 'OPEN#3', units: 1 },
       { index: 'open-by-next-check', partition: 'OPEN#3', units: 1 },
     ]);
-    const final = { pk: payout.pk, withdrawal_reference: 'R-1', listShard: 'SUCCEEDED#2', updatedAt: '2026-11-23T10:02:00Z', platform_merchant_id: 'm' };
+    const final = { pk: payout.pk, withdrawal_reference: 'R-1', listShard: 'REJECTED#2', updatedAt: '2026-11-23T10:02:00Z', platform_merchant_id: 'm' };
     expect(indexWrites(PAYOUTS_TABLE, moved, final)).toEqual([
       { index: 'open-by-next-check', partition: 'OPEN#3', units: 1 },
+      { index: 'by-state', partition: 'REJECTED#2', units: 1 },
+    ]);
+    // A success moves to its watch partition: a delete on the open shard and a put on the watch shard.
+    const watched = { ...final, listShard: 'SUCCEEDED#2', openShard: 'WATCH#3', nextCheckAt: '2026-11-24T10:02:00Z' };
+    expect(indexWrites(PAYOUTS_TABLE, moved, watched)).toEqual([
+      { index: 'open-by-next-check', partition: 'OPEN#3', units: 1 },
+      { index: 'open-by-next-check', partition: 'WATCH#3', units: 1 },
       { index: 'by-state', partition: 'SUCCEEDED#2', units: 1 },
-      { index: 'in-flight', partition: 'INFLIGHT#1', units: 1 },
     ]);
   });
 
