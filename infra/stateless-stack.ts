@@ -5,10 +5,11 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import { Peer, Port, SecurityGroup } from 'aws-cdk-lib/aws-ec2';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { FUNCTIONS, KYC_CATCH_UP_FUNCTION, ROUTES, type FunctionDefinition } from '@shared/config/functions';
+import { APPLY_SWEEP_EVERY_MINUTES, FUNCTIONS, KYC_CATCH_UP_FUNCTION, ROUTES, type FunctionDefinition } from '@shared/config/functions';
 import type { PayrelayConfig, PayrelaySettings } from './config';
 import { PayrelayMonitoring } from './monitoring';
 import { OUTPUT } from './outputs';
@@ -80,8 +81,12 @@ const SETTINGS_BY_FUNCTION: Record<FunctionDefinition['id'], readonly string[]> 
   ],
   'kyc-callback': ['WEBHOOK_MAX_BODY_BYTES', 'WEBHOOK_ALLOWED_IPS', 'EVENT_RETENTION_DAYS'],
   'payout-notification': ['SIGNING_PROFILE', 'WEBHOOK_MAX_BODY_BYTES', 'WEBHOOK_ALLOWED_IPS', 'EVENT_RETENTION_DAYS'],
+  'callback-applier': [],
   'kyc-catch-up': ['PROVIDER_TIMEOUT_MS', 'EVENT_RETENTION_DAYS'],
 };
+
+/** Stream retries of a failing batch (bisected each time) before its records go to the failure queue. */
+const APPLY_STREAM_RETRIES = 5;
 
 /** At most one reconciler run at a time (see docs/deploy.md: it needs the account's unreserved minimum). */
 const RECONCILER_RESERVED_CONCURRENCY = 1;
@@ -178,12 +183,14 @@ export class PayrelayStatelessStack extends Stack {
 
     const kycCallback = make(FUNCTIONS.kycCallback, 'KycCallback');
     const payoutNotification = make(FUNCTIONS.payoutNotification, 'PayoutNotification');
+    const callbackApplier = this.callbackApplier(make, stateful);
 
     this.functions = {
       'payout-worker': worker,
       reconciler,
       'kyc-callback': kycCallback,
       'payout-notification': payoutNotification,
+      'callback-applier': callbackApplier,
       ...(config.kycCatchUp ? { 'kyc-catch-up': this.kycCatchUp(make, config.kycCatchUp, config) } : {}),
     };
     for (const [functionId, fn] of Object.entries(this.functions) as Array<[FunctionDefinition['id'], PayrelayFunction]>) {
@@ -242,6 +249,7 @@ export class PayrelayStatelessStack extends Stack {
       api: this.api,
       payoutsQueue: stateful.payoutsQueue,
       payoutsDlq: stateful.payoutsDlq,
+      callbackApplyFailures: stateful.callbackApplyFailures,
     });
 
     if (stateful.apiDomain) {
@@ -280,6 +288,34 @@ export class PayrelayStatelessStack extends Stack {
       stateful.egressIps.length > 0 ? Fn.join(',', [...stateful.egressIps]) : 'none (static egress is off)',
       'Addresses provider calls leave from: send them to the provider for its IP whitelist',
     );
+  }
+
+  /**
+   * The callback applier: the events table's stream (inserts of recognized events only, so the
+   * unrecognized and the TTL deletions never invoke it) applies each stored callback right after
+   * its 200; a failing batch is bisected and retried, then its records go to the failure queue
+   * (alarmed). A schedule sweeps the not-yet-applied index for anything the stream left, so a
+   * stored callback is applied even when every retry failed.
+   */
+  private callbackApplier(make: MakeFunction, stateful: PayrelayStatefulResources): PayrelayFunction {
+    const fn = make(FUNCTIONS.callbackApplier, 'CallbackApplier');
+    fn.addEventSource(
+      new DynamoEventSource(stateful.eventsTable.table, {
+        startingPosition: StartingPosition.TRIM_HORIZON,
+        batchSize: 100,
+        bisectBatchOnError: true,
+        retryAttempts: APPLY_STREAM_RETRIES,
+        reportBatchItemFailures: true,
+        onFailure: new SqsDlq(stateful.callbackApplyFailures),
+        filters: [FilterCriteria.filter({ eventName: FilterRule.isEqual('INSERT'), dynamodb: { NewImage: { applyShard: { S: FilterRule.exists() } } } })],
+      }),
+    );
+    new Rule(this, 'CallbackApplySweep', {
+      description: `payrelay: apply stored callbacks the stream left unapplied, every ${APPLY_SWEEP_EVERY_MINUTES} minutes`,
+      schedule: Schedule.rate(Duration.minutes(APPLY_SWEEP_EVERY_MINUTES)),
+      targets: [new LambdaFunction(fn, { retryAttempts: 0 })],
+    });
+    return fn;
   }
 
   /**
