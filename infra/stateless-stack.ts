@@ -195,7 +195,7 @@ export class PayrelayStatelessStack extends Stack {
     };
     for (const [functionId, fn] of Object.entries(this.functions) as Array<[FunctionDefinition['id'], PayrelayFunction]>) {
       applyAccess(fn, FUNCTION_ACCESS[functionId], stateful.byId, config);
-      acknowledgeLambdaFindings(fn);
+      acknowledgeLambdaFindings(fn, functionId === FUNCTIONS.callbackApplier.id);
     }
 
     const accessLogs = new LogGroup(this, 'ApiAccessLogs', { retention: logRetention, removalPolicy });
@@ -340,12 +340,14 @@ export class PayrelayStatelessStack extends Stack {
 type MakeFunction = (definition: FunctionDefinition, logicalId: string, reservedConcurrentExecutions?: number) => PayrelayFunction;
 
 /** cdk-nag findings every payrelay function has, each with the reason it is accepted. */
-function acknowledgeLambdaFindings(fn: PayrelayFunction): void {
+function acknowledgeLambdaFindings(fn: PayrelayFunction, readsStream: boolean): void {
   if (!fn.role) return;
+  const stream = readsStream ? ' The DynamoDB stream event source adds dynamodb:ListStreams, which has no resource-level permissions either.' : '';
   Validations.of(fn.role).acknowledge({
     id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
-    reason: fn.isBoundToVpc
-      ? 'X-Ray PutTraceSegments/PutTelemetryRecords and the EC2 network-interface actions Lambda needs in the egress VPC have no resource-level permissions; both need Resource "*".'
-      : 'X-Ray PutTraceSegments/PutTelemetryRecords have no resource-level permissions; tracing needs Resource "*".',
+    reason:
+      (fn.isBoundToVpc
+        ? 'X-Ray PutTraceSegments/PutTelemetryRecords and the EC2 network-interface actions Lambda needs in the egress VPC have no resource-level permissions; both need Resource "*".'
+        : 'X-Ray PutTraceSegments/PutTelemetryRecords have no resource-level permissions; tracing needs Resource "*".') + stream,
   });
 }
