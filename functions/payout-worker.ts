@@ -1,6 +1,7 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { createDeadLetterSink } from '@shared/adapters/dead-letter';
+import { createPayoutCheckQueue } from '@shared/adapters/payout-check-queue';
 import { kycGatingAdapters } from '@shared/adapters/kyc-gating';
 import { payoutProviderFrom } from '@shared/adapters/payout-provider';
 import { createMessageRedelivery, payoutMessageFromSqs } from '@shared/adapters/payout-queue';
@@ -32,6 +33,7 @@ const startBatch = createPayoutMessageHandler({
     provider: payoutService.provider,
     credentials: payoutService.credentials,
     kyc: config.KYC_GATING && createKycApprovalReader({ ...common, ...kycGatingAdapters(config.KYC_GATING, config.PROVIDER_TIMEOUT_MS) }),
+    checks: createPayoutCheckQueue(config.PAYOUT_CHECKS_QUEUE_URL),
     settings,
   }),
   rejectInvalid: createRejectInvalidRequest({ ...common, repository }),

@@ -8,6 +8,7 @@ import {
   EVENTS_TABLE,
   KYC_SECRET,
   KYC_TABLE,
+  CHECKS_QUEUE,
   PAYOUTS_QUEUE,
   PAYOUTS_TABLE,
   PROVIDER_SECRET,
@@ -108,36 +109,39 @@ export const FUNCTION_ACCESS: Record<FunctionDefinition['id'], readonly Resource
     queue(PAYOUTS_QUEUE.deadLetterQueueId, 'PAYOUTS_DLQ_URL', ['SendMessage']),
     // A provider's Retry-After delays a received message's next delivery (the event source consumes it).
     queue(PAYOUTS_QUEUE.id, 'PAYOUTS_QUEUE_URL', ['ChangeMessageVisibility']),
+    // The first delayed check of each submitted payout.
+    queue(CHECKS_QUEUE.id, 'PAYOUT_CHECKS_QUEUE_URL', ['SendMessage']),
   ],
   reconciler: [
     // queryDue (Query on the sparse index), get (GetItem), save (conditional PutItem).
     table(PAYOUTS_TABLE, 'PAYOUTS_TABLE_NAME', ['GetItem', 'PutItem'], { indexes: { 'open-by-next-check': ['Query'] } }),
     secret(PROVIDER_SECRET, 'PROVIDER_SECRET_ID'),
+    // The next delayed check of a payout it leaves open.
+    queue(CHECKS_QUEUE.id, 'PAYOUT_CHECKS_QUEUE_URL', ['SendMessage']),
   ],
-  // The receivers store and answer; the callback applier does the rest after the 200.
+  'payout-checker': [
+    // get (GetItem), save (conditional PutItem): one payout per check, never the index.
+    table(PAYOUTS_TABLE, 'PAYOUTS_TABLE_NAME', ['GetItem', 'PutItem']),
+    secret(PROVIDER_SECRET, 'PROVIDER_SECRET_ID'),
+    // The next delayed check (consuming the queue goes through the event source).
+    queue(CHECKS_QUEUE.id, 'PAYOUT_CHECKS_QUEUE_URL', ['SendMessage']),
+  ],
   'kyc-callback': [
     // putOnce (conditional PutItem).
     table(EVENTS_TABLE, 'EVENTS_TABLE_NAME', ['PutItem']),
+    // getSubject (GetItem), saveSubject (conditional PutItem).
+    table(KYC_TABLE, 'KYC_TABLE_NAME', ['GetItem', 'PutItem']),
     secret(KYC_SECRET, 'KYC_SECRET_ID'),
   ],
   'payout-notification': [
     table(EVENTS_TABLE, 'EVENTS_TABLE_NAME', ['PutItem']),
-    // The quarantine's throttled nudge (markDueNow): Query by withdrawal reference, then a conditional UpdateItem.
+    // markDueNow: Query by withdrawal reference, then a conditional UpdateItem of nextCheckAt.
     table(PAYOUTS_TABLE, 'PAYOUTS_TABLE_NAME', ['UpdateItem'], { indexes: { 'by-withdrawal-reference': ['Query'] } }),
     // quarantine keep: the hour's counter (conditional UpdateItem), then the body (conditional PutItem).
     table(QUARANTINE_TABLE, 'QUARANTINE_TABLE_NAME', ['UpdateItem', 'PutItem']),
-    secret(PROVIDER_SECRET, 'PROVIDER_SECRET_ID'),
-  ],
-  'callback-applier': [
-    // The sweep: Query the not-yet-applied index, get (GetItem); markApplied (conditional UpdateItem).
-    // The stream's records come through the event source, which grants the stream reads.
-    table(EVENTS_TABLE, 'EVENTS_TABLE_NAME', ['GetItem', 'UpdateItem'], { indexes: { 'not-yet-applied': ['Query'] } }),
-    // A KYC callback: getSubject (GetItem), saveSubject (conditional PutItem).
-    table(KYC_TABLE, 'KYC_TABLE_NAME', ['GetItem', 'PutItem']),
-    // An order notification: markDueNow (Query by withdrawal reference, conditional UpdateItem).
-    table(PAYOUTS_TABLE, 'PAYOUTS_TABLE_NAME', ['UpdateItem'], { indexes: { 'by-withdrawal-reference': ['Query'] } }),
-    // An order notification naming a collection: get (GetItem), then save (conditional PutItem on the version).
+    // A notification naming a collection: get (GetItem), then save (conditional PutItem on the version).
     table(COLLECTIONS_TABLE, 'COLLECTIONS_TABLE_NAME', ['GetItem', 'PutItem']),
+    secret(PROVIDER_SECRET, 'PROVIDER_SECRET_ID'),
   ],
   // The scheduled catch-up runs the receiver's path on pulled callbacks (never a dry run, so no GetItem on events).
   'kyc-catch-up': [

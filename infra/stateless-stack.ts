@@ -5,11 +5,10 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import { Peer, Port, SecurityGroup } from 'aws-cdk-lib/aws-ec2';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
-import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { APPLY_SWEEP_EVERY_MINUTES, FUNCTIONS, KYC_CATCH_UP_FUNCTION, ROUTES, type FunctionDefinition } from '@shared/config/functions';
+import { FUNCTIONS, KYC_CATCH_UP_FUNCTION, ROUTES, type FunctionDefinition } from '@shared/config/functions';
 import type { PayrelayConfig, PayrelaySettings } from './config';
 import { PayrelayMonitoring } from './monitoring';
 import { OUTPUT } from './outputs';
@@ -79,14 +78,28 @@ const SETTINGS_BY_FUNCTION: Record<FunctionDefinition['id'], readonly string[]> 
     'REVERSAL_WATCH_DAYS',
     'RECONCILE_CONCURRENCY',
   ],
+  // The reconciler's use case on delayed checks: the same settings, so both decide alike.
+  'payout-checker': [
+    'SIGNING_PROFILE',
+    'BEARER_PREFIX',
+    'PROVIDER_TIMEOUT_MS',
+    'PROVIDER_STATUS_MAP',
+    'RESUBMIT_UNKNOWN_NOT_FOUND',
+    'REVIEW_AFTER_MINUTES',
+    'GATEWAY_ERROR_REVIEW_MINUTES',
+    'NOT_FOUND_GRACE_MINUTES',
+    'REVIEW_WATCH_HOURLY_DAYS',
+    'REVIEW_WATCH_DAILY_DAYS',
+    'REVERSAL_WATCH_DAYS',
+    'RECONCILE_CONCURRENCY',
+  ],
   'kyc-callback': ['WEBHOOK_MAX_BODY_BYTES', 'WEBHOOK_ALLOWED_IPS', 'EVENT_RETENTION_DAYS'],
   'payout-notification': ['SIGNING_PROFILE', 'WEBHOOK_MAX_BODY_BYTES', 'WEBHOOK_ALLOWED_IPS', 'EVENT_RETENTION_DAYS'],
-  'callback-applier': [],
   'kyc-catch-up': ['PROVIDER_TIMEOUT_MS', 'EVENT_RETENTION_DAYS'],
 };
 
-/** Stream retries of a failing batch (bisected each time) before its records go to the failure queue. */
-const APPLY_STREAM_RETRIES = 5;
+/** Check batches in flight at once (the SQS event source's least maximum is 2). */
+const CHECKER_MAX_CONCURRENCY = 2;
 
 /** At most one reconciler run at a time (see docs/deploy.md: it needs the account's unreserved minimum). */
 const RECONCILER_RESERVED_CONCURRENCY = 1;
@@ -181,21 +194,29 @@ export class PayrelayStatelessStack extends Stack {
       targets: [new LambdaFunction(reconciler, { retryAttempts: 0, maxEventAge: Duration.minutes(config.reconcileEveryMinutes) })],
     });
 
+    // Delayed checks (10 s, 20 s, 40 s ... after each payout intent): a payout is final within about a
+    // minute of the provider settling it, not at the sweep's back-off. At most CHECKER_MAX_CONCURRENCY
+    // batches at once keeps GetPayout's rate bounded; the provider's Retry-After pauses each of them.
+    const checker = make(FUNCTIONS.payoutChecker, 'PayoutChecker');
+    checker.addEnvironment('PAYOUT_API_BASE_URL', config.payoutApiBaseUrl);
+    checker.addEventSource(
+      new SqsEventSource(stateful.checksQueue, { batchSize: 10, maxConcurrency: CHECKER_MAX_CONCURRENCY, reportBatchItemFailures: true }),
+    );
+
     const kycCallback = make(FUNCTIONS.kycCallback, 'KycCallback');
     const payoutNotification = make(FUNCTIONS.payoutNotification, 'PayoutNotification');
-    const callbackApplier = this.callbackApplier(make, stateful);
 
     this.functions = {
       'payout-worker': worker,
       reconciler,
+      'payout-checker': checker,
       'kyc-callback': kycCallback,
       'payout-notification': payoutNotification,
-      'callback-applier': callbackApplier,
       ...(config.kycCatchUp ? { 'kyc-catch-up': this.kycCatchUp(make, config.kycCatchUp, config) } : {}),
     };
     for (const [functionId, fn] of Object.entries(this.functions) as Array<[FunctionDefinition['id'], PayrelayFunction]>) {
       applyAccess(fn, FUNCTION_ACCESS[functionId], stateful.byId, config);
-      acknowledgeLambdaFindings(fn, functionId === FUNCTIONS.callbackApplier.id);
+      acknowledgeLambdaFindings(fn);
     }
 
     const accessLogs = new LogGroup(this, 'ApiAccessLogs', { retention: logRetention, removalPolicy });
@@ -249,7 +270,6 @@ export class PayrelayStatelessStack extends Stack {
       api: this.api,
       payoutsQueue: stateful.payoutsQueue,
       payoutsDlq: stateful.payoutsDlq,
-      callbackApplyFailures: stateful.callbackApplyFailures,
     });
 
     if (stateful.apiDomain) {
@@ -291,34 +311,6 @@ export class PayrelayStatelessStack extends Stack {
   }
 
   /**
-   * The callback applier: the events table's stream (inserts of recognized events only, so the
-   * unrecognized and the TTL deletions never invoke it) applies each stored callback right after
-   * its 200; a failing batch is bisected and retried, then its records go to the failure queue
-   * (alarmed). A schedule sweeps the not-yet-applied index for anything the stream left, so a
-   * stored callback is applied even when every retry failed.
-   */
-  private callbackApplier(make: MakeFunction, stateful: PayrelayStatefulResources): PayrelayFunction {
-    const fn = make(FUNCTIONS.callbackApplier, 'CallbackApplier');
-    fn.addEventSource(
-      new DynamoEventSource(stateful.eventsTable.table, {
-        startingPosition: StartingPosition.TRIM_HORIZON,
-        batchSize: 100,
-        bisectBatchOnError: true,
-        retryAttempts: APPLY_STREAM_RETRIES,
-        reportBatchItemFailures: true,
-        onFailure: new SqsDlq(stateful.callbackApplyFailures),
-        filters: [FilterCriteria.filter({ eventName: FilterRule.isEqual('INSERT'), dynamodb: { NewImage: { applyShard: { S: FilterRule.exists() } } } })],
-      }),
-    );
-    new Rule(this, 'CallbackApplySweep', {
-      description: `payrelay: apply stored callbacks the stream left unapplied, every ${APPLY_SWEEP_EVERY_MINUTES} minutes`,
-      schedule: Schedule.rate(Duration.minutes(APPLY_SWEEP_EVERY_MINUTES)),
-      targets: [new LambdaFunction(fn, { retryAttempts: 0 })],
-    });
-    return fn;
-  }
-
-  /**
    * The optional scheduled KYC catch-up: pulls the callbacks the KYC service sent in the look-back
    * window and stores and applies the missed ones. Runs may overlap harmlessly (store-once), and a
    * failed run is retried by Lambda's async retries and then by the next tick.
@@ -340,14 +332,12 @@ export class PayrelayStatelessStack extends Stack {
 type MakeFunction = (definition: FunctionDefinition, logicalId: string, reservedConcurrentExecutions?: number) => PayrelayFunction;
 
 /** cdk-nag findings every payrelay function has, each with the reason it is accepted. */
-function acknowledgeLambdaFindings(fn: PayrelayFunction, readsStream: boolean): void {
+function acknowledgeLambdaFindings(fn: PayrelayFunction): void {
   if (!fn.role) return;
-  const stream = readsStream ? ' The DynamoDB stream event source adds dynamodb:ListStreams, which has no resource-level permissions either.' : '';
   Validations.of(fn.role).acknowledge({
     id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
-    reason:
-      (fn.isBoundToVpc
-        ? 'X-Ray PutTraceSegments/PutTelemetryRecords and the EC2 network-interface actions Lambda needs in the egress VPC have no resource-level permissions; both need Resource "*".'
-        : 'X-Ray PutTraceSegments/PutTelemetryRecords have no resource-level permissions; tracing needs Resource "*".') + stream,
+    reason: fn.isBoundToVpc
+      ? 'X-Ray PutTraceSegments/PutTelemetryRecords and the EC2 network-interface actions Lambda needs in the egress VPC have no resource-level permissions; both need Resource "*".'
+      : 'X-Ray PutTraceSegments/PutTelemetryRecords have no resource-level permissions; tracing needs Resource "*".',
   });
 }

@@ -17,6 +17,7 @@ import {
   EVENTS_TABLE,
   KYC_SECRET,
   KYC_TABLE,
+  CHECKS_QUEUE,
   PAYOUTS_QUEUE,
   PAYOUTS_TABLE,
   PROVIDER_SECRET,
@@ -87,7 +88,7 @@ export interface LocalAws {
   readonly env: Record<string, string>;
   readonly endpoints: { dynamodb: string; sqs: string; secretsManager: string };
   readonly names: { payoutsTable: string; eventsTable: string; kycTable: string; quarantineTable: string; collectionsTable: string; providerSecret: string; kycSecret: string };
-  readonly queueUrls: { payouts: string; deadLetter: string };
+  readonly queueUrls: { payouts: string; deadLetter: string; checks: string };
   stop(): Promise<void>;
 }
 
@@ -190,6 +191,21 @@ export async function startLocalAws(options: LocalAwsOptions = {}): Promise<Loca
       }),
     );
 
+    const checksDlq = await sqsClient.send(new CreateQueueCommand({ QueueName: resourceName(stage, CHECKS_QUEUE.deadLetterQueueId) }));
+    const checksDlqArn = await sqsClient.send(
+      new GetQueueAttributesCommand({ QueueUrl: checksDlq.QueueUrl as string, AttributeNames: ['QueueArn'] }),
+    );
+    const checks = await sqsClient.send(
+      new CreateQueueCommand({
+        QueueName: resourceName(stage, CHECKS_QUEUE.id),
+        Attributes: {
+          VisibilityTimeout: String(options.visibilityTimeoutSeconds ?? 30),
+          MessageRetentionPeriod: String(CHECKS_QUEUE.retentionSeconds),
+          RedrivePolicy: JSON.stringify({ deadLetterTargetArn: checksDlqArn.Attributes?.QueueArn, maxReceiveCount: CHECKS_QUEUE.defaultMaxReceiveCount }),
+        },
+      }),
+    );
+
     for (const [name, value] of [
       [names.providerSecret, options.secrets?.provider],
       [names.kycSecret, options.secrets?.kyc],
@@ -200,7 +216,7 @@ export async function startLocalAws(options: LocalAwsOptions = {}): Promise<Loca
     sqsClient.destroy();
     secretsClient.destroy();
 
-    const queueUrls = { payouts: main.QueueUrl as string, deadLetter: dlqUrl };
+    const queueUrls = { payouts: main.QueueUrl as string, deadLetter: dlqUrl, checks: checks.QueueUrl as string };
     const env: Record<string, string> = {
       AWS_REGION: region,
       AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
@@ -215,6 +231,7 @@ export async function startLocalAws(options: LocalAwsOptions = {}): Promise<Loca
       COLLECTIONS_TABLE_NAME: names.collectionsTable,
       PAYOUTS_QUEUE_URL: queueUrls.payouts,
       PAYOUTS_DLQ_URL: queueUrls.deadLetter,
+      PAYOUT_CHECKS_QUEUE_URL: queueUrls.checks,
       PROVIDER_SECRET_ID: names.providerSecret,
       KYC_SECRET_ID: names.kycSecret,
     };

@@ -27,10 +27,7 @@ export interface SchedulerOptions {
 
 export interface SchedulerHandle {
   readonly stats: { runs: number; errors: number };
-  /**
-   * Runs the target now (outside the schedule) and resolves when it finishes. A run already going
-   * may have started before what the caller just did, so one more run follows it.
-   */
+  /** Runs the target now (outside the schedule) and resolves when it finishes. */
   runNow(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -67,7 +64,7 @@ export function startScheduler(options: SchedulerOptions): SchedulerHandle {
 
   return {
     stats,
-    runNow: () => (running ? running.then(run) : run()),
+    runNow: run,
     async stop() {
       clearInterval(timer);
       await running;

@@ -39,6 +39,7 @@ const HANDLER_ENV: Record<string, string> = {
   COLLECTIONS_TABLE_NAME: 'payrelay-bench-collections',
   PAYOUTS_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/000000000000/payrelay-bench-payouts',
   PAYOUTS_DLQ_URL: 'https://sqs.eu-west-1.amazonaws.com/000000000000/payrelay-bench-payouts-dlq',
+  PAYOUT_CHECKS_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/000000000000/payrelay-bench-payout-checks',
   PROVIDER_SECRET_ID: 'payrelay-bench-provider',
   KYC_SECRET_ID: 'payrelay-bench-kyc',
   PAYOUT_API_BASE_URL: 'https://payout.provider.invalid',

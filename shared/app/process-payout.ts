@@ -1,7 +1,7 @@
 import { maskAccount } from '@shared/domain/account';
 import type { PayoutIdentity } from '@shared/domain/identity';
 import { checkName, normalizeName } from '@shared/domain/name-policy';
-import { Payout } from '@shared/domain/payout';
+import { Payout, SUBMITTED_CHECK_SECONDS } from '@shared/domain/payout';
 import { acceptRequest, requestIdentity, type PayoutRequest } from '@shared/messages/payout-request';
 import {
   ProviderAmbiguousError,
@@ -16,7 +16,7 @@ import { withCredentialRefresh } from './credential-refresh';
 import { countOutcome } from './outcome-metrics';
 import { ConcurrentModificationError } from '@shared/domain/errors';
 import type { Clock, Log, Telemetry } from '@shared/ports/runtime';
-import type { CredentialsSource, KycApproval, PayoutProvider, PayoutRepository, ProviderCredentials } from '@shared/ports/payouts';
+import type { CredentialsSource, KycApproval, PayoutCheckQueue, PayoutProvider, PayoutRepository, ProviderCredentials } from '@shared/ports/payouts';
 
 /**
  * The provider could not be reached (or refused our keys even after a refresh) before anything was
@@ -64,6 +64,8 @@ export interface ProcessPayoutDeps {
   readonly credentials: CredentialsSource;
   /** Required when settings.kycGating is on. */
   readonly kyc?: KycApproval;
+  /** The checks queue: the first delayed check of each submitted payout. Without it, the sweep finds it. */
+  readonly checks?: PayoutCheckQueue;
   readonly clock: Clock;
   readonly telemetry: Telemetry;
   readonly log: Log;
@@ -175,6 +177,22 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
     }
   }
 
+  /**
+   * Asks for the first delayed check of a payout whose Payout call just ended (SUBMITTED or UNKNOWN),
+   * SUBMITTED_CHECK_SECONDS[0] after its intent, for the version the outcome's write creates. Sent
+   * beside that write, so it adds no wait; if the write lands on another version, the check finds the
+   * payout stale and the sweep looks at it when due. A send that fails costs time, never the payout.
+   */
+  async function scheduleFirstCheck(intent: Payout): Promise<void> {
+    if (!deps.checks) return;
+    const at = Date.parse(intent.record.submitIntentAt ?? clock.now().toISOString()) + SUBMITTED_CHECK_SECONDS[0] * 1000;
+    try {
+      await deps.checks.schedule(intent.record.identity, intent.version + 1, Math.max(0, (at - clock.now().getTime()) / 1000));
+    } catch (error) {
+      log.warn('first check not scheduled; the scheduled sweep will look at the payout', { payoutKey: intent.key, error: (error as Error).name });
+    }
+  }
+
   /** Calls Payout for a payout whose intent this call has just written, and records the outcome. */
   async function pay(intent: Payout, request: PayoutRequest): Promise<ProcessPayoutResult> {
     const body = {
@@ -239,7 +257,9 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
         outcome = 'unknown';
       }
     }
+    const firstCheck = outcome === 'failed' ? undefined : scheduleFirstCheck(intent);
     const saved = await saveOutcome(intent, next);
+    await firstCheck;
     countOutcome(telemetry, saved);
     return { outcome, state: saved.state, reason: saved.record.reason };
   }

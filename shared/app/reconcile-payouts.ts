@@ -1,12 +1,13 @@
 import type { PayoutIdentity } from '@shared/domain/identity';
 import { toMinorUnits } from '@shared/domain/money';
-import type { Payout } from '@shared/domain/payout';
+import type { Payout, PayoutState } from '@shared/domain/payout';
+import { MAX_CHECK_DELAY_SECONDS, type PayoutCheck } from '@shared/messages/payout-check';
 import { METRIC } from '@shared/observability/metric-names';
 import { countOutcome } from './outcome-metrics';
 import { withCredentialRefresh } from './credential-refresh';
 import { ConcurrentModificationError } from '@shared/domain/errors';
 import type { Clock, Log, Telemetry } from '@shared/ports/runtime';
-import type { CredentialsSource, PayoutProvider, PayoutRepository, PayoutStatusAnswer } from '@shared/ports/payouts';
+import type { CredentialsSource, PayoutCheckQueue, PayoutProvider, PayoutRepository, PayoutStatusAnswer } from '@shared/ports/payouts';
 import { ProviderError } from '@shared/providers/provider-errors';
 import { DEFAULT_WATCH_SETTINGS, decideWatched, type WatchSettings } from './watch-final-payouts';
 
@@ -58,6 +59,38 @@ export interface ReconcileDeps {
   readonly telemetry: Telemetry;
   readonly log: Log;
   readonly settings: ReconcileSettings;
+  /**
+   * The checks queue. With it, every write that leaves a payout open with its next look due within
+   * MAX_CHECK_DELAY_SECONDS also schedules a delayed check for that time; without it only the
+   * scheduled sweep looks at payouts.
+   */
+  readonly checks?: PayoutCheckQueue;
+}
+
+/** What one delayed check did. */
+export interface PayoutCheckOutcome {
+  /**
+   * `checked`: decided and written (the next check is scheduled); `stale`: the payout is no longer at
+   * the message's version, or is final: someone else took this step, nothing done; `raced`: another
+   * writer moved it during the check, nothing written; `missing`: no payout has this identity.
+   */
+  readonly outcome: 'checked' | 'stale' | 'raced' | 'missing';
+  readonly state?: PayoutState;
+  /** The payout's next look after the check. */
+  readonly nextCheckAt?: string;
+}
+
+/** The reconciler: the scheduled sweep over the open index, and the delayed check of one payout. */
+export interface Reconciler {
+  sweep(options?: { budgetMs?: number }): Promise<ReconcileSummary>;
+  /**
+   * One message of the checks queue: the payout is looked at exactly as the sweep would, if it is
+   * still at the version the check was scheduled for. A duplicated or late message finds another
+   * version and does nothing; two checks of one version race on the conditional write, and only the
+   * winner schedules the next check, so checks never multiply.
+   * @throws what a failed read or write throws (the queue delivers the message again)
+   */
+  check(message: PayoutCheck): Promise<PayoutCheckOutcome>;
 }
 
 export interface ReconcileSummary {
@@ -111,13 +144,21 @@ function contradicts(payout: Payout, answer: PayoutStatusAnswer): string | undef
 }
 
 /**
- * The reconciler's use case: read the open payouts that are due from the sparse index, ask GetPayout
- * about each (bounded concurrency), and move them forward; back off the next check; hand what stays
- * open too long, contradicts itself, or is unknown to the provider to NEEDS_REVIEW.
+ * The reconciler's scheduled sweep (see createReconciler): read the open payouts that are due from
+ * the sparse index, ask GetPayout about each (bounded concurrency), and move them forward; back off
+ * the next check; hand what stays open too long, contradicts itself, or is unknown to the provider to
+ * NEEDS_REVIEW.
  */
-export function createReconcilePayouts(
-  deps: ReconcileDeps,
-): (options?: { budgetMs?: number }) => Promise<ReconcileSummary> {
+export function createReconcilePayouts(deps: ReconcileDeps): (options?: { budgetMs?: number }) => Promise<ReconcileSummary> {
+  return createReconciler(deps).sweep;
+}
+
+/**
+ * The reconciler's use cases over one set of ports. The sweep and the delayed checks share one
+ * decision and one write path (a conditional write on the state and version read), and the provider's
+ * Retry-After pause, which holds for every payout while the function stays warm.
+ */
+export function createReconciler(deps: ReconcileDeps): Reconciler {
   const { repository, provider, credentials, clock, telemetry, log, settings } = deps;
   /**
    * Until when the provider asked (Retry-After on a GetPayout) to be left alone. It holds for every
@@ -264,7 +305,51 @@ export function createReconcilePayouts(
     );
   }
 
-  return async function reconcilePayouts(options = {}) {
+  /** Asks for the next delayed check of a payout left open, when it is due soon enough for a message. */
+  async function scheduleNextCheck(saved: Payout, now: Date): Promise<void> {
+    const at = saved.record.nextCheckAt;
+    if (!deps.checks || saved.isFinal || at === undefined) return;
+    const delaySeconds = Math.max(0, (Date.parse(at) - now.getTime()) / 1000);
+    if (delaySeconds > MAX_CHECK_DELAY_SECONDS) return;
+    try {
+      await deps.checks.schedule(saved.record.identity, saved.version, delaySeconds);
+    } catch (error) {
+      // Only time is lost: the payout stays in the open index, and the sweep looks at it when due.
+      log.warn('next check not scheduled; the scheduled sweep will look at the payout', { payoutKey: saved.key, error: (error as Error).name });
+    }
+  }
+
+  /**
+   * Decides and writes the next version of one payout, then schedules its next check. Undefined when
+   * another writer moved the payout first (the write changed nothing; that writer carries it on).
+   */
+  async function step(payout: Payout, now: Date): Promise<Payout | undefined> {
+    const next = await decide(payout, now);
+    try {
+      await repository.save(payout, next);
+    } catch (error) {
+      if (error instanceof ConcurrentModificationError) return undefined;
+      throw error;
+    }
+    if (next.state !== payout.state) {
+      countOutcome(telemetry, next);
+      log.info('payout transition', { payoutKey: next.key, from: payout.state, to: next.state, reason: next.record.reason });
+    }
+    await scheduleNextCheck(next, clock.now());
+    return next;
+  }
+
+  async function check(message: PayoutCheck): Promise<PayoutCheckOutcome> {
+    const { platform_merchant_id, currency, withdrawal_reference } = message;
+    const payout = await repository.get({ platform_merchant_id, currency, withdrawal_reference });
+    if (!payout) return { outcome: 'missing' };
+    if (payout.version !== message.payoutVersion || payout.isFinal) return { outcome: 'stale', state: payout.state };
+    const next = await step(payout, clock.now());
+    if (!next) return { outcome: 'raced', state: payout.state };
+    return { outcome: 'checked', state: next.state, ...(next.record.nextCheckAt ? { nextCheckAt: next.record.nextCheckAt } : {}) };
+  }
+
+  async function sweep(options: { budgetMs?: number } = {}): Promise<ReconcileSummary> {
     const started = clock.now();
     const budgetMs = options.budgetMs ?? settings.budgetMs;
     const transitions: Record<string, number> = {};
@@ -284,16 +369,10 @@ export function createReconcilePayouts(
           maxLagSeconds = Math.max(maxLagSeconds, (now.getTime() - Date.parse(payout.record.nextCheckAt)) / 1000);
         }
         if (payout.state === 'UNKNOWN') oldestUnknownSeconds = Math.max(oldestUnknownSeconds, payout.ageMs(now) / 1000);
-        const next = await decide(payout, now);
-        await repository.save(payout, next);
-        if (next.state !== payout.state) {
-          transitions[next.state] = (transitions[next.state] ?? 0) + 1;
-          countOutcome(telemetry, next);
-          log.info('payout transition', { payoutKey: next.key, from: payout.state, to: next.state, reason: next.record.reason });
-        }
+        // Undefined: another writer (a worker, a check, a parallel run) moved it first and carries it on.
+        const next = await step(payout, now);
+        if (next && next.state !== payout.state) transitions[next.state] = (transitions[next.state] ?? 0) + 1;
       } catch (error) {
-        // Another writer (a worker, a parallel run) moved it first: the next run looks again.
-        if (error instanceof ConcurrentModificationError) return;
         log.error('reconciling a payout failed', { withdrawalReference: identity.withdrawal_reference, error: (error as Error).name });
       }
     };
@@ -318,5 +397,7 @@ export function createReconcilePayouts(
     telemetry.count(METRIC.reconcileRunCompleted);
     const paused = clock.now().getTime() < providerPausedUntil ? { providerPausedUntil: new Date(providerPausedUntil).toISOString() } : {};
     return { read, scanned, transitions, budgetExhausted, ...paused };
-  };
+  }
+
+  return { sweep, check };
 }

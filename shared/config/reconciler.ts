@@ -1,15 +1,19 @@
-import { GATEWAY_ERROR_REVIEW_MINUTES_DEFAULT, RECONCILE_DEFAULTS } from '@shared/app/reconcile-payouts';
-import { WATCH_DEFAULTS } from '@shared/app/watch-final-payouts';
+import type * as z from 'zod';
+import { GATEWAY_ERROR_REVIEW_MINUTES_DEFAULT, RECONCILE_DEFAULTS, type ReconcileSettings } from '@shared/app/reconcile-payouts';
+import { WATCH_DEFAULTS, watchSettingsFromDays } from '@shared/app/watch-final-payouts';
 import { envBoolean, envInt, requiredString } from './env';
 import { providerEnvSchema } from './provider';
 
 /**
- * The reconciler's settings (docs/architecture.md, "Environment variables"). The defaults are the
- * use cases' own, so a setting left out means the same here as in a test that builds the use case.
+ * The settings of the reconciler and of the payout checker, which runs the same use case on delayed
+ * checks (docs/architecture.md, "Environment variables"). The defaults are the use cases' own, so a
+ * setting left out means the same here as in a test that builds the use case.
  */
 export const reconcilerEnvSchema = providerEnvSchema
   .extend({
     PAYOUTS_TABLE_NAME: requiredString,
+    /** The checks queue: each write that leaves a payout open schedules its next delayed check there. */
+    PAYOUT_CHECKS_QUEUE_URL: requiredString,
     RESUBMIT_UNKNOWN_NOT_FOUND: envBoolean(false),
     REVIEW_AFTER_MINUTES: envInt(1440),
     /** An open payout whose provider reports a gateway error word goes to NEEDS_REVIEW at this age instead. */
@@ -27,3 +31,30 @@ export const reconcilerEnvSchema = providerEnvSchema
     ...rest,
     watchDays: { reviewHourlyDays: REVIEW_WATCH_HOURLY_DAYS, reviewDailyDays: REVIEW_WATCH_DAILY_DAYS, reversalWatchDays: REVERSAL_WATCH_DAYS },
   }));
+
+export type ReconcilerEnv = z.output<typeof reconcilerEnvSchema>;
+
+/** The use case's settings from the environment: the same for the scheduled sweep and the delayed checks. */
+export function reconcileSettingsFrom(config: ReconcilerEnv): ReconcileSettings {
+  return {
+    ...RECONCILE_DEFAULTS,
+    reviewAfterMs: config.REVIEW_AFTER_MINUTES * 60_000,
+    gatewayErrorReviewAfterMs: config.GATEWAY_ERROR_REVIEW_MINUTES * 60_000,
+    notFoundGraceMs: config.NOT_FOUND_GRACE_MINUTES * 60_000,
+    resubmitUnknownNotFound: config.RESUBMIT_UNKNOWN_NOT_FOUND,
+    concurrency: config.RECONCILE_CONCURRENCY,
+    watch: watchSettingsFromDays(config.watchDays),
+  };
+}
+
+/** The settings as logged at start-up, in the units an operator sets them in. */
+export function describeReconcileSettings(config: ReconcilerEnv): Record<string, unknown> {
+  return {
+    resubmitUnknownNotFound: config.RESUBMIT_UNKNOWN_NOT_FOUND,
+    reviewAfterMinutes: config.REVIEW_AFTER_MINUTES,
+    gatewayErrorReviewMinutes: config.GATEWAY_ERROR_REVIEW_MINUTES,
+    notFoundGraceMinutes: config.NOT_FOUND_GRACE_MINUTES,
+    concurrency: config.RECONCILE_CONCURRENCY,
+    ...config.watchDays,
+  };
+}

@@ -22,6 +22,8 @@ export const workerEnvSchema = providerEnvSchema
     PAYOUTS_DLQ_URL: requiredString,
     /** The queue this worker consumes: a provider's Retry-After delays a message's next delivery on it. */
     PAYOUTS_QUEUE_URL: requiredString,
+    /** The checks queue: the first delayed check of each submitted payout goes there. */
+    PAYOUT_CHECKS_QUEUE_URL: requiredString,
     NAME_MATCH_THRESHOLD: z.coerce.number().min(0).max(1).optional().transform((v) => v ?? DEFAULT_NAME_MATCH_THRESHOLD),
     KYC_GATING: envBoolean(false),
     /** Payout refusals known to be final (JSON list of {status, message}); empty: every refusal is settled through GetPayout. */

@@ -192,7 +192,31 @@ export function backoffMs(checks: number): number {
   return minutes * 60_000;
 }
 
+/**
+ * Looks at a submitted payout, in seconds after its payout intent: doubling from 10 s, so a payout the
+ * provider settles S seconds after the call is final at most about S later (within a minute for one
+ * settled in its first minute) after about log2(S / 10 s) + 1 GetPayout calls. Delayed check messages
+ * (shared/app/reconcile-payouts.ts) keep these times; after the last step the back-off takes over.
+ */
+export const SUBMITTED_CHECK_SECONDS = [10, 20, 40, 80, 160, 320, 640, 1280, 2560] as const;
+
+/** The least time between two scheduled looks at one payout. */
+const MIN_CHECK_GAP_MS = 5_000;
+
 const iso = (at: Date): string => at.toISOString();
+
+/**
+ * The next look at an open payout after check number `checks`: the next step of the submitted-payout
+ * schedule (counted from its latest payout intent), else the back-off.
+ */
+function scheduledCheck(record: PayoutRecord, now: Date, checks: number): string {
+  if (record.submitIntentAt !== undefined) {
+    const intent = Date.parse(record.submitIntentAt);
+    const step = SUBMITTED_CHECK_SECONDS.find((seconds) => intent + seconds * 1000 >= now.getTime() + MIN_CHECK_GAP_MS);
+    if (step !== undefined) return iso(new Date(intent + step * 1000));
+  }
+  return iso(new Date(now.getTime() + backoffMs(checks)));
+}
 
 /**
  * A check at most `delayMs` from now: the scheduled one when it is ahead and no later than that, else
@@ -367,12 +391,15 @@ export class Payout {
     return this.next({ submitRetryAllowed: this.state === 'SUBMITTING', resubmitAuthorized: this.state === 'UNKNOWN', reason }, now);
   }
 
-  /** The provider explicitly accepted the Payout call: it holds the reference from now on. */
-  submitted(providerStatus: string | undefined, now: Date, reason = 'provider accepted the payout'): Payout {
+  /**
+   * The provider explicitly accepted the Payout call: it holds the reference from now on. The next
+   * check stays where it is when it is due within a minute (`nextCheckAt` sets it instead).
+   */
+  submitted(providerStatus: string | undefined, now: Date, reason = 'provider accepted the payout', nextCheckAt?: string): Payout {
     return this.next(
       {
         providerStatus,
-        nextCheckAt: checkWithin(this.record.nextCheckAt, now, backoffMs(0)),
+        nextCheckAt: nextCheckAt ?? checkWithin(this.record.nextCheckAt, now, backoffMs(0)),
         checks: 0,
         acknowledgedAt: this.record.acknowledgedAt ?? iso(now),
         notFoundSince: undefined,
@@ -391,16 +418,15 @@ export class Payout {
   heldByProvider(providerStatus: string, now: Date, nextCheckAt?: Date): Payout {
     if (this.state !== 'SUBMITTED') {
       const word = providerStatus === '' ? 'a record without a status word' : providerStatus;
-      const moved = this.submitted(providerStatus, now, `provider holds the payout (${word})`);
-      return nextCheckAt ? moved.next({ nextCheckAt: iso(nextCheckAt) }, now) : moved;
+      const at = nextCheckAt ? iso(nextCheckAt) : scheduledCheck(this.record, now, 0);
+      return this.submitted(providerStatus, now, `provider holds the payout (${word})`, at);
     }
     const checks = this.record.checks + 1;
-    const nextAt = nextCheckAt ?? new Date(now.getTime() + backoffMs(checks));
     return this.next(
       {
         providerStatus,
         checks,
-        nextCheckAt: iso(nextAt),
+        nextCheckAt: nextCheckAt ? iso(nextCheckAt) : scheduledCheck(this.record, now, checks),
         acknowledgedAt: this.record.acknowledgedAt ?? iso(now),
         notFoundSince: undefined,
       },
@@ -414,7 +440,7 @@ export class Payout {
    * check (a Retry-After).
    */
   unknown(reason: string, now: Date, notBefore?: Date): Payout {
-    const first = laterOf(now.getTime() + backoffMs(0), notBefore);
+    const first = laterOf(Date.parse(scheduledCheck(this.record, now, 0)), notBefore);
     const changes = { reason, nextCheckAt: iso(new Date(first)), ...(notBefore ? { askNotBefore: iso(notBefore) } : {}) };
     if (this.state === 'UNKNOWN') return this.next(changes, now);
     return this.next(changes, now, { to: 'UNKNOWN', reason });
@@ -447,7 +473,7 @@ export class Payout {
     if (!['SUBMITTING', 'SUBMITTED', 'UNKNOWN'].includes(this.state)) throw new IllegalTransitionError(this.state, this.state);
     const checks = this.record.checks + 1;
     return this.next(
-      { checks, nextCheckAt: iso(new Date(now.getTime() + backoffMs(checks))), notFoundSince: this.record.notFoundSince ?? iso(now) },
+      { checks, nextCheckAt: scheduledCheck(this.record, now, checks), notFoundSince: this.record.notFoundSince ?? iso(now) },
       now,
     );
   }

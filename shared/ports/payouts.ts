@@ -144,3 +144,16 @@ export interface MessageRedelivery {
    */
   delay(receiptHandle: string, delayMs: number): Promise<void>;
 }
+
+/**
+ * The checks queue: delayed checks of open payouts, so a payout is looked at seconds after it is due
+ * instead of at the next scheduled sweep. A lost message costs time, never a payout: the sweep still
+ * finds every open payout in the open index.
+ */
+export interface PayoutCheckQueue {
+  /**
+   * Asks for a check of the payout while it is at `payoutVersion`, delivered no earlier than
+   * `delaySeconds` from now (0 to MAX_CHECK_DELAY_SECONDS, shared/messages/payout-check.ts).
+   */
+  schedule(identity: PayoutIdentity, payoutVersion: number, delaySeconds: number): Promise<void>;
+}

@@ -90,6 +90,12 @@ export async function loadReconciler(): Promise<ReconcilerHandler> {
 
 export const workerContext = (): Context => createLambdaContext(FUNCTIONS.payoutWorker, 'payrelay-it-payout-worker', 'eu-west-1');
 export const reconcilerContext = (): Context => createLambdaContext(FUNCTIONS.reconciler, 'payrelay-it-reconciler', 'eu-west-1');
+export const checkerContext = (): Context => createLambdaContext(FUNCTIONS.payoutChecker, 'payrelay-it-payout-checker', 'eu-west-1');
+
+/** Imports the real payout checker module (after the env is set). */
+export async function loadChecker(): Promise<WorkerHandler> {
+  return ((await import('@functions/payout-checker')) as { handler: WorkerHandler }).handler;
+}
 
 let counter = 0;
 /** A valid payout request to a seeded simulator account (Kwame Mensah, MTN, GHS). */

@@ -108,8 +108,11 @@ describe('reconciliation rules (rule 1 not-found handling, rule 3 nothing lost)'
     expect(first?.record.notFoundSince).toBe(s.clock.now().toISOString());
     s.clock.advance(10 * MINUTE);
     await s.reconcile();
-    expect((await payoutOf(r))?.state).toBe('UNKNOWN');
-    s.clock.advance(6 * MINUTE);
+    const within = await payoutOf(r);
+    expect(within?.state).toBe('UNKNOWN');
+    // The next scheduled look comes after the grace period (15 minutes) has passed.
+    s.clock.advance(Date.parse(within?.record.nextCheckAt ?? '') - s.clock.now().getTime());
+    expect(within?.notFoundForMs(s.clock.now())).toBeGreaterThanOrEqual(15 * MINUTE);
     await s.reconcile();
     const last = await payoutOf(r);
     expect(last?.state).toBe('NEEDS_REVIEW');
@@ -231,7 +234,7 @@ describe('reconciliation rules (rule 1 not-found handling, rule 3 nothing lost)'
     expect(p?.record.reason).toMatch(/contradictory provider answer: provider reports amount 20.00, payout is 10.00/);
   });
 
-  it('backs off the next check while the provider reports the payout in progress, then settles it', async () => {
+  it('backs off the next check while the provider reports the payout in progress (doubling from 10 s after the intent), then settles it', async () => {
     const s = system({ reconcile: { reviewAfterMs: 24 * 60 * MINUTE } });
     h.sim.admin.setFaults('getPayout', { slowProgressionChecks: 4 });
     const r = request();
@@ -245,9 +248,10 @@ describe('reconciliation rules (rule 1 not-found handling, rule 3 nothing lost)'
       await s.reconcile();
       const after = await payoutOf(r);
       expect(after?.state).toBe('SUBMITTED');
-      gaps.push((Date.parse(after?.record.nextCheckAt ?? '') - s.clock.now().getTime()) / MINUTE);
+      gaps.push((Date.parse(after?.record.nextCheckAt ?? '') - s.clock.now().getTime()) / 1000);
     }
-    expect(gaps).toEqual([2, 5, 15]);
+    // The first look is the create's (60 s after it); then 80 s, 160 s and 320 s after the intent.
+    expect(gaps).toEqual([20, 80, 160]);
     // The simulator settles it after its fourth check (asynchronously); a later run finds it final.
     for (let i = 0; i < 5 && (await payoutOf(r))?.state === 'SUBMITTED'; i++) {
       s.clock.advance(60 * MINUTE);

@@ -11,7 +11,12 @@ import { StatusMapError } from '@shared/providers/status-map';
  * which the start-up log shows word by word.
  */
 
-const ENV = { PAYOUTS_TABLE_NAME: 'payouts', PROVIDER_SECRET_ID: 'provider', PAYOUT_API_BASE_URL: 'http://127.0.0.1:9' };
+const ENV = {
+  PAYOUTS_TABLE_NAME: 'payouts',
+  PAYOUT_CHECKS_QUEUE_URL: 'http://127.0.0.1:9/000000000000/payout-checks',
+  PROVIDER_SECRET_ID: 'provider',
+  PAYOUT_API_BASE_URL: 'http://127.0.0.1:9',
+};
 
 describe('GATEWAY_ERROR_REVIEW_MINUTES', () => {
   it('defaults to 2 hours, well inside the 24-hour review window', () => {
