@@ -25,6 +25,8 @@ export interface Emulators {
   readonly env: Record<string, string>;
   readonly provider?: ProviderSecret;
   readonly simulatorUrl?: string;
+  /** The host process's id (a part may read its CPU time from /proc). */
+  readonly pid: number;
   /** The simulator's ledger (executions per payout). */
   ledger(): Promise<LedgerEntry[]>;
   /** Replaces the simulator's faults of one operation. */
@@ -68,6 +70,7 @@ export function startEmulators(config: EmulatorConfig): Promise<Emulators> {
         env: message.env,
         provider: message.provider,
         simulatorUrl: message.simulatorUrl,
+        pid: child.pid as number,
         ledger: () => ask<LedgerEntry[]>({ type: 'ledger' }),
         setFaults: (operation, faults) => ask<void>({ type: 'faults', operation, faults }),
         async stop() {
