@@ -79,6 +79,55 @@ async function statesOf(prefix: string): Promise<Record<string, number>> {
   return states;
 }
 
+/** One DynamoDB call of the worker: the state its PutItem writes (if any), when it was sent and answered. */
+interface DynamoCall {
+  state?: string;
+  start: number;
+  end: number;
+}
+
+/** The state a PutItem writes, from its input (marshalled or not), else undefined. */
+function stateWritten(input: unknown): string | undefined {
+  const state = (input as { Item?: { state?: unknown } }).Item?.state;
+  if (typeof state === 'string') return state;
+  return typeof state === 'object' && state !== null && typeof (state as { S?: unknown }).S === 'string' ? (state as { S: string }).S : undefined;
+}
+
+/**
+ * Where one invocation's time goes, ms from its start (medians over the invocations): when the first
+ * intent (SUBMITTING) write was sent, that is when the first AccountVerification answered; when the
+ * last was answered; the same for the outcome (SUBMITTED) writes, after the Payout calls.
+ */
+interface BatchTimeline {
+  firstIntentSent: number;
+  lastIntentAnswered: number;
+  firstOutcomeSent: number;
+  lastOutcomeAnswered: number;
+}
+
+function timelineOf(starts: readonly number[], durations: readonly number[], calls: readonly DynamoCall[]): BatchTimeline {
+  const phases = starts.map((start, i) => {
+    const end = start + (durations[i] as number);
+    const mine = calls.filter((c) => c.start >= start && c.end <= end);
+    const of = (state: string) => mine.filter((c) => c.state === state);
+    const intents = of('SUBMITTING');
+    const outcomes = of('SUBMITTED');
+    return {
+      firstIntentSent: Math.min(...intents.map((c) => c.start)) - start,
+      lastIntentAnswered: Math.max(...intents.map((c) => c.end)) - start,
+      firstOutcomeSent: Math.min(...outcomes.map((c) => c.start)) - start,
+      lastOutcomeAnswered: Math.max(...outcomes.map((c) => c.end)) - start,
+    };
+  });
+  const median = (key: keyof BatchTimeline) => summarize(phases.map((p) => p[key])).median;
+  return {
+    firstIntentSent: median('firstIntentSent'),
+    lastIntentAnswered: median('lastIntentAnswered'),
+    firstOutcomeSent: median('firstOutcomeSent'),
+    lastOutcomeAnswered: median('lastOutcomeAnswered'),
+  };
+}
+
 interface LatencyRun {
   latencyMs: number;
   seconds: number;
@@ -88,6 +137,7 @@ interface LatencyRun {
   invocation: ReturnType<typeof summarize>;
   dynamoCalls: number;
   dynamoLatency: ReturnType<typeof summarize>;
+  timeline: BatchTimeline;
   providerCalls: Record<string, number>;
 }
 
@@ -98,29 +148,35 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
   try {
     const provider = countHttpCalls(new URL(rig.simulatorUrl).host);
     const { dynamoClient } = await import('@shared/adapters/dynamodb-client');
-    const dynamoMs: number[] = [];
+    const dynamoCalls: DynamoCall[] = [];
     dynamoClient.middlewareStack.add(
       (next) => async (args) => {
         const callStarted = performance.now();
         try {
           return await next(args);
         } finally {
-          dynamoMs.push(performance.now() - callStarted);
+          dynamoCalls.push({ state: stateWritten(args.input), start: callStarted, end: performance.now() });
         }
       },
       { step: 'initialize', name: 'payrelayBenchDynamoTimer' },
     );
+    const invocationStarts: number[] = [];
+    const timedHandler: SqsHandler = (event, context) => {
+      invocationStarts.push(performance.now());
+      return rig.handler(event, context);
+    };
     const runs: LatencyRun[] = [];
     for (const L of latencies) {
       await rig.setLatency(L);
       // Warm-up: connections, the cached secret, JIT. Not timed.
       await rig.runBatches(payoutRequests(rig.platformMerchantId, `bench-warm-${L}`, B * 2), B);
       provider.reset();
-      dynamoMs.length = 0;
+      dynamoCalls.length = 0;
+      invocationStarts.length = 0;
       const prefix = `bench-tp-${L}`;
       progress(`throughput: ${n} payouts, L = ${L} ms, C = ${C}`);
       const started = performance.now();
-      const durations = await rig.runBatches(payoutRequests(rig.platformMerchantId, prefix, n), B);
+      const durations = await runWorkerBatches(timedHandler, payoutRequests(rig.platformMerchantId, prefix, n), B);
       const seconds = (performance.now() - started) / 1000;
       const ledger = (await rig.ledger()).filter((e) => e.withdrawal_reference.startsWith(`${prefix}-`));
       const notOnce = ledger.filter((e) => e.executions !== 1).length;
@@ -138,8 +194,9 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
         bound,
         ratio: rate / bound,
         invocation: summarize(durations),
-        dynamoCalls: dynamoMs.length,
-        dynamoLatency: summarize(dynamoMs),
+        dynamoCalls: dynamoCalls.length,
+        dynamoLatency: summarize(dynamoCalls.map((c) => c.end - c.start)),
+        timeline: timelineOf(invocationStarts, durations, dynamoCalls),
         providerCalls: provider.counts(),
       });
     }
@@ -159,6 +216,12 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
           metric: `L = ${L} ms: one batch (invocation), median (p99)`,
           value: `${ms(r.invocation.median)} (p99 ${ms(r.invocation.p99)})`,
           reference: `2L = ${ms(2 * L)}`,
+          verdict: 'info',
+        },
+        {
+          metric: `L = ${L} ms: inside one batch, ms from its start (median): first intent write sent (first AccountVerification answered); last intent answered; first outcome write sent (first Payout answered); last outcome answered`,
+          value: [r.timeline.firstIntentSent, r.timeline.lastIntentAnswered, r.timeline.firstOutcomeSent, r.timeline.lastOutcomeAnswered].map((t) => t.toFixed(0)).join('; '),
+          reference: `the ${C} intents clear in ${(r.timeline.lastIntentAnswered - r.timeline.firstIntentSent).toFixed(0)} ms, the ${C} outcomes in ${(r.timeline.lastOutcomeAnswered - r.timeline.firstOutcomeSent).toFixed(0)} ms`,
           verdict: 'info',
         },
         {
