@@ -117,6 +117,7 @@ async function main(): Promise<void> {
     .addOption(new Option('--enqueue-rows <n>', 'rows of the enqueue part, for the CLI and for its floor (default: 3000; 10000 with --full)').argParser(positiveInt))
     .addOption(new Option('--enqueue-file-mb <n>', 'size of the file whose check the enqueue part measures peak RSS on').argParser(positiveInt).default(50))
     .addOption(new Option('--console-payouts <n>', 'payouts stored for the console part').argParser(positiveInt).default(100_000))
+    .addOption(new Option('--console-callbacks <n>', 'callbacks stored for the console part, over the last 3 days').argParser(positiveInt).default(100_000))
     .addOption(new Option('--log-level <level>', 'POWERTOOLS_LOG_LEVEL of the handlers').choices(['DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'))
     .showHelpAfterError();
   program.parse(process.argv);
@@ -138,6 +139,7 @@ async function main(): Promise<void> {
     loadConcurrency: o.loadConcurrency,
     loadMaxSeconds: o.loadMaxSeconds,
     consolePayouts: o.consolePayouts,
+    consoleCallbacks: o.consoleCallbacks,
     logLevel: o.logLevel,
     enqueueRows: o.enqueueRows ?? (full ? 10_000 : 3000),
     enqueueFileMiB: o.enqueueFileMb,

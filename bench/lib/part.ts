@@ -46,6 +46,8 @@ export interface BenchOptions {
   readonly loadMaxSeconds: number;
   /** Payouts stored for the console part. */
   readonly consolePayouts: number;
+  /** Callbacks stored for the console part. */
+  readonly consoleCallbacks: number;
   /** POWERTOOLS_LOG_LEVEL for the handlers (the deployed default is INFO). */
   readonly logLevel: string;
   /** Rows the enqueue part sends through the CLI, and through its floor. */

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { payoutKey } from '@shared/domain/identity';
 import { Payout, type PayoutHistoryEntry, type PayoutState } from '@shared/domain/payout';
+import type { StoredEvent } from '@shared/ports/callbacks';
 import { startHandlerEnv } from '../lib/local-env';
 import { verdict, type Part, type PartResult, type Row } from '../lib/part';
 import { ms, summarize } from '../lib/stats';
@@ -72,6 +73,42 @@ function seededPayout(i: number, total: number, merchant: string, now: number): 
   });
 }
 
+/** The payout whose page the bench fetches; many callbacks name it. */
+const SAMPLE_PAYOUT = 1234;
+/** Days of callbacks stored, ending now. */
+const CALLBACK_DAYS = 3;
+
+/**
+ * Callback `i` of the seed, received in the last CALLBACK_DAYS days: 7 in 10 are order notifications
+ * naming a bench payout (1 in 200 of all the sample payout, so its page and its reference listing have
+ * hundreds), the rest KYC callbacks naming one of 5,000 users; 1 in 50 is unrecognized and names nothing.
+ */
+function seededCallback(i: number, payouts: number, now: number): StoredEvent {
+  const notification = i % 10 < 7;
+  const reference = i % 200 === 0 ? `bench-console-${SAMPLE_PAYOUT}` : notification ? `bench-console-${(i * 31) % payouts}` : `bench-user-${i % 5000}`;
+  const recognized = i % 50 !== 1;
+  const receivedAt = new Date(now - ((i * 7919) % (CALLBACK_DAYS * 86_400)) * 1000 - (i % 1000)).toISOString();
+  const body = notification
+    ? { status: 'success', data: { order_details: { status: 'COMPLETED', payout_reference: reference }, payment: { status: 'PAID' }, beneficiary: { account_number: '0123456789', name: 'Adaeze Okafor' }, note: 'n'.repeat(400) } }
+    : { event: 'applicantReviewed', user_reference: reference, status: 'completed', meta_data: { kyc_status: 'approved', note: 'n'.repeat(400) } };
+  return {
+    eventId: `${notification ? 'payout-notification' : 'kyc'}#bench-${i}`,
+    source: notification ? 'payout-notification' : 'kyc',
+    body: JSON.stringify(body),
+    receivedAt,
+    recognized,
+    ...(recognized ? {} : { unrecognizedReason: 'bench: unknown status' }),
+    expiresAt: Math.floor(now / 1000) + 90 * 86_400,
+    ...(recognized && notification ? { withdrawalReference: reference } : {}),
+    ...(recognized && !notification ? { appId: 'bench-app', userReference: reference } : {}),
+  };
+}
+
+/** The href of a page's "next page" link (attribute text unescaped), or undefined on the last page. */
+function nextPageOf(page: string): string | undefined {
+  return /<a href="([^"]+)" id="next-page">/.exec(page)?.[1]?.replaceAll('&amp;', '&');
+}
+
 /** BatchWriteItem in pages of 25, a few in flight, retrying unprocessed items. */
 async function batchPut(client: DynamoDBDocumentClient, table: string, items: ReadonlyArray<Record<string, unknown>>): Promise<void> {
   let next = 0;
@@ -90,7 +127,8 @@ async function batchPut(client: DynamoDBDocumentClient, table: string, items: Re
 }
 
 /**
- * The ops console's pages with `consolePayouts` payouts stored (default 100,000): dynalite in its own
+ * The ops console's pages with `consolePayouts` payouts and `consoleCallbacks` callbacks stored (default
+ * 100,000 each): dynalite in its own
  * process, the console in this one, each page fetched over loopback with the session cookie, one
  * warm-up then RUNS timed requests. Target: every answer within 300 ms.
  */
@@ -111,6 +149,17 @@ export const consolePages: Part = async ({ options, progress }): Promise<PartRes
       progress(`console: seeded ${Math.min(total, start + CHUNK)}/${total} payouts`);
     }
     const seedSeconds = (performance.now() - seedStarted) / 1000;
+    const { toEventItem } = await import('@shared/adapters/event-store');
+    const eventsTable = process.env.EVENTS_TABLE_NAME as string;
+    const callbacks = options.consoleCallbacks;
+    const callbackSeedStarted = performance.now();
+    for (let start = 0; start < callbacks; start += CHUNK) {
+      const items = Array.from({ length: Math.min(CHUNK, callbacks - start) }, (_, k) => toEventItem(seededCallback(start + k, total, now)) as unknown as Record<string, unknown>);
+      await batchPut(documentClient, eventsTable, items);
+      progress(`console: seeded ${Math.min(callbacks, start + CHUNK)}/${callbacks} callbacks`);
+    }
+    const callbackSeedSeconds = (performance.now() - callbackSeedStarted) / 1000;
+    const sampleCallbacks = Math.ceil(callbacks / 200);
 
     const { createConsoleServices } = await import('@cli/console/services');
     const { startConsole } = await import('@cli/console/server');
@@ -129,23 +178,34 @@ export const consolePages: Part = async ({ options, progress }): Promise<PartRes
     try {
       const login = await fetch(handle.loginUrl, { redirect: 'manual' });
       const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] as string;
-      const sample = seededPayout(1234, total, merchant, now);
+      const sample = seededPayout(SAMPLE_PAYOUT, total, merchant, now);
       const day = new Date(now).toISOString().slice(0, 10);
+      // A later page of today's callbacks: follow "next page" four times, as an operator would.
+      let laterPage = '/callbacks';
+      for (let n = 0; n < 4; n += 1) {
+        const answer = await fetch(`${handle.url}${laterPage}`, { headers: { cookie } });
+        const next = nextPageOf(await answer.text());
+        if (next === undefined) throw new Error(`console: today's callbacks end before page ${n + 2}; store more with --console-callbacks`);
+        laterPage = next;
+      }
       const pages: Array<[string, string]> = [
         ['overview', '/'],
         ['payouts: SUCCEEDED, newest 50', '/payouts?state=SUCCEEDED'],
         ['payouts: FAILED, one merchant, today', `/payouts?state=FAILED&merchant=${encodeURIComponent(merchant)}&from=${day}&to=${day}`],
         ['payouts: SUBMITTED (open index, not-yet-final partitions)', '/payouts?state=SUBMITTED'],
         ['payouts: by reference', `/payouts?reference=${encodeURIComponent(sample.record.identity.withdrawal_reference)}`],
-        ['payout detail', `/payouts/view?key=${encodeURIComponent(payoutKey(sample.record.identity))}`],
+        [`payout detail (${sampleCallbacks} callbacks name it)`, `/payouts/view?key=${encodeURIComponent(payoutKey(sample.record.identity))}`],
         ['review (NEEDS_REVIEW, newest 50)', '/review'],
-        ['callbacks (today)', '/callbacks'],
+        ['callbacks: today, first page', '/callbacks'],
+        ['callbacks: today, 5th page', laterPage],
+        ['callbacks: today, KYC only', '/callbacks?source=kyc'],
+        [`callbacks: by reference (${sampleCallbacks} name it)`, `/callbacks?reference=${encodeURIComponent(sample.record.identity.withdrawal_reference)}`],
         ['KYC subjects', '/kyc'],
       ];
       const rows: Row[] = [
         { metric: 'console overview figures, computed off the request path: median of 3', value: ms(compute.median), verdict: 'info' },
       ];
-      const data: Record<string, unknown> = { payouts: total, seedSeconds, overviewCompute: compute };
+      const data: Record<string, unknown> = { payouts: total, callbacks, seedSeconds, callbackSeedSeconds, overviewCompute: compute };
       let worst = 0;
       for (const [name, path] of pages) {
         const timings: number[] = [];
@@ -164,13 +224,14 @@ export const consolePages: Part = async ({ options, progress }): Promise<PartRes
       }
       return {
         part: 'console',
-        title: `Ops console pages (${total.toLocaleString('en')} payouts stored)`,
+        title: `Ops console pages (${total.toLocaleString('en')} payouts and ${callbacks.toLocaleString('en')} callbacks stored)`,
         rows,
         data,
         notes: [
           `Each page fetched once to warm up, then ${RUNS} times in a row over loopback with the session cookie; dynalite runs in its own process.`,
           'The overview page answers from a snapshot of its figures, recomputed in the background when older than a minute (the page shows its age); computing one reads the by-state index alone (times, not items) for the counts and per-hour chart, and samples the newest 200 settled payouts per final state for the time-to-final chart.',
-          `Seeding ${total.toLocaleString('en')} payouts (BatchWriteItem) took ${seedSeconds.toFixed(1)} s.`,
+          `Seeding ${total.toLocaleString('en')} payouts (BatchWriteItem) took ${seedSeconds.toFixed(1)} s, ${callbacks.toLocaleString('en')} callbacks over the last ${CALLBACK_DAYS} days ${callbackSeedSeconds.toFixed(1)} s.`,
+          `Callbacks: 7 in 10 order notifications naming a bench payout (1 in 200 of all name the sample payout), the rest KYC callbacks naming one of 5,000 users, 1 in 50 unrecognized; bodies about 600 bytes. The 5th page is reached by following "next page" from the first.`,
         ],
         summary: { consolePageMaxMs: worst },
       };

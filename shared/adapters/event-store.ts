@@ -13,7 +13,7 @@ const [TIME_INDEX, LEGACY_DAY_INDEX, REFERENCE_INDEX] = EVENTS_TABLE.indexes;
 const LISTING_FIELDS = TIME_INDEX.projection;
 
 /** Stored item: the event plus the table's key name and its index partitions. */
-type EventItem = Omit<StoredEvent, 'eventId'> & { pk: string; receivedShard: string; referenceKey?: string };
+export type EventItem = Omit<StoredEvent, 'eventId'> & { pk: string; receivedShard: string; referenceKey?: string };
 
 function toEvent(item: Record<string, unknown>): StoredEvent {
   const { pk, receivedShard: _shard, receivedDay: _legacyDay, referenceKey: _reference, ...rest } = item as EventItem & { receivedDay?: string };
@@ -46,6 +46,18 @@ export function referenceKeyOf(source: CallbackSource, reference: string): strin
 
 /** The reference a stored callback names: an order notification's withdrawal reference, a KYC callback's user reference. */
 const namedReference = (event: StoredEvent): string | undefined => (event.source === 'kyc' ? event.userReference : event.withdrawalReference);
+
+/** The item stored for an event: its fields under the table key, with its index partitions. */
+export function toEventItem(event: StoredEvent): EventItem {
+  const { eventId, ...rest } = event;
+  const reference = namedReference(event);
+  return {
+    pk: eventId,
+    ...rest,
+    receivedShard: receivedShardOf(eventId, new Date(event.receivedAt)),
+    ...(reference ? { referenceKey: referenceKeyOf(event.source, reference) } : {}),
+  };
+}
 
 /** The partitions of the time indexes holding one UTC day: its write shards, then the legacy day key. */
 function dayPartitions(day: string): IndexPartition[] {
@@ -114,14 +126,7 @@ export function createEventStore(options: { tableName: string; client?: DynamoDB
     },
 
     async putOnce(event) {
-      const { eventId, ...rest } = event;
-      const reference = namedReference(event);
-      const item: EventItem = {
-        pk: eventId,
-        ...rest,
-        receivedShard: receivedShardOf(eventId, new Date(event.receivedAt)),
-        ...(reference ? { referenceKey: referenceKeyOf(event.source, reference) } : {}),
-      };
+      const item = toEventItem(event);
       try {
         await client.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
         return 'stored';
@@ -164,7 +169,9 @@ export function createEventStore(options: { tableName: string; client?: DynamoDB
         range: plan.range,
         newestFirst: true,
         fields: LISTING_FIELDS,
-        pageSize: query.limit,
+        // Unfiltered, a page of n takes about n / partitions from each: read twice that at first (a shard
+        // that gives more is read again), not n from every shard. A filter may drop most of a Query page.
+        pageSize: plan.bySource ? query.limit : Math.min(query.limit, Math.ceil((2 * query.limit) / plan.partitions.length) + 2),
         ...(plan.bySource ? { filter: { expression: '#source = :source', names: { '#source': 'source' }, values: { ':source': query.source } } } : {}),
         ...(resume ? { resume } : {}),
       });
