@@ -31,4 +31,8 @@ export const envBoolean = (defaultValue: boolean) =>
 export const envInt = (defaultValue: number) =>
   z.coerce.number().int().positive().optional().transform((v) => v ?? defaultValue);
 
+/** A positive number env value (decimals allowed) with a default. */
+export const envPositiveNumber = (defaultValue: number) =>
+  z.coerce.number().positive().optional().transform((v) => v ?? defaultValue);
+
 export const requiredString = z.string().min(1, 'is required');

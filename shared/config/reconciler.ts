@@ -1,7 +1,7 @@
 import type * as z from 'zod';
 import { GATEWAY_ERROR_REVIEW_MINUTES_DEFAULT, RECONCILE_DEFAULTS, type ReconcileSettings } from '@shared/app/reconcile-payouts';
 import { WATCH_DEFAULTS, watchSettingsFromDays } from '@shared/app/watch-final-payouts';
-import { envBoolean, envInt, requiredString } from './env';
+import { envBoolean, envInt, envPositiveNumber, requiredString } from './env';
 import { providerEnvSchema } from './provider';
 
 /**
@@ -15,7 +15,11 @@ export const reconcilerEnvSchema = providerEnvSchema
     /** The checks queue: each write that leaves a payout open schedules its next delayed check there. */
     PAYOUT_CHECKS_QUEUE_URL: requiredString,
     RESUBMIT_UNKNOWN_NOT_FOUND: envBoolean(false),
-    REVIEW_AFTER_MINUTES: envInt(1440),
+    /**
+     * An open payout this old goes to NEEDS_REVIEW. Decimals are allowed (0.1 = 6 s) so a local stack's
+     * end-to-end test reaches NEEDS_REVIEW in seconds; a deployed stage takes whole minutes (infra config).
+     */
+    REVIEW_AFTER_MINUTES: envPositiveNumber(1440),
     /** An open payout whose provider reports a gateway error word goes to NEEDS_REVIEW at this age instead. */
     GATEWAY_ERROR_REVIEW_MINUTES: envInt(GATEWAY_ERROR_REVIEW_MINUTES_DEFAULT),
     NOT_FOUND_GRACE_MINUTES: envInt(15),

@@ -36,6 +36,16 @@ describe('GATEWAY_ERROR_REVIEW_MINUTES', () => {
   });
 });
 
+describe('REVIEW_AFTER_MINUTES', () => {
+  it('takes a fraction of a minute, so a local stack reaches NEEDS_REVIEW in seconds', () => {
+    expect(loadConfig(reconcilerEnvSchema, { ...ENV, REVIEW_AFTER_MINUTES: '0.1' }).REVIEW_AFTER_MINUTES).toBe(0.1);
+  });
+
+  it.each(['a day', '0', '-5'])('fails the cold start on %j, naming the variable', (value) => {
+    expect(() => loadConfig(reconcilerEnvSchema, { ...ENV, REVIEW_AFTER_MINUTES: value })).toThrow(/REVIEW_AFTER_MINUTES: /);
+  });
+});
+
 describe('the status table in force', () => {
   const wiring = (statusMap?: string) => {
     const env = loadConfig(reconcilerEnvSchema, { ...ENV, ...(statusMap === undefined ? {} : { PROVIDER_STATUS_MAP: statusMap }) });
