@@ -46,6 +46,17 @@ export function listLimit(value: string): number {
   return n;
 }
 
+/** Whether a text is a real UTC calendar day written `YYYY-MM-DD` (2026-02-30 is not). */
+export function isCalendarDay(value: string): boolean {
+  return /^\d{4}-\d{2}-\d{2}$/.test(value) && !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value);
+}
+
+/** Option parser for `--day`: a calendar day as YYYY-MM-DD; commander prints the error and exits 1. */
+export function calendarDay(value: string): string {
+  if (!isCalendarDay(value)) throw new InvalidArgumentError('must be a calendar day as YYYY-MM-DD');
+  return value;
+}
+
 const UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /** Parses `2026-11-20`, `2026-11-20T10:00:00Z`, or a duration back from now such as `30m`, `6h`, `2d`. */

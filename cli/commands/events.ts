@@ -1,12 +1,13 @@
-import type { Command } from 'commander';
-import { contextOf, parseSince, withExample } from '../context';
+import { Option, type Command } from 'commander';
+import { CALLBACK_SOURCES, receivedDayOf, type CallbackSource } from '@shared/domain/callbacks';
+import { calendarDay, contextOf, listLimit, parseSince, withExample } from '../context';
 import { CliError, EXIT, printTable } from '../output';
 import { requireEnv } from '../target';
 import { cliLog, noTelemetry } from './kyc';
 
-/** `payrelay events replay --since`. */
+/** `payrelay events list|replay` and the quarantine's commands. */
 export function registerEventsCommands(program: Command): void {
-  const events = withExample(program.command('events').description('stored callbacks'), 'payrelay events replay --since 6h');
+  const events = withExample(program.command('events').description('stored callbacks'), 'payrelay events list --reference WD-2024-0001', 'payrelay events replay --since 6h');
   withExample(
     events
       .command('replay')
@@ -45,7 +46,50 @@ export function registerEventsCommands(program: Command): void {
       );
     });
 
+  registerListCommand(events);
   registerQuarantineCommands(events);
+}
+
+/** `payrelay events list`: stored callbacks newest first, a page at a time (the console's Callbacks page reads the same). */
+function registerListCommand(events: Command): void {
+  withExample(
+    events
+      .command('list')
+      .option('--day <YYYY-MM-DD>', 'callbacks received on this UTC day (default: today, or every day kept with --reference)', calendarDay)
+      .option('--reference <reference>', 'only callbacks naming this withdrawal_reference or user_reference')
+      .addOption(new Option('--source <source>', 'only callbacks from this source').choices([...CALLBACK_SOURCES]))
+      .option('--limit <n>', 'show at most n, newest first (at most 1000)', listLimit, 50)
+      .option('--cursor <cursor>', 'the next page: the cursor printed under the previous page'),
+    'payrelay events list',
+    'payrelay events list --reference WD-2024-0001',
+    'payrelay --json events list --day 2026-11-20 --source kyc --limit 200',
+  )
+    .description('list stored callbacks newest first, a page at a time: of one day, or naming one reference (reads an index, never the whole table, never the bodies)')
+    .action(async (opts: { day?: string; reference?: string; source?: CallbackSource; limit: number; cursor?: string }, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const target = await ctx.target();
+      const { createEventStore } = await import('@shared/adapters/event-store');
+      const { InvalidListCursorError } = await import('@shared/domain/errors');
+      const store = createEventStore({ tableName: requireEnv(target, 'EVENTS_TABLE_NAME') });
+      const common = { limit: opts.limit, ...(opts.source ? { source: opts.source } : {}), ...(opts.cursor ? { cursor: opts.cursor } : {}) };
+      const day = opts.day ?? (opts.reference === undefined ? receivedDayOf(new Date()) : undefined);
+      let page;
+      try {
+        page = await store.listCallbacks(opts.reference === undefined ? { ...common, day: day as string } : { ...common, reference: opts.reference, ...(day ? { day } : {}) });
+      } catch (error) {
+        if (error instanceof InvalidListCursorError) throw new CliError(`--cursor: ${error.message}`, EXIT.invalidInput);
+        throw error;
+      }
+      const shown = page.events;
+      ctx.out.result({ events: shown, cursor: page.cursor ?? null }, () => {
+        printTable(
+          ['received at', 'source', 'names', 'recognized', 'event id'],
+          shown.map((e) => [e.receivedAt, e.source, e.withdrawalReference ?? e.userReference ?? '', e.recognized ? 'yes' : `no: ${e.unrecognizedReason ?? ''}`, e.eventId]),
+        );
+        const what = `${shown.length} callback(s)${opts.reference === undefined ? '' : ` naming ${opts.reference}`}${day ? ` on ${day}` : ''}`;
+        console.log(page.cursor === undefined ? what : `${what} on this page; next page: --cursor ${page.cursor}`);
+      });
+    });
 }
 
 /** `payrelay events quarantine list|show`: order notifications whose signature did not match. */

@@ -92,7 +92,7 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono<Env> {
 
   app.get('/', async (c) => render(c, overviewPage(ctx, overview)));
   app.get('/payouts', async (c) => render(c, payoutsPage(ctx, services, c.req.query())));
-  app.get('/payouts/view', async (c) => render(c, payoutDetailPage(ctx, services, c.req.query(), now())));
+  app.get('/payouts/view', async (c) => render(c, payoutDetailPage(ctx, services, c.req.query())));
   app.get('/review', async (c) => render(c, reviewPage(ctx, services, c.req.query())));
   app.get('/review/resolve', async (c) => render(c, resolveFormPage(ctx, services, c.req.query())));
   app.post('/review/resolve', async (c) => render(c, resolveAction(ctx, services, c.req.query(), formOf(c))));

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { isCalendarDay } from '../context';
 
 /** A query parameter or form field that is merely wrong: the console answers 400 with this message. */
 export class BadRequestError extends Error {
@@ -25,7 +26,7 @@ export function parseInput<T extends z.ZodType>(schema: T, input: unknown): z.in
 export const day = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a day as YYYY-MM-DD')
-  .refine((value) => !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value), 'is not a calendar day');
+  .refine(isCalendarDay, 'is not a calendar day');
 
 /** An ISO-8601 time with a zone (what the forms send and the URLs carry). */
 export const isoTime = z.iso.datetime({ offset: true, message: 'must be an ISO-8601 time such as 2026-11-20T10:00:00Z' });

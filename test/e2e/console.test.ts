@@ -116,6 +116,10 @@ describe('ops console in a browser', () => {
     const text = await page.$eval('main', (m) => m.textContent ?? '');
     expect(text).toContain('******6789');
     expect(text).not.toContain('0123456789');
+    // The simulator's order notification about it, found through the events' reference index.
+    const named = await page.$$eval('#named-callbacks tbody tr td:nth-child(2)', (tds) => tds.map((td) => td.textContent));
+    expect(named.length).toBeGreaterThan(0);
+    expect(new Set(named)).toEqual(new Set(['payout-notification']));
   });
 
   it('renders a provider name holding <script> as inert text', async () => {
@@ -151,6 +155,14 @@ describe('ops console in a browser', () => {
     await Promise.all([page.waitForNavigation(), page.click('tbody tr a')]);
     const body = await page.$eval('#callback-body', (e) => e.textContent ?? '');
     expect(() => JSON.parse(body)).not.toThrow();
+    // By reference, every day kept: the notifications naming the successful payout, and only those.
+    await page.goto(`${consoleHandle.url}/callbacks?reference=${encodeURIComponent(scenario.succeeded)}`);
+    const names = await page.$$eval('tbody tr td:nth-child(3)', (tds) => tds.map((td) => td.textContent));
+    expect(names.length).toBeGreaterThan(0);
+    expect(new Set(names)).toEqual(new Set([scenario.succeeded]));
+    const badCursor = await page.goto(`${consoleHandle.url}/callbacks?cursor=not-a-cursor`);
+    expect(badCursor?.status()).toBe(400);
+    expect(await page.$eval('#problem', (e) => e.textContent)).toMatch(/^cursor: the cursor is not one this listing handed out/);
     await page.goto(`${consoleHandle.url}/callbacks`);
     await Promise.all([page.waitForNavigation(), page.click('form.action button')]);
     expect(await page.$eval('h1', (h) => h.textContent)).toBe('Replay callbacks?');

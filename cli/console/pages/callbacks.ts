@@ -1,7 +1,9 @@
 import { html } from 'hono/html';
 import * as z from 'zod';
 import { maskAccountsInJsonText } from '@shared/domain/account';
-import type { ReceivedEvent } from '@shared/ports/callbacks';
+import { CALLBACK_SOURCES, MAX_REFERENCE_LENGTH, receivedDayOf } from '@shared/domain/callbacks';
+import { InvalidListCursorError } from '@shared/domain/errors';
+import type { CallbackListPage } from '@shared/ports/callbacks';
 import { replayEvents, ReplayRangeError, type ReplayResult } from '@shared/app/replay-events';
 import { confirmPage, csrfField, donePage, page, table, withQuery, type Html, type PageContext } from '../layout';
 import { BadRequestError, blankAsAbsent, day, isoTime, NotFoundError, optionalText, parseInput, requiredText } from '../query';
@@ -10,68 +12,69 @@ import { noTelemetry } from '@cli/commands/kyc';
 import { consoleLog } from '../log';
 
 const DAY_MS = 86_400_000;
-/** Rows shown for one day; the filters narrow them. */
-const MAX_ROWS = 500;
+/** Rows per page. */
+const PAGE_SIZE = 50;
 
 const listQuery = z.object({
   day: blankAsAbsent(day),
-  source: blankAsAbsent(z.enum(['kyc', 'payout-notification'], { message: 'must be kyc or payout-notification' })),
-  reference: optionalText(2048),
+  source: blankAsAbsent(z.enum(CALLBACK_SOURCES, { message: `must be ${CALLBACK_SOURCES.join(' or ')}` })),
+  reference: optionalText(MAX_REFERENCE_LENGTH),
+  cursor: optionalText(4096),
 });
 
-function matches(event: ReceivedEvent, filter: { source?: string; reference?: string }): boolean {
-  if (filter.source && event.source !== filter.source) return false;
-  if (filter.reference && event.withdrawalReference !== filter.reference && event.userReference !== filter.reference) return false;
-  return true;
-}
-
 /**
- * Callbacks of one UTC day (the events table's time index, through the event store), newest first, narrowed by
- * source and by the reference they name (withdrawal_reference or user_reference).
+ * Callbacks, newest first, a page at a time: of one UTC day (the events table's time index), or naming
+ * one reference, withdrawal_reference or user_reference (the reference index, every day kept, or one
+ * day), narrowed by source. Index Queries through the event store, never a whole day in memory.
  */
 export async function callbacksPage(ctx: PageContext, services: ConsoleServices, query: unknown, now: Date): Promise<Html> {
   const filter = parseInput(listQuery, query);
-  const shownDay = filter.day ?? now.toISOString().slice(0, 10);
-  const since = new Date(`${shownDay}T00:00:00Z`);
-  const until = new Date(since.getTime() + DAY_MS);
-  const events: ReceivedEvent[] = [];
-  let total = 0;
-  for await (const event of services.events.receivedBetween(since, until)) {
-    if (!matches(event, filter)) continue;
-    total += 1;
-    events.push(event);
-    if (events.length > MAX_ROWS) events.shift();
+  const shownDay = filter.day ?? (filter.reference ? undefined : receivedDayOf(now));
+  const common = { limit: PAGE_SIZE, ...(filter.source ? { source: filter.source } : {}), ...(filter.cursor ? { cursor: filter.cursor } : {}) };
+  let listed: CallbackListPage;
+  try {
+    listed = await services.events.listCallbacks(
+      filter.reference ? { ...common, reference: filter.reference, ...(shownDay ? { day: shownDay } : {}) } : { ...common, day: shownDay as string },
+    );
+  } catch (error) {
+    if (error instanceof InvalidListCursorError) throw new BadRequestError(`cursor: ${error.message}`);
+    throw error;
   }
-  events.reverse();
-  const previous = new Date(since.getTime() - DAY_MS).toISOString().slice(0, 10);
-  const next = until.toISOString().slice(0, 10);
-  const q = { source: filter.source, reference: filter.reference };
+  const q = { day: shownDay, source: filter.source, reference: filter.reference };
+  const since = new Date(`${shownDay ?? receivedDayOf(now)}T00:00:00Z`);
+  const until = new Date(since.getTime() + DAY_MS);
+  const previous = receivedDayOf(new Date(since.getTime() - DAY_MS));
+  const days = shownDay
+    ? html`<a href="${withQuery('/callbacks', { ...q, day: previous })}">← ${previous}</a> · <a href="${withQuery('/callbacks', { ...q, day: receivedDayOf(until) })}">${receivedDayOf(until)} →</a>`
+    : '';
+  const what = `${filter.source ? `${filter.source} callbacks` : 'Callbacks'}${filter.reference ? ` naming ${filter.reference}` : ''}${shownDay ? ` on ${shownDay}` : ', every day kept'}`;
   return page(
     ctx,
     'Callbacks',
     '/callbacks',
     html`<form method="get" action="/callbacks" class="search">
-  <label>Day <input name="day" value="${shownDay}" placeholder="YYYY-MM-DD"></label>
+  <label>Day <input name="day" value="${shownDay ?? ''}" placeholder="YYYY-MM-DD (any, with a reference)"></label>
   <label>Source <select name="source">
     <option value="">any</option>
-    ${(['kyc', 'payout-notification'] as const).map((s) => html`<option value="${s}"${filter.source === s ? html` selected` : ''}>${s}</option>`)}
+    ${CALLBACK_SOURCES.map((s) => html`<option value="${s}"${filter.source === s ? html` selected` : ''}>${s}</option>`)}
   </select></label>
   <label>Reference <input name="reference" value="${filter.reference ?? ''}" placeholder="withdrawal or user reference"></label>
   <button type="submit">Show</button>
 </form>
-<p class="pager"><a href="${withQuery('/callbacks', { day: previous, ...q })}">← ${previous}</a> · <a href="${withQuery('/callbacks', { day: next, ...q })}">${next} →</a></p>
-<p>${total} callback(s) on ${shownDay}${total > events.length ? `, the newest ${events.length} shown` : ''}.</p>
+<p class="pager">${days}</p>
+<p>${what}, newest first, ${PAGE_SIZE} a page.</p>
 ${table(
   ['received', 'source', 'names', 'recognized', 'body'],
-  events.map((e) => [
+  listed.events.map((e) => [
     e.receivedAt,
     e.source,
     e.withdrawalReference ?? e.userReference,
     e.recognized ? 'yes' : html`no <span class="reason">${e.unrecognizedReason ?? ''}</span>`,
     html`<a href="${withQuery('/callbacks/view', { id: e.eventId })}">view</a>`,
   ]),
-  'no callback matches',
+  filter.cursor ? 'no more callbacks' : 'no callback matches',
 )}
+<p class="pager">${filter.cursor ? html`<a href="${withQuery('/callbacks', q)}">first page</a> ` : ''}${listed.cursor ? html`<a href="${withQuery('/callbacks', { ...q, cursor: listed.cursor })}" id="next-page">next page →</a>` : ''}</p>
 <h2>Replay</h2>
 <p>Re-apply the stored callbacks of a time range, as <code>payrelay events replay</code> does: KYC callbacks to the KYC subjects, order notifications to the collections they name (idempotent; notifications about payouts are left to the reconciler).</p>
 <form method="post" action="/callbacks/replay" class="action">

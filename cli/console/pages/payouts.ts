@@ -2,15 +2,14 @@ import { html } from 'hono/html';
 import { parsePayoutKey, payoutKey } from '@shared/domain/identity';
 import { PAYOUT_STATES, type Payout, type PayoutHistoryEntry } from '@shared/domain/payout';
 import { InvalidListCursorError } from '@shared/domain/errors';
-import type { ReceivedEvent } from '@shared/ports/callbacks';
+import type { CallbackListPage } from '@shared/ports/callbacks';
 import { page, table, withQuery, type Html, type PageContext } from '../layout';
 import { BadRequestError, blankAsAbsent, day, NotFoundError, optionalText, parseInput, requiredText } from '../query';
 import type { ConsoleServices } from '../services';
 import * as z from 'zod';
 
-const DAY_MS = 86_400_000;
-/** The detail page looks for callbacks naming a payout over at most this many days of its life. */
-const CALLBACK_WINDOW_DAYS = 7;
+/** The payout page shows this many of the callbacks that named it, newest first; the Callbacks page lists them all. */
+const CALLBACKS_SHOWN = 20;
 
 /** The link to a payout's page. */
 export function payoutHref(payout: Payout): string {
@@ -140,26 +139,28 @@ function actionsOf(payout: Payout): Html {
   return html``;
 }
 
-/** Order notifications stored while the payout was alive that name its reference (the events table's day index). */
-async function callbacksNaming(services: ConsoleServices, payout: Payout, now: Date): Promise<ReceivedEvent[]> {
-  const since = new Date(Date.parse(payout.record.createdAt.slice(0, 10)));
-  const until = new Date(Math.min(now.getTime() + 1, since.getTime() + CALLBACK_WINDOW_DAYS * DAY_MS));
-  const found: ReceivedEvent[] = [];
-  for await (const event of services.events.receivedBetween(since, until)) {
-    if (event.withdrawalReference === payout.record.identity.withdrawal_reference) found.push(event);
-  }
-  return found;
+/**
+ * The newest order notifications naming the payout's reference since the day it was created (the
+ * events table's reference index: one Query, whatever the traffic), and whether there are more.
+ */
+async function callbacksNaming(services: ConsoleServices, payout: Payout): Promise<CallbackListPage> {
+  return services.events.listCallbacks({
+    reference: payout.record.identity.withdrawal_reference,
+    source: 'payout-notification',
+    receivedFrom: new Date(Date.parse(payout.record.createdAt.slice(0, 10))),
+    limit: CALLBACKS_SHOWN,
+  });
 }
 
 /**
  * Payout: its fields (account masked as stored), the timeline of its history with reasons, the
  * provider's last word, the callbacks that named it, and other payouts with the same reference.
  */
-export async function payoutDetailPage(ctx: PageContext, services: ConsoleServices, query: unknown, now: Date): Promise<Html> {
+export async function payoutDetailPage(ctx: PageContext, services: ConsoleServices, query: unknown): Promise<Html> {
   const payout = await payoutOfKey(services, parseInput(detailQuery, query).key);
   const r = payout.record;
   const [callbacks, sameReference] = await Promise.all([
-    callbacksNaming(services, payout, now),
+    callbacksNaming(services, payout),
     services.payouts.findByReference(r.identity.withdrawal_reference),
   ]);
   const linked = sameReference.filter((p) => p.key !== payout.key);
@@ -192,11 +193,12 @@ ${actionsOf(payout)}
 ${[...r.history].reverse().map(timelineEntry)}
 </ol>
 <h2>Callbacks that named it</h2>
-${table(
+<div id="named-callbacks">${table(
   ['received', 'source', 'event', 'recognized'],
-  callbacks.map((e) => [e.receivedAt, e.source, html`<a href="${withQuery('/callbacks/view', { id: e.eventId })}">${e.eventId.slice(0, 40)}…</a>`, e.recognized ? 'yes' : 'no']),
-  `no stored callback named it in the ${CALLBACK_WINDOW_DAYS} days from its creation`,
-)}
+  callbacks.events.map((e) => [e.receivedAt, e.source, html`<a href="${withQuery('/callbacks/view', { id: e.eventId })}">${e.eventId.slice(0, 40)}…</a>`, e.recognized ? 'yes' : 'no']),
+  'no stored order notification named it since its creation',
+)}</div>
+${callbacks.cursor ? html`<p class="pager">the newest ${CALLBACKS_SHOWN} shown: <a href="${withQuery('/callbacks', { reference: r.identity.withdrawal_reference, source: 'payout-notification' })}" id="all-callbacks">all of them on the Callbacks page →</a></p>` : ''}
 <h2>Other payouts with this reference</h2>
 ${table(['reference', 'merchant', 'amount', 'state', 'last change', 'reason'], linked.map(payoutRow), 'none')}`,
   );

@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +9,8 @@ import { EVENTS_TABLE, SHARDS } from '@shared/config/resources';
 import { InvalidListCursorError } from '@shared/domain/errors';
 import type { CallbackListQuery, ReceivedEvent, StoredEvent } from '@shared/ports/callbacks';
 import { useLocalAws } from '@test/support/local-aws';
+import { runPayrelay } from '@test/support/payrelay-cli';
+import { writeLocalState } from '@local/state';
 
 /*
  * Callbacks by time through the sharded `by-received-shard` index: one day spreads over the shards,
@@ -230,5 +235,22 @@ describe('callback listing (newest first, a page at a time)', () => {
     await expect(smallPages.listCallbacks({ day, limit: 3, cursor: first.cursor as string })).rejects.toBeInstanceOf(InvalidListCursorError);
     await expect(smallPages.listCallbacks({ reference: 'R-0', limit: 3, cursor: first.cursor as string })).rejects.toBeInstanceOf(InvalidListCursorError);
     await expect(smallPages.listCallbacks({ day: busyDay, limit: 3, cursor: 'not-a-cursor' })).rejects.toBeInstanceOf(InvalidListCursorError);
+  });
+});
+
+describe('payrelay events list', () => {
+  it('pages through the callbacks naming a reference with the listing the console uses', async () => {
+    const stateFile = join(mkdtempSync(join(tmpdir(), 'payrelay-events-')), 'state.json');
+    const urls = { gateway: '', kycCallback: '', payoutNotification: '', payoutApi: '', kycApi: '' };
+    writeLocalState({ pid: process.pid, startedAt: new Date().toISOString(), stage: 'event-listing', urls, env: local().env }, stateFile);
+    const first = await runPayrelay(stateFile, ['--json', 'events', 'list', '--reference', 'R-0', '--source', 'payout-notification', '--limit', '8']);
+    expect(first, first.stderr).toMatchObject({ code: 0 });
+    const page = JSON.parse(first.stdout) as { events: ReceivedEvent[]; cursor: string | null };
+    expect(page.events.map((e) => e.eventId)).toEqual((await smallPages.listCallbacks({ reference: 'R-0', source: 'payout-notification', limit: 8 })).events.map((e) => e.eventId));
+    expect(page.cursor).toEqual(expect.any(String));
+    const rest = await runPayrelay(stateFile, ['events', 'list', '--reference', 'R-0', '--source', 'payout-notification', '--cursor', page.cursor as string]);
+    expect(rest, rest.stderr).toMatchObject({ code: 0 });
+    expect(rest.stdout).toContain('payout-notification#busy-0');
+    expect(rest.stdout).toMatch(/3 callback\(s\) naming R-0\n$/);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseSince } from '@cli/context';
+import { calendarDay, parseSince } from '@cli/context';
 import { demoPayouts } from '@cli/demo-scenario';
 import { payoutRequestSchema } from '@shared/messages/payout-request';
 import { envFromOutputs } from '@cli/target';
@@ -29,6 +29,13 @@ describe('parseSince', () => {
   it('refuses anything else with a usable message', () => {
     expect(() => parseSince('yesterday', now)).toThrow(CliError);
     expect(() => parseSince('yesterday', now)).toThrow(/ISO 8601/);
+  });
+});
+
+describe('calendarDay (--day)', () => {
+  it('takes a real UTC calendar day and refuses anything else, naming the form', () => {
+    expect(calendarDay('2024-02-29')).toBe('2024-02-29');
+    for (const wrong of ['2026-02-30', '2026-2-3', '2026-11-20T00:00:00Z', 'today']) expect(() => calendarDay(wrong)).toThrow('must be a calendar day as YYYY-MM-DD');
   });
 });
 
