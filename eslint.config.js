@@ -14,11 +14,16 @@ const NOT_DEV_TOOLING = forbid(
   'runtime code never imports the local stack, the CLI, the simulator, tests or benchmarks',
 );
 const NO_PARENT_PATHS = forbid('^\\.\\./', 'import across folders with a path alias (@shared/...), not ../');
-const SHARED_BASE = [
+const NO_CLASSIC_ZOD = forbid(
+  '^zod($|/)',
+  'runtime schemas import z from @shared/validation/zod (zod/mini): the classic zod build costs every cold start',
+);
+const SHARED_OWN = [
   NOT_DEV_TOOLING,
   NO_PARENT_PATHS,
   forbid('^@(functions|infra)/', 'shared/ is imported by handlers and infra, never the other way round'),
 ];
+const SHARED_BASE = [...SHARED_OWN, NO_CLASSIC_ZOD];
 const boundaries = (...patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
 
 export default tseslint.config(
@@ -82,7 +87,12 @@ export default tseslint.config(
     files: ['shared/adapters/**'],
     rules: boundaries(...SHARED_BASE, forbid('^@shared/app/', 'adapters implement ports and never import use cases')),
   },
-  { files: ['functions/**'], rules: boundaries(NOT_DEV_TOOLING, NO_PARENT_PATHS, forbid('^@infra/', 'handlers never import infra')) },
+  {
+    files: ['functions/**'],
+    rules: boundaries(NOT_DEV_TOOLING, NO_PARENT_PATHS, NO_CLASSIC_ZOD, forbid('^@infra/', 'handlers never import infra')),
+  },
+  // The one module that imports zod itself.
+  { files: ['shared/validation/zod.ts'], rules: boundaries(...SHARED_OWN) },
   {
     files: ['infra/**'],
     rules: boundaries(

@@ -7,12 +7,13 @@ import { receiveKycCallback } from '@shared/app/receive-kyc-callback';
 import { refreshable } from '@shared/adapters/refreshable-secret';
 import { loadConfig, requiredString } from '@shared/config/env';
 import { webhookEnvSchema } from '@shared/config/webhook';
+import * as z from '@shared/validation/zod';
 import { webhookHandler } from '@shared/http/webhook';
 import { logger } from '@shared/observability/logger';
 import { metrics } from '@shared/observability/metrics';
 
 const config = loadConfig(
-  webhookEnvSchema.extend({
+  z.extend(webhookEnvSchema, {
     EVENTS_TABLE_NAME: requiredString,
     KYC_TABLE_NAME: requiredString,
     KYC_SECRET_ID: requiredString,

@@ -22,6 +22,7 @@ export const SUMMARY_KEYS = [
   'costPer1MWebhooks',
   'costPer1MPayouts',
   'consolePageMaxMs',
+  'coldStartRatioUntraced',
 ] as const;
 
 export type SummaryKey = (typeof SUMMARY_KEYS)[number];

@@ -1,6 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { tracer } from '@shared/observability/tracer';
+import { captured } from '@shared/observability/tracer';
 
 /*
  * The DynamoDB client of this execution environment, created once at module load and captured by
@@ -9,7 +9,7 @@ import { tracer } from '@shared/observability/tracer';
  * AWS_ENDPOINT_URL_DYNAMODB, so production code has no local branch.
  */
 
-export const dynamoClient = tracer.captureAWSv3Client(new DynamoDBClient({}));
+export const dynamoClient = captured(new DynamoDBClient({}));
 
 /** Document client: plain JS values in and out; `undefined` attributes are dropped, never stored. */
 export const documentClient = DynamoDBDocumentClient.from(dynamoClient, {

@@ -1,5 +1,5 @@
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { tracer } from '@shared/observability/tracer';
+import { captured } from '@shared/observability/tracer';
 
 /*
  * The Secrets Manager client of this execution environment, created once at module load and
@@ -7,4 +7,4 @@ import { tracer } from '@shared/observability/tracer';
  * endpoint comes from AWS_ENDPOINT_URL_SECRETS_MANAGER.
  */
 
-export const secretsClient = tracer.captureAWSv3Client(new SecretsManagerClient({}));
+export const secretsClient = captured(new SecretsManagerClient({}));

@@ -1,7 +1,7 @@
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import { GetSecretValueCommand, ResourceNotFoundException } from '@aws-sdk/client-secrets-manager';
 import type { PreviousSecret } from '@shared/ports/secrets';
-import * as z from 'zod';
+import * as z from '@shared/validation/zod';
 import { secretsClient } from './secrets-manager-client';
 
 /** Thrown when a secret exists but its JSON does not have the fields payrelay needs. */
@@ -38,7 +38,7 @@ export interface CachedSecret<T> {
  * Builds a cached, schema-checked reader for one JSON secret. The error names the secret and the
  * missing field names, never a value.
  */
-export function cachedSecret<T>(secretId: string, schema: z.ZodType<T>, maxAgeSeconds = 300): CachedSecret<T> {
+export function cachedSecret<T>(secretId: string, schema: z.ZodMiniType<T>, maxAgeSeconds = 300): CachedSecret<T> {
   return {
     async get(options) {
       let raw: unknown;
@@ -67,7 +67,7 @@ export function cachedSecret<T>(secretId: string, schema: z.ZodType<T>, maxAgeSe
  * the replaced version on every put) with the time it was replaced, cached for `maxAgeSeconds`.
  * Used only after a mismatch, so keys can overlap for a window after a rotation.
  */
-export function previousSecret<T>(secretId: string, schema: z.ZodType<T>, maxAgeSeconds = 300): PreviousSecret<T> {
+export function previousSecret<T>(secretId: string, schema: z.ZodMiniType<T>, maxAgeSeconds = 300): PreviousSecret<T> {
   let cached: { at: number; value: { value: T; replacedAt: Date } | undefined } | undefined;
   const read = async (): Promise<{ value: T; replacedAt: Date } | undefined> => {
     const stage = async (VersionStage: string) => {
@@ -98,7 +98,7 @@ export function previousSecret<T>(secretId: string, schema: z.ZodType<T>, maxAge
   };
 }
 
-const nonEmpty = z.string().min(1);
+const nonEmpty = z.string().check(z.minLength(1));
 
 /** Provider secret: see PROVIDER_SECRET in @shared/config/resources. */
 export const providerSecretSchema = z.object({
@@ -113,6 +113,6 @@ export type ProviderSecret = z.infer<typeof providerSecretSchema>;
 /** KYC secret: the KYC app id and the unguessable token in the KYC callback URL. */
 export const kycSecretSchema = z.object({
   app_id: nonEmpty,
-  callback_token: z.string().min(16, 'must be at least 16 characters'),
+  callback_token: z.string().check(z.minLength(16, 'must be at least 16 characters')),
 });
 export type KycSecret = z.infer<typeof kycSecretSchema>;

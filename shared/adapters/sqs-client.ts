@@ -1,5 +1,5 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { tracer } from '@shared/observability/tracer';
+import { captured } from '@shared/observability/tracer';
 
 /*
  * The SQS client of this execution environment, created once at module load and captured by the
@@ -8,4 +8,4 @@ import { tracer } from '@shared/observability/tracer';
  */
 
 // fauxqs answers with queue URLs on its own host; use the configured endpoint, never the queue URL's host.
-export const sqsClient = tracer.captureAWSv3Client(new SQSClient({ useQueueUrlAsEndpoint: false }));
+export const sqsClient = captured(new SQSClient({ useQueueUrlAsEndpoint: false }));

@@ -8,7 +8,7 @@ import { tracer } from '@shared/observability/tracer';
  */
 export const xrayTracing: Tracing = {
   async span(name, call) {
-    const parent = tracer.isTracingEnabled() ? tracer.getSegment() : undefined;
+    const parent = tracer?.isTracingEnabled() ? tracer.getSegment() : undefined;
     if (!parent) return call();
     const subsegment = parent.addNewSubsegment(name);
     subsegment.namespace = 'remote';

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '@shared/validation/zod';
 
 /** Thrown at module load when the environment does not satisfy a handler's schema. */
 export class ConfigError extends Error {
@@ -9,7 +9,7 @@ export class ConfigError extends Error {
  * Reads and validates environment variables once. Call it at module scope in a handler so a
  * missing or malformed variable fails the cold start with its name, not the first request.
  */
-export function loadConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
+export function loadConfig<S extends z.ZodMiniType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
   const result = schema.safeParse(env);
   if (!result.success) {
     const problems = result.error.issues
@@ -22,17 +22,23 @@ export function loadConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEn
 
 /** Boolean env values: `true`/`false`/`1`/`0`/`on`/`off`, anything else is an error. */
 export const envBoolean = (defaultValue: boolean) =>
-  z
-    .enum(['true', 'false', '1', '0', 'on', 'off'])
-    .optional()
-    .transform((v) => (v === undefined ? defaultValue : v === 'true' || v === '1' || v === 'on'));
+  z.pipe(
+    z.optional(z.enum(['true', 'false', '1', '0', 'on', 'off'])),
+    z.transform((v) => (v === undefined ? defaultValue : v === 'true' || v === '1' || v === 'on')),
+  );
 
 /** A positive integer env value with a default. */
 export const envInt = (defaultValue: number) =>
-  z.coerce.number().int().positive().optional().transform((v) => v ?? defaultValue);
+  z.pipe(
+    z.optional(z.coerce.number().check(z.int(), z.positive())),
+    z.transform((v) => v ?? defaultValue),
+  );
 
 /** A positive number env value (decimals allowed) with a default. */
 export const envPositiveNumber = (defaultValue: number) =>
-  z.coerce.number().positive().optional().transform((v) => v ?? defaultValue);
+  z.pipe(
+    z.optional(z.coerce.number().check(z.positive())),
+    z.transform((v) => v ?? defaultValue),
+  );
 
-export const requiredString = z.string().min(1, 'is required');
+export const requiredString = z.string().check(z.minLength(1, 'is required'));

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '@shared/validation/zod';
 import { envInt, requiredString } from './env';
 import { webhookEnvSchema } from './webhook';
 

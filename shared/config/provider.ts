@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '@shared/validation/zod';
 import { envBoolean, envInt, requiredString } from './env';
 
 /**
@@ -8,10 +8,10 @@ import { envBoolean, envInt, requiredString } from './env';
 export const providerEnvSchema = z.object({
   PROVIDER_SECRET_ID: requiredString,
   PAYOUT_API_BASE_URL: requiredString,
-  SIGNING_PROFILE: z.string().optional(),
+  SIGNING_PROFILE: z.optional(z.string()),
   BEARER_PREFIX: envBoolean(true),
   PROVIDER_TIMEOUT_MS: envInt(10_000),
-  PROVIDER_STATUS_MAP: z.string().optional(),
+  PROVIDER_STATUS_MAP: z.optional(z.string()),
 });
 
 export type ProviderEnv = z.infer<typeof providerEnvSchema>;

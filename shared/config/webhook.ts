@@ -1,5 +1,5 @@
 import { BlockList, isIP } from 'node:net';
-import * as z from 'zod';
+import * as z from '@shared/validation/zod';
 import { envInt } from '@shared/config/env';
 
 /** Settings both receivers share (docs/architecture.md, "Environment variables"). */
@@ -13,10 +13,12 @@ export const MAX_WEBHOOK_BODY_BYTES = 358_400;
 export const DEFAULT_EVENT_RETENTION_DAYS = 90;
 
 export const webhookEnvSchema = z.object({
-  WEBHOOK_MAX_BODY_BYTES: envInt(262_144).refine((v) => v <= MAX_WEBHOOK_BODY_BYTES, {
-    message: `must be at most ${MAX_WEBHOOK_BODY_BYTES} (a stored event is one DynamoDB item, 400 KB at most)`,
-  }),
-  WEBHOOK_ALLOWED_IPS: z.string().optional(),
+  WEBHOOK_MAX_BODY_BYTES: envInt(262_144).check(
+    z.refine((v) => v <= MAX_WEBHOOK_BODY_BYTES, {
+      message: `must be at most ${MAX_WEBHOOK_BODY_BYTES} (a stored event is one DynamoDB item, 400 KB at most)`,
+    }),
+  ),
+  WEBHOOK_ALLOWED_IPS: z.optional(z.string()),
   EVENT_RETENTION_DAYS: envInt(DEFAULT_EVENT_RETENTION_DAYS),
 });
 

@@ -1,13 +1,12 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { WebhookReceipt } from '@shared/ports/callbacks';
 import { WebhookUnauthorizedError } from '@shared/domain/errors';
 import { logger } from '@shared/observability/logger';
 import { metrics, MetricUnit } from '@shared/observability/metrics';
-import { tracer } from '@shared/observability/tracer';
+import { invocationTracing } from '@shared/observability/tracer';
 import { METRIC } from '@shared/observability/metric-names';
 import { parseAllowList, type SourceAllowList } from '@shared/config/webhook';
 import { decodeContent, withoutByteOrderMark } from './body-decoding';
@@ -170,7 +169,7 @@ export function webhookHandler(
   receive: (event: WebhookEvent, webhook: ParsedWebhook) => Promise<WebhookReceipt>,
 ) {
   return middy<WebhookEvent, APIGatewayProxyStructuredResultV2>()
-    .use(captureLambdaHandler(tracer, { captureResponse: false }))
+    .use(invocationTracing())
     .use(injectLambdaContext(logger))
     .use(logMetrics(metrics))
     .use(webhookGuard({ maxBodyBytes: settings.WEBHOOK_MAX_BODY_BYTES, allowList: parseAllowList(settings.WEBHOOK_ALLOWED_IPS) }))

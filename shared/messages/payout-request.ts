@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '@shared/validation/zod';
 import { maskAccount, parseAccountCode } from '@shared/domain/account';
 import { isWellFormedText, payoutKey, type PayoutIdentity } from '@shared/domain/identity';
 import { parseAmount } from '@shared/domain/money';
@@ -7,37 +7,30 @@ import { Payout } from '@shared/domain/payout';
 /** A reference that becomes part of a table key: trimmed, 1 to 128 characters, well-formed Unicode. */
 const reference = z
   .string()
-  .trim()
-  .min(1)
-  .max(128)
-  .refine(isWellFormedText, 'must be well-formed Unicode text (no lone surrogates)');
+  .check(z.trim(), z.minLength(1), z.maxLength(128), z.refine(isWellFormedText, 'must be well-formed Unicode text (no lone surrogates)'));
+
+/** A 3-letter upper-case currency code. */
+const currency = (message?: string) => z.string().check(z.trim(), z.regex(/^[A-Z]{3}$/, message));
 
 /**
  * The payout request message on the payouts queue (version 1). The CLI's `payouts enqueue` validates
  * rows with this same schema, so a producer learns about a bad row before it reaches the queue.
  * The amount is a decimal string checked against the currency's precision and returned canonical.
  */
-export const payoutRequestSchema = z
-  .object({
+export const payoutRequestSchema = z.pipe(
+  z.strictObject({
     version: z.literal(1),
     platform_merchant_id: reference,
-    currency: z
-      .string()
-      .trim()
-      .regex(/^[A-Z]{3}$/, 'must be a 3-letter upper-case currency code'),
+    currency: currency('must be a 3-letter upper-case currency code'),
     withdrawal_reference: reference,
-    amount: z.string().trim().min(1),
-    account_number: z
-      .string()
-      .trim()
-      .regex(/^\+?[0-9]{4,34}$/, 'must be 4 to 34 digits'),
-    account_code: z.string().trim().min(1),
-    expected_name: z.string().trim().min(1).max(200).optional(),
-    user_reference: reference.optional(),
-    metadata: z.record(z.string(), z.string()).optional(),
-  })
-  .strict()
-  .transform((message, ctx) => {
+    amount: z.string().check(z.trim(), z.minLength(1)),
+    account_number: z.string().check(z.trim(), z.regex(/^\+?[0-9]{4,34}$/, 'must be 4 to 34 digits')),
+    account_code: z.string().check(z.trim(), z.minLength(1)),
+    expected_name: z.optional(z.string().check(z.trim(), z.minLength(1), z.maxLength(200))),
+    user_reference: z.optional(reference),
+    metadata: z.optional(z.record(z.string(), z.string())),
+  }),
+  z.transform((message, ctx) => {
     try {
       // The identity must make a table key (DynamoDB caps keys at 2048 bytes, encoded).
       payoutKey(message);
@@ -47,10 +40,11 @@ export const payoutRequestSchema = z
         account_code: parseAccountCode(message.account_code) as string,
       };
     } catch (error) {
-      ctx.addIssue({ code: 'custom', message: error instanceof Error ? error.message : 'invalid identity, amount or account code' });
+      ctx.issues.push({ code: 'custom', message: error instanceof Error ? error.message : 'invalid identity, amount or account code', input: message });
       return z.NEVER;
     }
-  });
+  }),
+);
 
 /** A validated payout request (amount canonical, account code checked). */
 export type PayoutRequest = z.output<typeof payoutRequestSchema>;
@@ -72,19 +66,21 @@ export class InvalidPayoutRequestError extends Error {
 const identityShape = z
   .object({
     platform_merchant_id: reference,
-    currency: z.string().trim().regex(/^[A-Z]{3}$/),
+    currency: currency(),
     withdrawal_reference: reference,
   })
-  .refine(
-    (identity) => {
-      try {
-        payoutKey(identity);
-        return true;
-      } catch {
-        return false;
-      }
-    },
-    { message: 'the identity does not make a payout key' },
+  .check(
+    z.refine(
+      (identity) => {
+        try {
+          payoutKey(identity);
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      { message: 'the identity does not make a payout key' },
+    ),
   );
 
 /**

@@ -1,11 +1,10 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { logger } from './logger';
 import { metrics } from './metrics';
-import { tracer } from './tracer';
+import { invocationTracing } from './tracer';
 
 /**
  * The middy chain every non-HTTP handler runs in: the invocation traced (X-Ray, outermost, so the
@@ -15,7 +14,7 @@ import { tracer } from './tracer';
  */
 export function lambdaChain<E, R>(handler: (event: E, context: Context) => Promise<R>) {
   return middy(handler)
-    .use(captureLambdaHandler(tracer, { captureResponse: false }))
+    .use(invocationTracing())
     .use(injectLambdaContext(logger))
     .use(logMetrics(metrics));
 }

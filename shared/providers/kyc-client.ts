@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '@shared/validation/zod';
 import { normalizeKycDecision, normalizeKycPhase, type KycDecision, type KycPhase } from '@shared/domain/kyc-status';
 import type { Tracing } from '@shared/ports/runtime';
 import { ProviderRejectedError, redact, type ProviderOperation } from './provider-errors';
@@ -17,27 +17,27 @@ export interface KycServiceClientOptions {
 const appSchema = z.looseObject({ _id: z.string() });
 
 export const registerAppAnswerSchema = z.looseObject({
-  message: z.string().optional(),
+  message: z.optional(z.string()),
   /** The 6-digit verification token (also e-mailed). */
   value: z.string(),
   app: appSchema,
 });
 export type RegisterAppAnswer = z.infer<typeof registerAppAnswerSchema>;
 
-export const verifyAppAnswerSchema = z.looseObject({ message: z.string().optional(), data: z.looseObject({}).nullable().optional() });
+export const verifyAppAnswerSchema = z.looseObject({ message: z.optional(z.string()), data: z.optional(z.nullable(z.looseObject({}))) });
 export type VerifyAppAnswer = z.infer<typeof verifyAppAnswerSchema>;
 
-export const requestTokenAnswerSchema = z.looseObject({ message: z.string().optional(), value: z.string().optional() });
+export const requestTokenAnswerSchema = z.looseObject({ message: z.optional(z.string()), value: z.optional(z.string()) });
 export type RequestTokenAnswer = z.infer<typeof requestTokenAnswerSchema>;
 
-export const kycTypeSchema = z.looseObject({ _id: z.string(), name: z.string(), flow_id: z.string().optional() });
+export const kycTypeSchema = z.looseObject({ _id: z.string(), name: z.string(), flow_id: z.optional(z.string()) });
 export type KycType = z.infer<typeof kycTypeSchema>;
 
 export const kycOrderSchema = z.looseObject({
   _id: z.string(),
-  verification_url: z.string().optional(),
-  reference: z.string().optional(),
-  scan_ref: z.string().optional(),
+  verification_url: z.optional(z.string()),
+  reference: z.optional(z.string()),
+  scan_ref: z.optional(z.string()),
 });
 export type KycOrder = z.infer<typeof kycOrderSchema>;
 
@@ -121,7 +121,7 @@ export class KycServiceClient {
     });
   }
 
-  private async post<T>(operation: ProviderOperation, path: string, body: object, schema: z.ZodType<T>): Promise<T> {
+  private async post<T>(operation: ProviderOperation, path: string, body: object, schema: z.ZodMiniType<T>): Promise<T> {
     const { body: answer } = await this.call({ operation, method: 'POST', path, body });
     return expectShape(schema, answer, operation);
   }

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '@shared/validation/zod';
 import { parseAccountCode } from '@shared/domain/account';
 import type { PayoutIdentity } from '@shared/domain/identity';
 import { currencyDecimals, parseAmount } from '@shared/domain/money';
@@ -57,36 +57,33 @@ const PREFIX = '/api/v1/no-auth/PartnerP2P';
 
 /** `{ success, message, data }` as the service answers onboarding and key reset. Extra fields are kept. */
 export const partnerAnswerSchema = z.looseObject({
-  success: z.boolean().optional(),
-  message: z.string().optional(),
-  data: z.unknown().optional(),
+  success: z.optional(z.boolean()),
+  message: z.optional(z.string()),
+  data: z.optional(z.unknown()),
 });
 export type PartnerAnswer = z.infer<typeof partnerAnswerSchema>;
 
 export const accountVerificationSchema = z.looseObject({
   success: z.literal(true),
-  message: z.string().optional(),
+  message: z.optional(z.string()),
   data: z.looseObject({ account_name: z.string() }),
 });
 export type AccountVerificationResult = z.infer<typeof accountVerificationSchema>;
 
 /** Payout acceptance (the provider's documentation does not show it; the simulator answers `{ success: true, message, data: { withdrawal_reference, status } }`). */
 export const payoutAcceptedSchema = z.looseObject({
-  success: z.boolean().optional(),
-  message: z.string().optional(),
-  data: z
-    .looseObject({ withdrawal_reference: z.string().optional(), status: z.string().optional() })
-    .nullable()
-    .optional(),
+  success: z.optional(z.boolean()),
+  message: z.optional(z.string()),
+  data: z.optional(z.nullable(z.looseObject({ withdrawal_reference: z.optional(z.string()), status: z.optional(z.string()) }))),
 });
 export type PayoutAccepted = z.infer<typeof payoutAcceptedSchema>;
 
 /** GetPayout answer (unwrapped). For an unknown reference most fields are empty or missing. */
 export const payoutStatusSchema = z.looseObject({
-  withdrawal_reference: z.string().nullable().optional(),
-  amount: z.union([z.string(), z.number()]).nullable().optional(),
-  currency: z.string().nullable().optional(),
-  status: z.string().nullable().optional(),
+  withdrawal_reference: z.optional(z.nullable(z.string())),
+  amount: z.optional(z.nullable(z.union([z.string(), z.number()]))),
+  currency: z.optional(z.nullable(z.string())),
+  status: z.optional(z.nullable(z.string())),
 });
 export type PayoutStatusRecord = z.infer<typeof payoutStatusSchema>;
 
@@ -104,17 +101,18 @@ export interface PayoutStatusResult {
  * Every field is optional: an order the provider accepted without them is still accepted.
  */
 export const collectionOrderAnswerSchema = z.looseObject({
-  success: z.boolean().optional(),
-  message: z.string().optional(),
-  data: z
-    .looseObject({
-      order_reference: z.string().optional(),
-      virtual_account: z
-        .looseObject({ account_number: z.string().optional(), account_name: z.string().optional(), bank_name: z.string().optional() })
-        .optional(),
-    })
-    .nullable()
-    .optional(),
+  success: z.optional(z.boolean()),
+  message: z.optional(z.string()),
+  data: z.optional(
+    z.nullable(
+      z.looseObject({
+        order_reference: z.optional(z.string()),
+        virtual_account: z.optional(
+          z.looseObject({ account_number: z.optional(z.string()), account_name: z.optional(z.string()), bank_name: z.optional(z.string()) }),
+        ),
+      }),
+    ),
+  ),
 });
 export type CollectionOrderAnswer = z.infer<typeof collectionOrderAnswerSchema>;
 
