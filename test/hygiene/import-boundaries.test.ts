@@ -28,6 +28,8 @@ describe('import boundaries', () => {
     ['functions/probe.ts', "import { startSimulator } from '@simulator/index';\nexport const s = startSimulator;\n", 'runtime code never imports'],
     ['infra/probe.ts', "import { logger } from '@shared/observability/logger';\nexport const l = logger;\n", 'infra imports only shared/config'],
     ['local/probe.ts', "import { printTable } from '@cli/output';\nexport const p = printTable;\n", 'the local stack never imports the CLI'],
+    ['shared/config/probe.ts', "import * as z from 'zod';\nexport const s = z.string();\n", 'runtime schemas import z from @shared/validation/zod'],
+    ['functions/probe.ts', "import * as z from 'zod/mini';\nexport const s = z.string();\n", 'runtime schemas import z from @shared/validation/zod'],
   ])('%s: refuses %j', async (filePath, text, expected) => {
     const messages = await boundaryMessages(filePath, text);
     expect(messages.some((m) => m.includes(expected) && m.includes('docs/architecture.md'))).toBe(true);
@@ -38,6 +40,7 @@ describe('import boundaries', () => {
     ['shared/app/probe.ts', "import { Payout } from '@shared/domain/payout';\nimport type { Clock } from '@shared/ports/runtime';\nexport const x = Payout;\nexport type C = Clock;\n"],
     ['shared/adapters/probe.ts', "import { DynamoDBClient } from '@aws-sdk/client-dynamodb';\nimport type { Clock } from '@shared/ports/runtime';\nexport const x = DynamoDBClient;\nexport type C = Clock;\n"],
     ['infra/probe.ts', "import { FUNCTIONS } from '@shared/config/functions';\nexport const f = FUNCTIONS;\n"],
+    ['shared/config/probe.ts', "import * as z from '@shared/validation/zod';\nexport const s = z.string();\n"],
   ])('%s: allows what the table allows', async (filePath, text) => {
     expect(await boundaryMessages(filePath, text)).toEqual([]);
   });
