@@ -6,14 +6,13 @@ import { telemetryFrom } from '@shared/adapters/telemetry';
 import { receiveKycCallback } from '@shared/app/receive-kyc-callback';
 import { refreshable } from '@shared/adapters/refreshable-secret';
 import { loadConfig, requiredString } from '@shared/config/env';
-import { webhookEnvSchema } from '@shared/config/webhook';
-import * as z from '@shared/validation/zod';
+import { webhookEnvSchemaWith } from '@shared/config/webhook';
 import { webhookHandler } from '@shared/http/webhook';
 import { logger } from '@shared/observability/logger';
 import { metrics } from '@shared/observability/metrics';
 
 const config = loadConfig(
-  z.extend(webhookEnvSchema, {
+  webhookEnvSchemaWith({
     EVENTS_TABLE_NAME: requiredString,
     KYC_TABLE_NAME: requiredString,
     KYC_SECRET_ID: requiredString,

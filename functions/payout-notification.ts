@@ -8,21 +8,20 @@ import { systemClock } from '@shared/adapters/system-clock';
 import { telemetryFrom } from '@shared/adapters/telemetry';
 import { receivePayoutNotification } from '@shared/app/receive-payout-notification';
 import { refreshable } from '@shared/adapters/refreshable-secret';
-import { envInt, loadConfig, requiredString } from '@shared/config/env';
-import { webhookEnvSchema } from '@shared/config/webhook';
-import * as z from '@shared/validation/zod';
+import { envInt, loadConfig, optionalNonEmptyString, requiredString } from '@shared/config/env';
+import { webhookEnvSchemaWith } from '@shared/config/webhook';
 import { requestHeader, webhookHandler } from '@shared/http/webhook';
 import { logger } from '@shared/observability/logger';
 import { metrics } from '@shared/observability/metrics';
 import { resolveSigningProfile } from '@shared/signing';
 
 const config = loadConfig(
-  z.extend(webhookEnvSchema, {
+  webhookEnvSchemaWith({
     EVENTS_TABLE_NAME: requiredString,
     PAYOUTS_TABLE_NAME: requiredString,
     COLLECTIONS_TABLE_NAME: requiredString,
     PROVIDER_SECRET_ID: requiredString,
-    SIGNING_PROFILE: z.optional(requiredString),
+    SIGNING_PROFILE: optionalNonEmptyString,
     QUARANTINE_TABLE_NAME: requiredString,
     QUARANTINE_MAX_PER_HOUR: envInt(100),
     QUARANTINE_RETENTION_DAYS: envInt(14),

@@ -42,3 +42,6 @@ export const envPositiveNumber = (defaultValue: number) =>
   );
 
 export const requiredString = z.string().check(z.minLength(1, 'is required'));
+
+/** A variable that may be left out, but not set empty. */
+export const optionalNonEmptyString = z.optional(requiredString);

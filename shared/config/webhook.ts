@@ -22,6 +22,11 @@ export const webhookEnvSchema = z.object({
   EVENT_RETENTION_DAYS: envInt(DEFAULT_EVENT_RETENTION_DAYS),
 });
 
+/** The receivers' shared settings extended with one route's own (its tables, its secret). */
+export function webhookEnvSchemaWith<S extends z.core.$ZodLooseShape>(shape: S) {
+  return z.extend(webhookEnvSchema, shape);
+}
+
 /** A source-address check; `undefined` allow-list means every address is allowed. */
 export type SourceAllowList = (ip: string) => boolean;
 

@@ -1,5 +1,5 @@
-import * as z from 'zod';
 import type { PayoutIdentity } from '@shared/domain/identity';
+import * as z from '@shared/validation/zod';
 
 /**
  * One delayed check of one payout on the checks queue (version 1): which payout, and the version of
@@ -7,15 +7,13 @@ import type { PayoutIdentity } from '@shared/domain/identity';
  * while the stored version is still that one, so a duplicated or late message finds a newer version
  * and does nothing (whoever wrote the newer version scheduled the next check).
  */
-export const payoutCheckSchema = z
-  .object({
-    version: z.literal(1),
-    platform_merchant_id: z.string().min(1),
-    currency: z.string().min(1),
-    withdrawal_reference: z.string().min(1),
-    payoutVersion: z.number().int().positive(),
-  })
-  .strict();
+export const payoutCheckSchema = z.strictObject({
+  version: z.literal(1),
+  platform_merchant_id: z.string().check(z.minLength(1)),
+  currency: z.string().check(z.minLength(1)),
+  withdrawal_reference: z.string().check(z.minLength(1)),
+  payoutVersion: z.number().check(z.int(), z.positive()),
+});
 
 export type PayoutCheck = z.output<typeof payoutCheckSchema>;
 
