@@ -172,7 +172,7 @@ export async function runDemo(target: Target, progress: DemoProgress, options: D
 
   // 2. A collection order: created through the payout service, paid by the customer at the simulator,
   // moved to COMPLETED / PAID by the order notification through the gateway.
-  const collection = await demoCollection(target, admin, `DEMO-COL-${runId}`);
+  const collection = await demoCollection(target, admin, `DEMO-COL-${runId}`, waitUntil);
   progress(`collection ${collection.orderId}: ${collection.amount} ${collection.currency} is ${collection.orderStatus}/${collection.paymentStatus}`);
 
   // 3. Payouts. The time-out first, alone, so the one injected fault hits exactly that payout.
@@ -244,7 +244,12 @@ export async function runDemo(target: Target, progress: DemoProgress, options: D
  * Creates one collection order with the `collections create` use case, has the simulator's customer
  * pay it, and reads it back once the order notification has been applied.
  */
-async function demoCollection(target: Target, admin: ReturnType<typeof simulatorAdmin>, orderId: string): Promise<DemoResult['collection']> {
+async function demoCollection(
+  target: Target,
+  admin: ReturnType<typeof simulatorAdmin>,
+  orderId: string,
+  waitUntil: (what: string, check: () => Promise<boolean>) => Promise<void>,
+): Promise<DemoResult['collection']> {
   const { createCollection, getCollection } = await import('@shared/app/collections');
   const { createCollectionRepository } = await import('@shared/adapters/collection-repository');
   const { systemClock } = await import('@shared/adapters/system-clock');
@@ -256,10 +261,15 @@ async function demoCollection(target: Target, admin: ReturnType<typeof simulator
     const created = await createCollection({ collections, provider, credentials, clock: systemClock, log: cliLog }, { partnerOrderId: orderId, amount: '75.00', currency: 'GHS' });
     const reference = created.collection.orderReference;
     if (reference === undefined) throw new CliError(`the simulator created collection ${orderId} without an order reference`);
-    // The notification is delivered (and applied by the receiver) before the admin call answers.
+    // The notification is delivered (stored and answered 200) before the admin call answers; the
+    // callback applier applies it to the collection right after.
     const [delivery] = await admin.notifyOrder({ order_reference: reference });
     if (delivery?.status !== 200) throw new CliError(`the order notification of ${orderId} was answered ${delivery?.status ?? 'not at all'} by the gateway`);
-    const paid = await getCollection({ collections }, orderId);
+    let paid = await getCollection({ collections }, orderId);
+    await waitUntil('the order notification to be applied', async () => {
+      paid = await getCollection({ collections }, orderId);
+      return paid.paymentStatus === 'PAID';
+    });
     return { orderId, amount: paid.amount, currency: paid.currency, orderStatus: paid.orderStatus, paymentStatus: paid.paymentStatus };
   } finally {
     provider.close();

@@ -1,5 +1,4 @@
 import { createEventStore } from '@shared/adapters/event-store';
-import { createKycRepository } from '@shared/adapters/kyc-repository';
 import { cachedSecret, kycSecretSchema } from '@shared/adapters/secrets';
 import { systemClock } from '@shared/adapters/system-clock';
 import { telemetryFrom } from '@shared/adapters/telemetry';
@@ -14,14 +13,12 @@ import { metrics } from '@shared/observability/metrics';
 const config = loadConfig(
   webhookEnvSchemaWith({
     EVENTS_TABLE_NAME: requiredString,
-    KYC_TABLE_NAME: requiredString,
     KYC_SECRET_ID: requiredString,
   }),
 );
 
 const deps = {
   events: createEventStore({ tableName: config.EVENTS_TABLE_NAME }),
-  subjects: createKycRepository({ tableName: config.KYC_TABLE_NAME }),
   secret: refreshable(cachedSecret(config.KYC_SECRET_ID, kycSecretSchema), systemClock),
   retentionDays: config.EVENT_RETENTION_DAYS,
   clock: systemClock,
@@ -29,7 +26,7 @@ const deps = {
   telemetry: telemetryFrom(metrics),
 };
 
-/** POST /callbacks/kyc/{token}: a KYC status callback, authenticated by the token in its path. */
+/** POST /callbacks/kyc/{token}: a KYC status callback, authenticated by the token in its path, stored and acknowledged (the callback applier applies it). */
 export const handler = webhookHandler(config, (event, webhook) =>
   receiveKycCallback(deps, { token: event.pathParameters?.token ?? '', ...webhook }),
 );

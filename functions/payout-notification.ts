@@ -1,4 +1,3 @@
-import { createCollectionRepository } from '@shared/adapters/collection-repository';
 import { createEventStore } from '@shared/adapters/event-store';
 import { createPayoutRepository } from '@shared/adapters/payout-repository';
 import { createQuarantineStore } from '@shared/adapters/quarantine-store';
@@ -19,7 +18,6 @@ const config = loadConfig(
   webhookEnvSchemaWith({
     EVENTS_TABLE_NAME: requiredString,
     PAYOUTS_TABLE_NAME: requiredString,
-    COLLECTIONS_TABLE_NAME: requiredString,
     PROVIDER_SECRET_ID: requiredString,
     SIGNING_PROFILE: optionalNonEmptyString,
     QUARANTINE_TABLE_NAME: requiredString,
@@ -36,7 +34,6 @@ logger.info('order notifications verified with signing profile', { signingProfil
 const deps = {
   events: createEventStore({ tableName: config.EVENTS_TABLE_NAME }),
   payouts: createPayoutRepository(config.PAYOUTS_TABLE_NAME),
-  collections: createCollectionRepository({ tableName: config.COLLECTIONS_TABLE_NAME }),
   credentials: refreshable(credentialsFromCachedSecret(cachedSecret(config.PROVIDER_SECRET_ID, providerSecretSchema)), systemClock),
   previousCredentials: previousCredentialsFrom(previousSecret(config.PROVIDER_SECRET_ID, providerSecretSchema)),
   rotationWindowMs: config.KEY_ROTATION_WINDOW_HOURS * 3_600_000,
@@ -53,7 +50,7 @@ const deps = {
   telemetry: telemetryFrom(metrics),
 };
 
-/** POST /callbacks/payout-notifications: a signed order notification from the payout service. */
+/** POST /callbacks/payout-notifications: a signed order notification from the payout service, stored and acknowledged (the callback applier applies it). */
 export const handler = webhookHandler(config, (event, webhook) =>
   receivePayoutNotification(deps, { authorization: requestHeader(event, 'authorization'), ...webhook }),
 );

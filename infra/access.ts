@@ -126,22 +126,30 @@ export const FUNCTION_ACCESS: Record<FunctionDefinition['id'], readonly Resource
     // The next delayed check (consuming the queue goes through the event source).
     queue(CHECKS_QUEUE.id, 'PAYOUT_CHECKS_QUEUE_URL', ['SendMessage']),
   ],
+  // The receivers store and answer; the callback applier does the rest after the 200.
   'kyc-callback': [
     // putOnce (conditional PutItem).
     table(EVENTS_TABLE, 'EVENTS_TABLE_NAME', ['PutItem']),
-    // getSubject (GetItem), saveSubject (conditional PutItem).
-    table(KYC_TABLE, 'KYC_TABLE_NAME', ['GetItem', 'PutItem']),
     secret(KYC_SECRET, 'KYC_SECRET_ID'),
   ],
   'payout-notification': [
     table(EVENTS_TABLE, 'EVENTS_TABLE_NAME', ['PutItem']),
-    // markDueNow: Query by withdrawal reference, then a conditional UpdateItem of nextCheckAt.
+    // The quarantine's throttled nudge (markDueNow): Query by withdrawal reference, then a conditional UpdateItem.
     table(PAYOUTS_TABLE, 'PAYOUTS_TABLE_NAME', ['UpdateItem'], { indexes: { 'by-withdrawal-reference': ['Query'] } }),
     // quarantine keep: the hour's counter (conditional UpdateItem), then the body (conditional PutItem).
     table(QUARANTINE_TABLE, 'QUARANTINE_TABLE_NAME', ['UpdateItem', 'PutItem']),
-    // A notification naming a collection: get (GetItem), then save (conditional PutItem on the version).
-    table(COLLECTIONS_TABLE, 'COLLECTIONS_TABLE_NAME', ['GetItem', 'PutItem']),
     secret(PROVIDER_SECRET, 'PROVIDER_SECRET_ID'),
+  ],
+  'callback-applier': [
+    // The sweep: Query the not-yet-applied index, get (GetItem); markApplied (conditional UpdateItem).
+    // The stream's records come through the event source, which grants the stream reads.
+    table(EVENTS_TABLE, 'EVENTS_TABLE_NAME', ['GetItem', 'UpdateItem'], { indexes: { 'not-yet-applied': ['Query'] } }),
+    // A KYC callback: getSubject (GetItem), saveSubject (conditional PutItem).
+    table(KYC_TABLE, 'KYC_TABLE_NAME', ['GetItem', 'PutItem']),
+    // An order notification: markDueNow (Query by withdrawal reference, conditional UpdateItem).
+    table(PAYOUTS_TABLE, 'PAYOUTS_TABLE_NAME', ['UpdateItem'], { indexes: { 'by-withdrawal-reference': ['Query'] } }),
+    // An order notification naming a collection: get (GetItem), then save (conditional PutItem on the version).
+    table(COLLECTIONS_TABLE, 'COLLECTIONS_TABLE_NAME', ['GetItem', 'PutItem']),
   ],
   // The scheduled catch-up runs the receiver's path on pulled callbacks (never a dry run, so no GetItem on events).
   'kyc-catch-up': [

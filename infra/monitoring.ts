@@ -28,6 +28,7 @@ export interface PayrelayMonitoringProps {
   readonly api: HttpApi;
   readonly payoutsQueue: IQueue;
   readonly payoutsDlq: IQueue;
+  readonly callbackApplyFailures: IQueue;
 }
 
 const FIVE_MINUTES = Duration.minutes(5);
@@ -71,7 +72,7 @@ export class PayrelayMonitoring extends Construct {
 
   constructor(scope: Construct, id: string, props: PayrelayMonitoringProps) {
     super(scope, id);
-    const { config, functions, api, payoutsQueue, payoutsDlq } = props;
+    const { config, functions, api, payoutsQueue, payoutsDlq, callbackApplyFailures } = props;
     const prefix = `payrelay-${config.stage}`;
     const metric = (name: string, statistic: 'Sum' | 'Maximum') => payrelayMetric(config.stage, name, statistic);
 
@@ -177,6 +178,16 @@ export class PayrelayMonitoring extends Construct {
       threshold: config.alarms.api5xxPer5Minutes,
       description: 'The callback API answered 5xx: a provider callback may not have been stored.',
     });
+    alarm('CallbackApplyFailed', {
+      metric: callbackApplyFailures.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
+      threshold: 0,
+      description: 'A stored callback failed every stream retry of the callback applier; the sweep keeps retrying it.',
+    });
+    alarm('CallbacksAppliedLate', {
+      metric: metric(METRIC.callbacksAppliedLate, 'Sum'),
+      threshold: 0,
+      description: 'The sweep found stored callbacks that had waited longer than APPLY_LATE_AFTER_MINUTES to be applied.',
+    });
     if (functions['kyc-catch-up']) {
       alarm('KycCallbacksRecovered', {
         metric: metric(METRIC.kycCallbacksRecovered, 'Sum'),
@@ -233,7 +244,7 @@ export class PayrelayMonitoring extends Construct {
       ),
       graph(
         'Webhooks',
-        sums(METRIC.webhookStored, METRIC.webhookDuplicate, METRIC.webhookUnauthorized, METRIC.webhookUnrecognized, METRIC.kycDecisionChanged, METRIC.kycCallbacksRecovered),
+        sums(METRIC.webhookStored, METRIC.webhookDuplicate, METRIC.webhookUnauthorized, METRIC.webhookUnrecognized, METRIC.callbackApplied, METRIC.callbacksAppliedLate, METRIC.kycDecisionChanged, METRIC.kycCallbacksRecovered),
         [api.metricClientError({ statistic: 'Sum' }), api.metricServerError({ statistic: 'Sum' })],
       ),
     );

@@ -1,5 +1,5 @@
 import { Duration, RemovalPolicy, Stack, type StackProps, Token, Validations } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption, type ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table, TableEncryption, type ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { DomainName, EndpointType, SecurityPolicy } from 'aws-cdk-lib/aws-apigatewayv2';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import { CfnEIP, FlowLogDestination, GatewayVpcEndpointAwsService, FlowLogTrafficType, NatProvider, SubnetType, Vpc, type IVpc } from 'aws-cdk-lib/aws-ec2';
@@ -9,6 +9,7 @@ import { Queue, QueueEncryption, type IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { FUNCTIONS } from '@shared/config/functions';
 import {
+  CALLBACK_APPLY_FAILURES_QUEUE,
   COLLECTIONS_TABLE,
   EVENTS_TABLE,
   KYC_SECRET,
@@ -45,6 +46,8 @@ export interface PayrelayStatefulResources {
   readonly collectionsTable: PayrelayTable;
   readonly payoutsQueue: IQueue;
   readonly payoutsDlq: IQueue;
+  /** Stream records the callback applier gave up on. */
+  readonly callbackApplyFailures: IQueue;
   /** Delayed checks of open payouts, drained by the payout checker. */
   readonly checksQueue: IQueue;
   readonly providerSecret: ISecret;
@@ -115,6 +118,19 @@ export class PayrelayStatefulStack extends Stack {
       removalPolicy,
     });
 
+    // Encrypted like the payouts queues; it holds stream records (event ids and their bodies).
+    const callbackApplyFailures = new Queue(this, 'CallbackApplyFailures', {
+      queueName: name(CALLBACK_APPLY_FAILURES_QUEUE.id),
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+      removalPolicy,
+    });
+    Validations.of(callbackApplyFailures).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-SQS3',
+      reason: "This queue is itself a failure destination (the callback applier's stream records that exhausted their retries); nothing consumes it automatically, so it needs no dead-letter queue.",
+    });
+
     const checksDlq = new Queue(this, 'PayoutChecksDlq', {
       queueName: name(CHECKS_QUEUE.deadLetterQueueId),
       encryption: QueueEncryption.SQS_MANAGED,
@@ -168,6 +184,7 @@ export class PayrelayStatefulStack extends Stack {
       collectionsTable: tableById(COLLECTIONS_TABLE.id),
       payoutsQueue,
       payoutsDlq,
+      callbackApplyFailures,
       checksQueue,
       providerSecret,
       kycSecret,
@@ -177,6 +194,7 @@ export class PayrelayStatefulStack extends Stack {
         queues: {
           [PAYOUTS_QUEUE.id]: payoutsQueue,
           [PAYOUTS_QUEUE.deadLetterQueueId]: payoutsDlq,
+          [CALLBACK_APPLY_FAILURES_QUEUE.id]: callbackApplyFailures,
           [CHECKS_QUEUE.id]: checksQueue,
           [CHECKS_QUEUE.deadLetterQueueId]: checksDlq,
         },
@@ -207,6 +225,7 @@ export class PayrelayStatefulStack extends Stack {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       encryption: TableEncryption.AWS_MANAGED,
       timeToLiveAttribute: definition.timeToLiveAttribute,
+      stream: definition.stream === 'NEW_IMAGE' ? StreamViewType.NEW_IMAGE : undefined,
       deletionProtection: removalPolicy === RemovalPolicy.RETAIN,
       removalPolicy,
     });

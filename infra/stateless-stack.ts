@@ -5,10 +5,11 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import { Peer, Port, SecurityGroup } from 'aws-cdk-lib/aws-ec2';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { FUNCTIONS, KYC_CATCH_UP_FUNCTION, ROUTES, type FunctionDefinition } from '@shared/config/functions';
+import { APPLY_SWEEP_EVERY_MINUTES, FUNCTIONS, KYC_CATCH_UP_FUNCTION, ROUTES, type FunctionDefinition } from '@shared/config/functions';
 import type { PayrelayConfig, PayrelaySettings } from './config';
 import { PayrelayMonitoring } from './monitoring';
 import { OUTPUT } from './outputs';
@@ -95,8 +96,12 @@ const SETTINGS_BY_FUNCTION: Record<FunctionDefinition['id'], readonly string[]> 
   ],
   'kyc-callback': ['WEBHOOK_MAX_BODY_BYTES', 'WEBHOOK_ALLOWED_IPS', 'EVENT_RETENTION_DAYS'],
   'payout-notification': ['SIGNING_PROFILE', 'WEBHOOK_MAX_BODY_BYTES', 'WEBHOOK_ALLOWED_IPS', 'EVENT_RETENTION_DAYS'],
+  'callback-applier': [],
   'kyc-catch-up': ['PROVIDER_TIMEOUT_MS', 'EVENT_RETENTION_DAYS'],
 };
+
+/** Stream retries of a failing batch (bisected each time) before its records go to the failure queue. */
+const APPLY_STREAM_RETRIES = 5;
 
 /** Check batches in flight at once (the SQS event source's least maximum is 2). */
 const CHECKER_MAX_CONCURRENCY = 2;
@@ -205,6 +210,7 @@ export class PayrelayStatelessStack extends Stack {
 
     const kycCallback = make(FUNCTIONS.kycCallback, 'KycCallback');
     const payoutNotification = make(FUNCTIONS.payoutNotification, 'PayoutNotification');
+    const callbackApplier = this.callbackApplier(make, stateful);
 
     this.functions = {
       'payout-worker': worker,
@@ -212,11 +218,12 @@ export class PayrelayStatelessStack extends Stack {
       'payout-checker': checker,
       'kyc-callback': kycCallback,
       'payout-notification': payoutNotification,
+      'callback-applier': callbackApplier,
       ...(config.kycCatchUp ? { 'kyc-catch-up': this.kycCatchUp(make, config.kycCatchUp, config) } : {}),
     };
     for (const [functionId, fn] of Object.entries(this.functions) as Array<[FunctionDefinition['id'], PayrelayFunction]>) {
       applyAccess(fn, FUNCTION_ACCESS[functionId], stateful.byId, config);
-      acknowledgeLambdaFindings(fn);
+      acknowledgeLambdaFindings(fn, functionId === FUNCTIONS.callbackApplier.id);
     }
 
     const accessLogs = new LogGroup(this, 'ApiAccessLogs', { retention: logRetention, removalPolicy });
@@ -270,6 +277,7 @@ export class PayrelayStatelessStack extends Stack {
       api: this.api,
       payoutsQueue: stateful.payoutsQueue,
       payoutsDlq: stateful.payoutsDlq,
+      callbackApplyFailures: stateful.callbackApplyFailures,
     });
 
     if (stateful.apiDomain) {
@@ -311,6 +319,34 @@ export class PayrelayStatelessStack extends Stack {
   }
 
   /**
+   * The callback applier: the events table's stream (inserts of recognized events only, so the
+   * unrecognized and the TTL deletions never invoke it) applies each stored callback right after
+   * its 200; a failing batch is bisected and retried, then its records go to the failure queue
+   * (alarmed). A schedule sweeps the not-yet-applied index for anything the stream left, so a
+   * stored callback is applied even when every retry failed.
+   */
+  private callbackApplier(make: MakeFunction, stateful: PayrelayStatefulResources): PayrelayFunction {
+    const fn = make(FUNCTIONS.callbackApplier, 'CallbackApplier');
+    fn.addEventSource(
+      new DynamoEventSource(stateful.eventsTable.table, {
+        startingPosition: StartingPosition.TRIM_HORIZON,
+        batchSize: 100,
+        bisectBatchOnError: true,
+        retryAttempts: APPLY_STREAM_RETRIES,
+        reportBatchItemFailures: true,
+        onFailure: new SqsDlq(stateful.callbackApplyFailures),
+        filters: [FilterCriteria.filter({ eventName: FilterRule.isEqual('INSERT'), dynamodb: { NewImage: { applyShard: { S: FilterRule.exists() } } } })],
+      }),
+    );
+    new Rule(this, 'CallbackApplySweep', {
+      description: `payrelay: apply stored callbacks the stream left unapplied, every ${APPLY_SWEEP_EVERY_MINUTES} minutes`,
+      schedule: Schedule.rate(Duration.minutes(APPLY_SWEEP_EVERY_MINUTES)),
+      targets: [new LambdaFunction(fn, { retryAttempts: 0 })],
+    });
+    return fn;
+  }
+
+  /**
    * The optional scheduled KYC catch-up: pulls the callbacks the KYC service sent in the look-back
    * window and stores and applies the missed ones. Runs may overlap harmlessly (store-once), and a
    * failed run is retried by Lambda's async retries and then by the next tick.
@@ -332,12 +368,14 @@ export class PayrelayStatelessStack extends Stack {
 type MakeFunction = (definition: FunctionDefinition, logicalId: string, reservedConcurrentExecutions?: number) => PayrelayFunction;
 
 /** cdk-nag findings every payrelay function has, each with the reason it is accepted. */
-function acknowledgeLambdaFindings(fn: PayrelayFunction): void {
+function acknowledgeLambdaFindings(fn: PayrelayFunction, readsStream: boolean): void {
   if (!fn.role) return;
+  const stream = readsStream ? ' The DynamoDB stream event source adds dynamodb:ListStreams, which has no resource-level permissions either.' : '';
   Validations.of(fn.role).acknowledge({
     id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
-    reason: fn.isBoundToVpc
-      ? 'X-Ray PutTraceSegments/PutTelemetryRecords and the EC2 network-interface actions Lambda needs in the egress VPC have no resource-level permissions; both need Resource "*".'
-      : 'X-Ray PutTraceSegments/PutTelemetryRecords have no resource-level permissions; tracing needs Resource "*".',
+    reason:
+      (fn.isBoundToVpc
+        ? 'X-Ray PutTraceSegments/PutTelemetryRecords and the EC2 network-interface actions Lambda needs in the egress VPC have no resource-level permissions; both need Resource "*".'
+        : 'X-Ray PutTraceSegments/PutTelemetryRecords have no resource-level permissions; tracing needs Resource "*".') + stream,
   });
 }

@@ -27,7 +27,10 @@ export interface SchedulerOptions {
 
 export interface SchedulerHandle {
   readonly stats: { runs: number; errors: number };
-  /** Runs the target now (outside the schedule) and resolves when it finishes. */
+  /**
+   * Runs the target now (outside the schedule) and resolves when it finishes. A run already going
+   * may have started before what the caller just did, so one more run follows it.
+   */
   runNow(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -64,7 +67,7 @@ export function startScheduler(options: SchedulerOptions): SchedulerHandle {
 
   return {
     stats,
-    runNow: run,
+    runNow: () => (running ? running.then(run) : run()),
     async stop() {
       clearInterval(timer);
       await running;

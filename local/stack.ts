@@ -1,5 +1,5 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { DEFAULT_RECONCILE_EVERY_MINUTES, FUNCTIONS, ROUTES } from '@shared/config/functions';
+import { DEFAULT_RECONCILE_EVERY_MINUTES, FUNCTIONS, LOCAL_APPLY_EVERY_MS, ROUTES } from '@shared/config/functions';
 import { PAYOUTS_QUEUE } from '@shared/config/resources';
 import type { KycSecret, ProviderSecret } from '@shared/adapters/secrets';
 import { KycServiceClient } from '@shared/providers/kyc-client';
@@ -56,8 +56,12 @@ export interface LocalStack {
   readonly kycSecret?: KycSecret;
   readonly poller: SqsPollerHandle;
   readonly scheduler: SchedulerHandle;
+  /** Drives the callback applier: sweeps the not-yet-applied index every LOCAL_APPLY_EVERY_MS (dynalite has no streams). */
+  readonly applier: SchedulerHandle;
   /** Invokes the reconciler now, outside its schedule, and waits for it. */
   reconcileNow(): Promise<void>;
+  /** Applies every stored callback not yet applied, now, and waits for it. */
+  applyNow(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -89,7 +93,8 @@ async function registerKycApp(kycApiUrl: string, app: LocalConfig['kycApp']): Pr
 /**
  * Starts the whole system on 127.0.0.1: local AWS (dynalite, fauxqs, the local Secrets Manager
  * stand-in), the provider simulator (unless both provider URLs point elsewhere), the HTTP gateway
- * serving ROUTES, the SQS poller driving the worker and the scheduler driving the reconciler.
+ * serving ROUTES, the SQS poller driving the worker, the scheduler driving the reconciler, and a
+ * second one sweeping stored callbacks into the callback applier every LOCAL_APPLY_EVERY_MS.
  *
  * Handlers read their env at module load, so this sets process.env before importing them; run one
  * local stack per process.
@@ -168,6 +173,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       aws.env,
       // The worker sends a record to the DLQ itself on the last receive the queue allows, so it must know the count.
       { PAYOUT_API_BASE_URL: payoutApi, KYC_API_BASE_URL: kycApi, PAYOUTS_MAX_RECEIVE_COUNT: String(maxReceiveCount) },
+      // No stream locally: the applier's sweep is the only driver, so it takes events of any age.
+      { APPLY_SWEEP_GRACE_SECONDS: '0' },
       options.handlerEnv,
     );
     Object.assign(process.env, env);
@@ -231,6 +238,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       log,
     });
     stops.push(() => scheduler.stop());
+    const applier = startScheduler({ fn: fn(FUNCTIONS.callbackApplier.id), everyMs: LOCAL_APPLY_EVERY_MS, region, log });
+    stops.push(() => applier.stop());
 
     if (options.writeStateFile) {
       // Checked again: another stack may have started while this one did.
@@ -250,7 +259,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ...(kycSecret ? { kycSecret } : {}),
       poller,
       scheduler,
+      applier,
       reconcileNow: () => scheduler.runNow(),
+      applyNow: () => applier.runNow(),
       stop: stopAll,
     };
   } catch (error) {

@@ -1,27 +1,44 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { EVENTS_TABLE, SHARDS, shardOf } from '@shared/config/resources';
 import { CALLBACK_SOURCES, receivedDayOf, type CallbackSource } from '@shared/domain/callbacks';
-import type { CallbackListing, CallbackListQuery, EventLookup, EventStore, ReceivedEvent, StoredEvent } from '@shared/ports/callbacks';
+import type { CallbackListing, CallbackListQuery, EventApplyLog, EventLookup, EventStore, ReceivedEvent, StoredEvent } from '@shared/ports/callbacks';
 import { documentClient } from './dynamodb-client';
 import { decodeCursor, encodeCursor } from './list-cursor';
 import { mergedQuery, type IndexPartition, type PartitionResume } from './merged-query';
 
 const DAY_MS = 86_400_000;
-const [TIME_INDEX, LEGACY_DAY_INDEX, REFERENCE_INDEX] = EVENTS_TABLE.indexes;
+const [TIME_INDEX, LEGACY_DAY_INDEX, REFERENCE_INDEX, UNAPPLIED_INDEX] = EVENTS_TABLE.indexes;
 /** What a listing reads of each index entry besides the keys (the legacy day index holds whole items). */
 const LISTING_FIELDS = TIME_INDEX.projection;
 
-/** Stored item: the event plus the table's key name and its index partitions. */
-export type EventItem = Omit<StoredEvent, 'eventId'> & { pk: string; receivedShard: string; referenceKey?: string };
+/** Stored item: the event plus the table's key name and its index partitions (`applyShard` only until applied). */
+export type EventItem = Omit<StoredEvent, 'eventId'> & { pk: string; receivedShard: string; referenceKey?: string; applyShard?: string };
 
+/** A stored event from its item (a GetItem answer or a stream record's image), without the index bookkeeping. */
 function toEvent(item: Record<string, unknown>): StoredEvent {
-  const { pk, receivedShard: _shard, receivedDay: _legacyDay, referenceKey: _reference, ...rest } = item as EventItem & { receivedDay?: string };
+  const { pk, receivedShard: _shard, receivedDay: _legacyDay, referenceKey: _reference, applyShard: _apply, ...rest } = item as EventItem & { receivedDay?: string };
   return { ...rest, eventId: pk };
 }
 
-/** The event store plus the operator's look-up of one event and listings (CLI and console). */
-export interface OperatorEventStore extends EventStore, EventLookup, CallbackListing {}
+/** A stored event from a stream record's NewImage (DynamoDB JSON). */
+export function eventFromStreamImage(image: Record<string, unknown>): StoredEvent {
+  return toEvent(unmarshall(image as Record<string, AttributeValue>));
+}
+
+/** The event store plus the operator's look-up of one event and listings (CLI and console), and the apply state (the callback applier). */
+export interface OperatorEventStore extends EventStore, EventLookup, CallbackListing, EventApplyLog {}
+
+/** `applyShard` of a recognized event waiting to be applied: `APPLY#<n>`, spread like `receivedShard`. */
+export function applyShardOf(eventId: string): string {
+  return applyShardKey(shardOf(eventId, SHARDS.unapplied));
+}
+
+const applyShardKey = (n: number): string => `APPLY#${n}`;
+
+/** The not-yet-applied index needs no time lower bound; every ISO timestamp sorts after this. */
+const BEFORE_ANY_TIME = '0000';
 
 function toReceived(item: Record<string, unknown>): ReceivedEvent {
   const { eventId, source, receivedAt, recognized, unrecognizedReason, appId, userReference, withdrawalReference } = toEvent(item);
@@ -126,13 +143,52 @@ export function createEventStore(options: { tableName: string; client?: DynamoDB
     },
 
     async putOnce(event) {
-      const item = toEventItem(event);
+      // Only what the applier will apply waits in its index; an unrecognized event is never applied.
+      const item: EventItem = { ...toEventItem(event), ...(event.recognized ? { applyShard: applyShardOf(event.eventId) } : {}) };
       try {
         await client.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
         return 'stored';
       } catch (error) {
         if (error instanceof ConditionalCheckFailedException) return 'duplicate';
         throw error;
+      }
+    },
+
+    async markApplied(eventId, appliedAt) {
+      try {
+        await client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: { pk: eventId },
+            UpdateExpression: 'SET appliedAt = :at REMOVE applyShard',
+            ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(appliedAt)',
+            ExpressionAttributeValues: { ':at': appliedAt.toISOString() },
+          }),
+        );
+        return true;
+      } catch (error) {
+        if (error instanceof ConditionalCheckFailedException) return false;
+        throw error;
+      }
+    },
+
+    async *unapplied(until) {
+      // Every shard, merged oldest first: the sweep applies in arrival order.
+      const merge = mergedQuery({
+        client,
+        tableName,
+        tableKey: 'pk',
+        partitions: Array.from({ length: SHARDS.unapplied }, (_, n) => ({
+          indexName: UNAPPLIED_INDEX.indexName,
+          keyName: UNAPPLIED_INDEX.partitionKey.name,
+          key: applyShardKey(n),
+        })),
+        sortKey: 'receivedAt',
+        range: { from: BEFORE_ANY_TIME, to: until.toISOString() },
+        newestFirst: false,
+      });
+      for (let item = await merge.next(); item !== undefined; item = await merge.next()) {
+        yield { eventId: String(item.pk), receivedAt: String(item.receivedAt) };
       }
     },
 

@@ -3,7 +3,7 @@ import { readKycResponses } from '@shared/domain/kyc-responses';
 import { METRIC } from '@shared/observability/metric-names';
 import type { EventLookup, EventStore } from '@shared/ports/callbacks';
 import type { KycResponsesSource } from '@shared/ports/kyc';
-import { applyKycCallback, type KycProjectionDeps } from './receive-kyc-callback';
+import { applyKycCallback, type KycProjectionDeps } from './apply-callback';
 import { storeCallback } from './store-callback';
 
 export interface CatchUpKycDeps extends KycProjectionDeps {

@@ -6,7 +6,6 @@ import type { ProviderCredentials } from '@shared/ports/payouts';
 import { quarantineMismatch, type QuarantineSettings } from './quarantine';
 import type { QuarantineStore } from '@shared/ports/quarantine';
 import { storeCallback } from './store-callback';
-import { applyToCollection, type CollectionProjectionDeps } from './collections';
 import type { EventStore, PayoutNudge, WebhookReceipt } from '@shared/ports/callbacks';
 import type { PreviousSecret, RefreshableSecret } from '@shared/ports/secrets';
 
@@ -15,9 +14,8 @@ export type NotificationKeys = Pick<ProviderCredentials, 'partnerPublicKey' | 'p
 
 export interface ReceivePayoutNotificationDeps {
   events: EventStore;
+  /** Only the quarantine's throttled nudge; an authentic notification's nudge is the applier's. */
   payouts: PayoutNudge;
-  /** The collections an order notification may name (by partner_order_id). */
-  collections: CollectionProjectionDeps['collections'];
   credentials: RefreshableSecret<NotificationKeys>;
   /** The keys the last rotation replaced, accepted for `rotationWindowMs` after it. */
   previousCredentials: PreviousSecret<NotificationKeys>;
@@ -119,8 +117,9 @@ async function withPreviousKeys(
 /**
  * Receives one order notification from the payout service: checks the Authorization key and the
  * signature (re-reading the provider secret once, throttled, when they do not match, since keys may
- * just have been reset), stores the body verbatim once, and makes the payout it names due for
- * reconciliation now. It never changes a payout's state: GetPayout decides. A notification with
+ * just have been reset) and stores the body verbatim once; that is all before the 200. The callback
+ * applier then makes the payout it names due for reconciliation now and applies it to the
+ * collection it names (apply-callback.ts); it never changes a payout's state: GetPayout decides. A notification with
  * the right Authorization key but a signature that matches no scheme is quarantined (see
  * quarantineMismatch) and refused.
  * @throws MalformedWebhookError when the body is not a JSON object with exactly one top-level string signature
@@ -158,7 +157,7 @@ export async function receivePayoutNotification(
   }
 
   const recognition = recognizeOrderNotification(payload);
-  const { eventId, outcome, receivedAt, logKeys } = await storeCallback(deps, {
+  const { eventId, outcome, logKeys } = await storeCallback(deps, {
     source: 'payout-notification',
     label: 'order notification',
     body: request.body,
@@ -168,20 +167,9 @@ export async function receivePayoutNotification(
     keys: { withdrawalReference: recognition.recognized ? recognition.event.withdrawalReference : undefined },
   });
   if (!recognition.recognized) return { eventId, outcome, recognized: false };
-  // A collection is applied on a duplicate too: applying is idempotent, and it repairs a first
-  // delivery that was stored but not applied.
-  const collection = await applyToCollection(deps, recognition.event, eventId);
-  if (outcome === 'duplicate') {
-    // The first delivery already asked for a check; the scheduled reconciler covers a lost one.
-    deps.log.info('order notification duplicate acknowledged', { ...logKeys, collection });
-    return { eventId, outcome, recognized: true };
-  }
-  const nudged = await deps.payouts.markDueNow(recognition.event.withdrawalReference, receivedAt);
-  deps.log.info('order notification stored; payout due for reconciliation now', {
+  deps.log.info(outcome === 'stored' ? 'order notification stored; the applier applies it' : 'order notification duplicate acknowledged', {
     ...logKeys,
     paymentStatus: recognition.event.paymentStatus,
-    payoutsDue: nudged,
-    collection,
   });
   return { eventId, outcome, recognized: true };
 }

@@ -1,5 +1,4 @@
-import { recognizeKycCallback, recognizeOrderNotification } from '@shared/domain/callbacks';
-import { applyKycCallback, type KycProjectionDeps } from './receive-kyc-callback';
+import { applyKycCallback, recognizeStored, type KycProjectionDeps } from './apply-callback';
 import { applyToCollection, type CollectionProjectionDeps } from './collections';
 import type { EventLookup, EventStore, ReceivedEvent } from '@shared/ports/callbacks';
 
@@ -32,14 +31,6 @@ export class ReplayRangeError extends Error {
   override name = 'ReplayRangeError';
 }
 
-const parsed = (body: string): unknown => {
-  try {
-    return JSON.parse(body);
-  } catch {
-    return undefined;
-  }
-};
-
 /** Applies one stored event to its projection: a KYC subject, or the collection an order notification names. */
 async function replayOne(deps: ReplayEventsDeps, received: ReceivedEvent): Promise<keyof Omit<ReplayResult, 'scanned'>> {
   if (received.source !== 'payout-notification' && received.appId === undefined) return 'skipped';
@@ -47,16 +38,14 @@ async function replayOne(deps: ReplayEventsDeps, received: ReceivedEvent): Promi
   const stored = await deps.events.get(received.eventId);
   // Expired (TTL) between the listing and this read: nothing left to apply.
   if (stored === undefined) return 'skipped';
-  if (stored.source === 'payout-notification') {
-    const recognition = recognizeOrderNotification(parsed(stored.body));
-    if (!recognition.recognized) return 'unrecognized';
+  const recognition = recognizeStored(stored);
+  if (recognition.kind === 'payout-notification') {
     const result = await applyToCollection(deps, recognition.event, stored.eventId);
     return result === 'not-a-collection' ? 'skipped' : result;
   }
-  if (stored.appId === undefined) return 'skipped';
-  const recognition = recognizeKycCallback(parsed(stored.body));
-  if (!recognition.recognized) return 'unrecognized';
-  return applyKycCallback(deps, stored.appId, recognition.event, stored.eventId);
+  if (recognition.kind === 'no-app') return 'skipped';
+  if (recognition.kind === 'unrecognized') return 'unrecognized';
+  return applyKycCallback(deps, recognition.appId, recognition.event, stored.eventId);
 }
 
 /**

@@ -5,7 +5,7 @@
 
 export interface FunctionDefinition {
   /** Logical id and file name under functions/ (kebab-case). */
-  readonly id: 'payout-worker' | 'reconciler' | 'payout-checker' | 'kyc-callback' | 'payout-notification' | 'kyc-catch-up';
+  readonly id: 'payout-worker' | 'reconciler' | 'payout-checker' | 'kyc-callback' | 'payout-notification' | 'callback-applier' | 'kyc-catch-up';
   /** Path of the handler module from the repository root; the module exports `handler`. */
   readonly entry: string;
   readonly timeoutSeconds: number;
@@ -20,6 +20,7 @@ export const FUNCTIONS = {
   payoutChecker: { id: 'payout-checker', entry: 'functions/payout-checker.ts', timeoutSeconds: 60, memoryMb: 512, callsProvider: true },
   kycCallback: { id: 'kyc-callback', entry: 'functions/kyc-callback.ts', timeoutSeconds: 10, memoryMb: 256, callsProvider: false },
   payoutNotification: { id: 'payout-notification', entry: 'functions/payout-notification.ts', timeoutSeconds: 10, memoryMb: 256, callsProvider: false },
+  callbackApplier: { id: 'callback-applier', entry: 'functions/callback-applier.ts', timeoutSeconds: 60, memoryMb: 256, callsProvider: false },
 } as const satisfies Record<string, FunctionDefinition>;
 
 /**
@@ -46,6 +47,12 @@ export const ROUTES: readonly RouteDefinition[] = [
   { method: 'POST', path: '/callbacks/kyc/{token}', functionId: 'kyc-callback' },
   { method: 'POST', path: '/callbacks/payout-notifications', functionId: 'payout-notification' },
 ];
+
+/** How often the local stack sweeps stored callbacks into the applier (no DynamoDB stream locally). */
+export const LOCAL_APPLY_EVERY_MS = 100;
+
+/** How often the deployed callback applier sweeps for events the stream left unapplied, in minutes. */
+export const APPLY_SWEEP_EVERY_MINUTES = 5;
 
 /** How often the scheduled reconciler runs, in minutes. */
 export const DEFAULT_RECONCILE_EVERY_MINUTES = 1;

@@ -26,6 +26,8 @@ export interface TableDefinition {
   readonly sortKey?: KeyDefinition;
   readonly indexes: readonly IndexDefinition[];
   readonly timeToLiveAttribute?: string;
+  /** A DynamoDB stream of the table's changes, with each item's image after the change (the callback applier reads it). */
+  readonly stream?: 'NEW_IMAGE';
 }
 
 /** Payouts: one item per payout identity; history is a list attribute on the same item. */
@@ -70,6 +72,8 @@ export const EVENTS_TABLE = {
   id: 'events',
   partitionKey: { name: 'pk', type: 'S' },
   timeToLiveAttribute: 'expiresAt',
+  // Inserts of recognized events trigger the callback applier in AWS (the receivers answer first).
+  stream: 'NEW_IMAGE',
   indexes: [
     {
       // Callbacks by time, for listings and replay: `receivedShard` is `<YYYY-MM-DD>#<n>` (n a hash of
@@ -99,6 +103,15 @@ export const EVENTS_TABLE = {
       partitionKey: { name: 'referenceKey', type: 'S' },
       sortKey: { name: 'receivedAt', type: 'S' },
       projection: EVENT_LISTING_FIELDS,
+    },
+    {
+      // Sparse: only a recognized event not yet applied carries `applyShard` (`APPLY#<n>`, n a hash of
+      // its id modulo SHARDS.unapplied); applying it REMOVEs the attribute. The sweep (and, locally,
+      // the applier's driver, since dynalite has no streams) reads what is left, oldest first.
+      indexName: 'not-yet-applied',
+      partitionKey: { name: 'applyShard', type: 'S' },
+      sortKey: { name: 'receivedAt', type: 'S' },
+      projection: 'KEYS_ONLY',
     },
   ],
 } as const satisfies TableDefinition;
@@ -167,6 +180,12 @@ export const PAYOUTS_QUEUE = {
 } as const satisfies QueueDefinition;
 
 /**
+ * Stream records the callback applier gave up on (every retry failed): kept for a person, alarmed.
+ * The events they name stay in the not-yet-applied index, so the scheduled sweep still applies them.
+ */
+export const CALLBACK_APPLY_FAILURES_QUEUE = { id: 'callback-apply-failures' } as const;
+
+/**
  * Delayed checks of open payouts (shared/messages/payout-check.ts), drained by the payout checker. A
  * check that keeps failing ends in its DLQ, which holds reminders, not payouts: the scheduled
  * reconciler still finds every open payout in the open index.
@@ -208,7 +227,7 @@ export const LEGACY_OPEN_SHARD = 'OPEN';
  * second; spreading entries over N keys (chosen by a hash of the item key, so an item keeps its shard
  * for life) lets the readers query the N keys in parallel. See docs/performance.md for the figures.
  */
-export const SHARDS = { open: 8, byState: 4, unconfirmed: 4, receivedDay: 8 } as const;
+export const SHARDS = { open: 8, byState: 4, unconfirmed: 4, receivedDay: 8, unapplied: 8 } as const;
 
 /** A stable shard number in [0, count) for an item key (FNV-1a, 32 bit). */
 export function shardOf(key: string, count: number): number {

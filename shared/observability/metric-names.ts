@@ -22,6 +22,12 @@ export const METRIC = {
   webhookUnauthorized: 'WebhookUnauthorized',
   webhookUnrecognized: 'WebhookUnrecognized',
   kycDecisionChanged: 'KycDecisionChanged',
+  /** A stored callback applied (after its 200) and recorded as applied. */
+  callbackApplied: 'CallbackApplied',
+  /** Seconds from a callback's storing (its 200) to its apply being recorded. */
+  callbackApplyLagSeconds: 'CallbackApplyLagSeconds',
+  /** Callbacks the sweep found stored but unapplied for longer than APPLY_LATE_AFTER_MINUTES (alarmed). */
+  callbacksAppliedLate: 'CallbacksAppliedLate',
   /** KYC callbacks a catch-up found at the KYC service but not stored here: each was a missed delivery. */
   kycCallbacksRecovered: 'KycCallbacksRecovered',
   /** An order notification with the partner key but a signature no configured scheme reproduces, kept in the quarantine. */

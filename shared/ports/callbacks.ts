@@ -26,6 +26,8 @@ export interface StoredEvent {
   sourceIp?: string;
   /** How it reached payrelay: absent for a delivered callback, `catch-up` when pulled from the KYC service's /responses. */
   via?: 'catch-up';
+  /** When the callback applier applied it (ISO); absent until then, and always on an unrecognized event (never applied). */
+  appliedAt?: string;
 }
 
 /**
@@ -76,6 +78,24 @@ export interface CallbackListing {
 /** Reads one stored event, body included, by its dedupe key (a catch-up's dry run, replay, the operator's look-ups). */
 export interface EventLookup {
   get(eventId: string): Promise<StoredEvent | undefined>;
+}
+
+/** An event stored and not yet applied, as the not-yet-applied index lists it. */
+export interface UnappliedEvent {
+  eventId: string;
+  receivedAt: string;
+}
+
+/** The apply state of stored events: what the callback applier and its sweep read and write. */
+export interface EventApplyLog extends EventLookup {
+  /**
+   * Records that the event was applied, once: a conditional write that also takes it out of the
+   * not-yet-applied index. False when it was already recorded (another applier got there first) or
+   * the event is gone (expired).
+   */
+  markApplied(eventId: string, appliedAt: Date): Promise<boolean>;
+  /** Recognized events still waiting to be applied, received up to `until`, oldest first across the shards, every page followed. */
+  unapplied(until: Date): AsyncIterable<UnappliedEvent>;
 }
 
 /**

@@ -60,6 +60,8 @@ describe(`KYC callbacks under chaos (${USERS} concurrent journeys, seed ${SEED})
         if (changeTo) await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'change-decision', decision: changeTo });
       }),
     );
+    // Every post was answered once stored; the callback applier applies them after (in any order).
+    await stack.applyNow();
   }, 240_000);
 
   afterAll(async () => {

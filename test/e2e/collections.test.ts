@@ -54,6 +54,8 @@ describe('payrelay collections, end to end through the local stack', () => {
     // The customer pays at the provider: its signed notification reaches the receiver through the gateway.
     const [delivery] = (await stack.simulator?.admin.sendOrderNotification({ order_reference: reference })) ?? [];
     expect(delivery?.status).toBe(200);
+    // The 200 came once the notification was stored; the callback applier applies it right after.
+    await stack.applyNow();
 
     // The provider refuses the next order (a simulator fault): the command says so and exits 6.
     stack.simulator?.admin.setFaults('collectionOrder', { refusalRate: 1, refusals: [{ status: 400, body: '{"success":false,"message":"amount below the minimum"}' }] });

@@ -43,7 +43,11 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const subject = (userReference: string) => subjects.getSubject({ appId: stack.appId, userReference });
+/** A subject once every callback stored so far is applied (the callback applier runs after each 200). */
+const subject = async (userReference: string) => {
+  await stack.applyNow();
+  return subjects.getSubject({ appId: stack.appId, userReference });
+};
 const storedEvents = () => stack.scan(stack.local.names.eventsTable);
 /** What a subject says about the user, without bookkeeping and the ids of the events it came from. */
 const state = (s: KycSubject | undefined) =>

@@ -5,8 +5,8 @@ import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { FUNCTIONS, KYC_CATCH_UP_FUNCTION, ROUTES, type FunctionDefinition } from '@shared/config/functions';
-import { EVENTS_TABLE, QUARANTINE_TABLE, TABLES, resourceName } from '@shared/config/resources';
+import { APPLY_SWEEP_EVERY_MINUTES, FUNCTIONS, KYC_CATCH_UP_FUNCTION, ROUTES, type FunctionDefinition } from '@shared/config/functions';
+import { CALLBACK_APPLY_FAILURES_QUEUE, EVENTS_TABLE, QUARANTINE_TABLE, TABLES, resourceName } from '@shared/config/resources';
 import { CHECK_BACKOFF_MINUTES } from '@shared/domain/payout';
 import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE, OLDEST_UNKNOWN_WINDOW_MINUTES } from '@shared/observability/metric-names';
 import { buildApp } from '@infra/build-app';
@@ -77,7 +77,7 @@ function functionProps(template: Template, functionId: string): Record<string, u
 }
 
 /** Stateful resources by the logical-id prefix CDK gives them in the data stack. */
-const RESOURCE_PREFIXES = ['PayoutsTable', 'EventsTable', 'KycTable', 'QuarantineTable', 'CollectionsTable', 'PayoutsQueue', 'PayoutsDlq', 'PayoutChecksQueue', 'PayoutChecksDlq', 'ProviderSecret', 'KycSecret'] as const;
+const RESOURCE_PREFIXES = ['PayoutsTable', 'EventsTable', 'KycTable', 'QuarantineTable', 'CollectionsTable', 'PayoutsQueue', 'PayoutsDlq', 'CallbackApplyFailures', 'PayoutChecksQueue', 'PayoutChecksDlq', 'ProviderSecret', 'KycSecret'] as const;
 
 /**
  * The IAM actions a function's role grants (inline policies and managed policies), keyed by the
@@ -115,6 +115,8 @@ const dynamo = (...actions: string[]) => actions.map((a) => `dynamodb:${a}`).sor
 const SECRET_READ = ['secretsmanager:GetSecretValue'];
 const XRAY = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
 const LOGS = ['logs:CreateLogStream', 'logs:PutLogEvents'];
+/** What a DynamoDB stream event source grants its function. */
+const STREAM_READ = dynamo('DescribeStream', 'GetRecords', 'GetShardIterator', 'ListStreams');
 const ENI = [
   'ec2:AssignPrivateIpAddresses',
   'ec2:CreateNetworkInterface',
@@ -252,24 +254,37 @@ describe('functions', () => {
       ProviderSecret: SECRET_READ,
       PayoutChecksQueue: [...new Set([...CONSUME, 'sqs:SendMessage'])].sort(),
     });
+    // The receivers store and answer: one conditional PutItem on the events table, nothing they would apply.
     expect(grantsOf(prod.stateless, 'kyc-callback')).toEqual({
       '*': XRAY,
       OwnLogGroup: LOGS,
       EventsTable: dynamo('PutItem'),
-      KycTable: dynamo('GetItem', 'PutItem'),
       KycSecret: SECRET_READ,
     });
     expect(grantsOf(prod.stateless, 'payout-notification')).toEqual({
       '*': XRAY,
       OwnLogGroup: LOGS,
       EventsTable: dynamo('PutItem'),
+      // Only the quarantine's throttled nudge of the payout a mismatched notification names.
       PayoutsTable: dynamo('UpdateItem'),
       'PayoutsTable/index/by-withdrawal-reference': dynamo('Query'),
       // The quarantine of mismatched notifications: the hour counter (UpdateItem), the kept body (PutItem).
       QuarantineTable: dynamo('PutItem', 'UpdateItem'),
-      // A notification naming a collection: read it, then a conditional PutItem on its version.
-      CollectionsTable: dynamo('GetItem', 'PutItem'),
       ProviderSecret: SECRET_READ,
+    });
+    // The applier: the stream's reads (event source), the sweep's index, the apply record, and the projections.
+    expect(grantsOf(prod.stateless, 'callback-applier')).toEqual({
+      // The stream event source lists streams account-wide (ListStreams has no resource-level scoping).
+      '*': [...XRAY, 'dynamodb:ListStreams'].sort(),
+      OwnLogGroup: LOGS,
+      EventsTable: [...dynamo('GetItem', 'UpdateItem'), ...STREAM_READ.filter((a) => a !== 'dynamodb:ListStreams')].sort(),
+      'EventsTable/index/not-yet-applied': dynamo('Query'),
+      KycTable: dynamo('GetItem', 'PutItem'),
+      PayoutsTable: dynamo('UpdateItem'),
+      'PayoutsTable/index/by-withdrawal-reference': dynamo('Query'),
+      CollectionsTable: dynamo('GetItem', 'PutItem'),
+      // The stream's failure destination: records every retry failed on.
+      CallbackApplyFailures: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
     });
     // The scheduled catch-up stores and applies like the KYC receiver; it calls the KYC service, so it runs in the egress VPC.
     expect(grantsOf(prod.stateless, 'kyc-catch-up')).toEqual({
@@ -301,7 +316,10 @@ describe('functions', () => {
     for (const template of [prod.stateless, dev.stateless]) {
       for (const definition of deployed(template)) {
         const actions = Object.values(grantsOf(template, definition.id)).flat();
-        expect(actions.filter((a) => /^dynamodb:((Create|Delete|Update)Table|\*|PartiQL.*|.*Stream.*)$/.test(a)), definition.id).toEqual([]);
+        // Stream reads only for the applier, the one function the events table's stream triggers.
+        const streamReads = definition.id === FUNCTIONS.callbackApplier.id ? STREAM_READ : [];
+        const managing = actions.filter((a) => /^dynamodb:((Create|Delete|Update)Table|\*|PartiQL.*|.*Stream.*)$/.test(a) && !streamReads.includes(a));
+        expect(managing, definition.id).toEqual([]);
         if (definition.callsProvider) continue;
         expect(actions.filter((a) => ['dynamodb:Scan', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'].includes(a)), definition.id).toEqual([]);
       }
@@ -359,16 +377,18 @@ describe('functions', () => {
   });
 
   it('consumes the payouts queue with partial batch failures, the batch size and a maximum concurrency', () => {
-    prod.stateless.resourceCountIs('AWS::Lambda::EventSourceMapping', 2);
+    // Three mappings: the payouts queue (worker), the checks queue (payout checker) and the events stream (callback applier).
+    prod.stateless.resourceCountIs('AWS::Lambda::EventSourceMapping', 3);
     prod.stateless.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       FunctionName: { Ref: functionLogicalId(prod.stateless, 'payout-worker') },
       BatchSize: 3,
       ScalingConfig: { MaximumConcurrency: 4 },
       FunctionResponseTypes: ['ReportBatchItemFailures'],
     });
-    const mappings = Object.values(resourcesOf(prod.stateless, 'AWS::Lambda::EventSourceMapping'));
-    const ofWorker = mappings.find((m) => JSON.stringify(m.Properties.FunctionName).includes(functionLogicalId(prod.stateless, 'payout-worker')));
-    expect(JSON.stringify(ofWorker?.Properties.EventSourceArn)).toContain('PayoutsQueue');
+    const mapping = Object.values(resourcesOf(prod.stateless, 'AWS::Lambda::EventSourceMapping')).find(
+      (m) => JSON.stringify(m.Properties.FunctionName) === JSON.stringify({ Ref: functionLogicalId(prod.stateless, 'payout-worker') }),
+    );
+    expect(JSON.stringify(mapping?.Properties.EventSourceArn)).toContain('PayoutsQueue');
   });
 
   it('consumes the checks queue with the payout checker, two batches at most at once', () => {
@@ -383,6 +403,37 @@ describe('functions', () => {
     expect(JSON.stringify(ofChecker?.Properties.EventSourceArn)).toContain('PayoutChecksQueue');
   });
 
+  it('applies stored callbacks from the events stream: inserts of recognized events only, bisected, retried, then to an encrypted failure queue', () => {
+    for (const stage of [prod, dev]) {
+      stage.stateful.hasResourceProperties('AWS::DynamoDB::Table', {
+        TableName: resourceName(stage === prod ? 'prod' : 'dev', EVENTS_TABLE.id),
+        StreamSpecification: { StreamViewType: 'NEW_IMAGE' },
+      });
+      stage.stateful.hasResourceProperties('AWS::SQS::Queue', {
+        QueueName: resourceName(stage === prod ? 'prod' : 'dev', CALLBACK_APPLY_FAILURES_QUEUE.id),
+        SqsManagedSseEnabled: true,
+      });
+    }
+    const mapping = Object.values(resourcesOf(prod.stateless, 'AWS::Lambda::EventSourceMapping')).find(
+      (m) => JSON.stringify(m.Properties.FunctionName) === JSON.stringify({ Ref: functionLogicalId(prod.stateless, 'callback-applier') }),
+    );
+    expect(mapping?.Properties).toMatchObject({
+      StartingPosition: 'TRIM_HORIZON',
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: 5,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    expect(JSON.stringify(mapping?.Properties.EventSourceArn)).toMatch(/EventsTable.*StreamArn/);
+    expect(JSON.stringify(mapping?.Properties.DestinationConfig)).toContain('CallbackApplyFailures');
+    const filters = (mapping?.Properties.FilterCriteria as { Filters: Array<{ Pattern: string }> }).Filters.map((f) => JSON.parse(f.Pattern) as unknown);
+    expect(filters).toEqual([{ eventName: ['INSERT'], dynamodb: { NewImage: { applyShard: { S: [{ exists: true }] } } } }]);
+    // The sweep: the same function on a schedule, for anything the stream left.
+    prod.stateless.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: `rate(${APPLY_SWEEP_EVERY_MINUTES} minutes)`,
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [functionLogicalId(prod.stateless, 'callback-applier'), 'Arn'] } })],
+    });
+  });
+
   it('runs the reconciler on the configured schedule', () => {
     prod.stateless.hasResourceProperties('AWS::Events::Rule', {
       ScheduleExpression: 'rate(2 minutes)',
@@ -390,7 +441,8 @@ describe('functions', () => {
       Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [functionLogicalId(prod.stateless, 'reconciler'), 'Arn'] } })],
     });
     dev.stateless.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(1 minute)' });
-    dev.stateless.resourceCountIs('AWS::Events::Rule', 1);
+    // The reconcile schedule and the callback applier's sweep.
+    dev.stateless.resourceCountIs('AWS::Events::Rule', 2);
     prod.stateless.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
       FunctionName: { Ref: functionLogicalId(prod.stateless, 'reconciler') },
       MaximumRetryAttempts: 0,
@@ -531,7 +583,7 @@ describe('alarms and dashboard', () => {
     TreatMissingData: 'notBreaching',
   });
   /** The stage-wide alarms, an errors and a throttles alarm per function, and KycCallbacksRecovered with the catch-up (prod). */
-  const alarmCount = (template: Template) => 9 + 2 * deployed(template).length + (template === prod.stateless ? 1 : 0);
+  const alarmCount = (template: Template) => 11 + 2 * deployed(template).length + (template === prod.stateless ? 1 : 0);
 
   it('alarm on the queues: DLQ depth and the age of the oldest payout request', () => {
     expect(alarmNamed(prod.stateless, 'payrelay-prod-DlqNotEmpty')).toMatchObject({
@@ -587,6 +639,17 @@ describe('alarms and dashboard', () => {
     });
     // Every UNKNOWN payout is checked at least once per window, so a window never misses one.
     expect(Math.max(...CHECK_BACKOFF_MINUTES)).toBeLessThanOrEqual(OLDEST_UNKNOWN_WINDOW_MINUTES);
+  });
+
+  it('alarm when a stored callback fails every stream retry, and when the sweep finds one applied late', () => {
+    expect(alarmNamed(prod.stateless, 'payrelay-prod-CallbackApplyFailed')).toMatchObject({
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Namespace: 'AWS/SQS',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
+    expect(JSON.stringify(alarmNamed(prod.stateless, 'payrelay-prod-CallbackApplyFailed').Dimensions)).toContain('CallbackApplyFailures');
+    expect(alarmNamed(prod.stateless, 'payrelay-prod-CallbacksAppliedLate')).toMatchObject(anyCount(METRIC.callbacksAppliedLate));
   });
 
   it('alarm on 401 spikes, API 5xx, and each function\'s errors and throttles', () => {
@@ -719,7 +782,7 @@ describe('cdk-nag AwsSolutions', () => {
     // Wildcards are acknowledged one finding at a time, and only the Resource "*" of X-Ray and VPC ENIs.
     for (const ack of acks.filter((a) => a.id.includes('IAM5'))) expect(ack.id).toMatch(/IAM5\[Resource::\*\]$/);
     expect(new Set(acks.map((a) => a.id.replace(/^AwsSolutions::/, '').replace(/\[.*$/, '')))).toEqual(
-      new Set(['AwsSolutions-SMG4', 'AwsSolutions-IAM5', 'AwsSolutions-APIG4']),
+      new Set(['AwsSolutions-SMG4', 'AwsSolutions-IAM5', 'AwsSolutions-APIG4', 'AwsSolutions-SQS3']),
     );
   });
 });

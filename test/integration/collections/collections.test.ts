@@ -40,6 +40,13 @@ afterAll(async () => {
 });
 
 /** The simulator's order reference of a collection, as it answered the creation. */
+/** The simulator's notification, answered 200 by the receiver, then applied by the callback applier (as it is right after the 200). */
+async function notify(request: Parameters<ReceiverStack['sim']['admin']['sendOrderNotification']>[0]) {
+  const deliveries = await stack.sim.admin.sendOrderNotification(request);
+  await stack.applyNow();
+  return deliveries;
+}
+
 const orderReferenceOf = async (id: string) => (await getCollection(deps, id)).orderReference as string;
 
 describe('collections: create through the simulator, follow the order notifications through the receiver', () => {
@@ -63,14 +70,14 @@ describe('collections: create through the simulator, follow the order notificati
     expect(order).toMatchObject({ amount: '40.00', currency: 'GHS', status: 'PENDING' });
 
     const reference = await orderReferenceOf('col-paid');
-    const [paid] = await stack.sim.admin.sendOrderNotification({ order_reference: reference });
+    const [paid] = await notify({ order_reference: reference });
     expect(paid?.status).toBe(200);
     expect(await getCollection(deps, 'col-paid')).toMatchObject({ orderStatus: 'COMPLETED', paymentStatus: 'PAID' });
 
     // A stale PENDING after PAID changes nothing; a REFUND moves the payment on.
-    await stack.sim.admin.sendOrderNotification({ order_reference: reference, order_status: 'PENDING', payment_status: 'PENDING' });
+    await notify({ order_reference: reference, order_status: 'PENDING', payment_status: 'PENDING' });
     expect(await getCollection(deps, 'col-paid')).toMatchObject({ orderStatus: 'COMPLETED', paymentStatus: 'PAID' });
-    await stack.sim.admin.sendOrderNotification({ order_reference: reference, order_status: 'COMPLETED', payment_status: 'REFUND' });
+    await notify({ order_reference: reference, order_status: 'COMPLETED', payment_status: 'REFUND' });
     const refunded = await getCollection(deps, 'col-paid');
     expect(refunded).toMatchObject({ orderStatus: 'COMPLETED', paymentStatus: 'REFUND' });
     expect(refunded.history.map((h) => `${h.cause}:${h.orderStatus}/${h.paymentStatus}`)).toEqual([
@@ -87,8 +94,8 @@ describe('collections: create through the simulator, follow the order notificati
   it('an expired order stays EXPIRED when a contradicting COMPLETED follows', async () => {
     await createCollection(deps, { partnerOrderId: 'col-expired', amount: '5.5', currency: 'GHS' });
     const reference = await orderReferenceOf('col-expired');
-    await stack.sim.admin.sendOrderNotification({ order_reference: reference, order_status: 'EXPIRED', payment_status: 'PENDING' });
-    await stack.sim.admin.sendOrderNotification({ order_reference: reference, order_status: 'COMPLETED', payment_status: 'PAID' });
+    await notify({ order_reference: reference, order_status: 'EXPIRED', payment_status: 'PENDING' });
+    await notify({ order_reference: reference, order_status: 'COMPLETED', payment_status: 'PAID' });
     expect(await getCollection(deps, 'col-expired')).toMatchObject({ orderStatus: 'EXPIRED', paymentStatus: 'PAID' });
   });
 
@@ -117,7 +124,7 @@ describe('collections: create through the simulator, follow the order notificati
     const again = await createCollection(deps, { partnerOrderId: 'col-unclear', amount: '9', currency: 'GHS' });
     expect(again.collection).toMatchObject({ creation: 'unknown', orderStatus: 'PENDING' });
     // Its notification settles it and brings the provider's reference.
-    await stack.sim.admin.sendOrderNotification({ order_reference: order?.order_reference as string });
+    await notify({ order_reference: order?.order_reference as string });
     expect(await getCollection(deps, 'col-unclear')).toMatchObject({ orderStatus: 'COMPLETED', paymentStatus: 'PAID', orderReference: order?.order_reference });
   });
 
@@ -169,7 +176,7 @@ describe('collections: create through the simulator, follow the order notificati
     const since = new Date();
     // The order exists at the provider and its notification is stored, but payrelay has no collection yet.
     const answer = await client.createCollectionOrder({ partnerOrderId: 'col-late', amount: '12', currency: 'GHS', at: new Date() }, credentialsFromSecret(stack.partner));
-    await stack.sim.admin.sendOrderNotification({ order_reference: answer.data?.order_reference as string });
+    await notify({ order_reference: answer.data?.order_reference as string });
     await collections.create(
       newCollection({ partnerOrderId: 'col-late', platformMerchantId: stack.partner.platform_merchant_id, amount: '12', currency: 'GHS', now: new Date() }),
     );

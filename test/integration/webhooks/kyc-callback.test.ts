@@ -34,8 +34,24 @@ afterAll(async () => {
   await stack?.stop();
 });
 
+/** The subject as the projection holds it once every callback stored so far is applied (the applier runs after the 200). */
 async function subject(reference: string): Promise<KycSubject | undefined> {
+  await stack.applyNow();
   return subjects.getSubject({ appId: stack.appId, userReference: reference });
+}
+
+/** The simulator's deliveries, then the applier's pass over them (what a second or so after the 200s looks like). */
+async function advance(step: Parameters<ReceiverStack['sim']['admin']['advanceKyc']>[0]) {
+  const deliveries = await stack.sim.admin.advanceKyc(step);
+  await stack.applyNow();
+  return deliveries;
+}
+
+/** A callback posted straight to the handler, then applied. */
+async function post(event: ReturnType<typeof kycCallbackEvent>) {
+  const result = await stack.kycCallback(event);
+  await stack.applyNow();
+  return result;
 }
 
 async function eventsFor(reference: string): Promise<Array<Record<string, unknown>>> {
@@ -69,7 +85,7 @@ describe('KYC callbacks posted by the simulator', () => {
     expect(stored.Item).toMatchObject({ reference: 'user-approved', kind: 'individual', appId: stack.appId });
     expect(JSON.stringify(stored.Item)).not.toContain(CALLBACK_TOKEN);
 
-    const deliveries = await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'finish', decision: 'approved' });
+    const deliveries = await advance({ order_id: orderId, action: 'finish', decision: 'approved' });
     expect(deliveries.map((d) => d.status)).toEqual([200, 200, 200, 200, 200]);
     expect(await eventsFor('user-approved')).toHaveLength(5);
 
@@ -95,7 +111,7 @@ describe('KYC callbacks posted by the simulator', () => {
 
   it('confirms waiting approvals in a sweep (what the reconciler or CLI runs)', async () => {
     const orderId = await stack.order('user-swept');
-    await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'finish', decision: 'approved' });
+    await advance({ order_id: orderId, action: 'finish', decision: 'approved' });
     const sweep = await confirmPendingApprovals(confirmDeps);
     expect(sweep.confirmed).toBeGreaterThanOrEqual(1);
     expect((await subject('user-swept'))?.confirmedAt).toBeDefined();
@@ -106,7 +122,7 @@ describe('KYC callbacks posted by the simulator', () => {
     stack.sim.admin.setFaults('kycCallback', { duplicateRate: 1 });
     try {
       const orderId = await stack.order('user-dup');
-      const deliveries = await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'finish', decision: 'approved' });
+      const deliveries = await advance({ order_id: orderId, action: 'finish', decision: 'approved' });
       expect(deliveries).toHaveLength(10);
       expect(deliveries.every((d) => d.status === 200)).toBe(true);
     } finally {
@@ -121,7 +137,7 @@ describe('KYC callbacks posted by the simulator', () => {
 
   it('reads the KYC app id again when a subject is not found under the cached one (`secrets put kyc` a moment ago)', async () => {
     const orderId = await stack.order('user-new-app');
-    await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'finish', decision: 'approved' });
+    await advance({ order_id: orderId, action: 'finish', decision: 'approved' });
     const forced: boolean[] = [];
     // The cache still holds the app id of before the put; the secret itself holds the current one.
     const staleCache = createKycApprovalReader({
@@ -143,7 +159,7 @@ describe('KYC callbacks posted by the simulator', () => {
     stack.sim.admin.setFaults('kycCallback', { outOfOrderRate: 1 });
     try {
       const orderId = await stack.order('user-shuffled');
-      for (let step = 0; step < 5; step += 1) await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'next', decision: 'approved' });
+      for (let step = 0; step < 5; step += 1) await advance({ order_id: orderId, action: 'next', decision: 'approved' });
     } finally {
       stack.sim.admin.clearFaults();
     }
@@ -154,7 +170,7 @@ describe('KYC callbacks posted by the simulator', () => {
 
   it('makes the gate throw, not answer "not approved", when the pull fails or is too slow', async () => {
     const orderId = await stack.order('user-slow-pull');
-    await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'finish', decision: 'approved' });
+    await advance({ order_id: orderId, action: 'finish', decision: 'approved' });
     const impatient = createKycApprovalReader({ ...confirmDeps, appId: async () => stack.appId, pullTimeoutMs: 200 });
     stack.sim.admin.setFaults('kycVerificationStatus', { latencyMs: 1000 });
     try {
@@ -172,7 +188,7 @@ describe('KYC callbacks posted by the simulator', () => {
 
   it('makes the gate wait (throw) while the status endpoint lags an approval, and refuse a rejected or contradicted one', async () => {
     const orderId = await stack.order('user-lagging');
-    for (let step = 0; step < 3; step += 1) await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'next' });
+    for (let step = 0; step < 3; step += 1) await advance({ order_id: orderId, action: 'next' });
     // An approval callback ahead of the provider's own status (still pending there).
     const early = callback('user-lagging', {
       status: 'completed',
@@ -180,17 +196,17 @@ describe('KYC callbacks posted by the simulator', () => {
       timestamp: new Date().toISOString(),
       meta_data: { kyc_note: 'Verification complete', kyc_status: 'approved' },
     });
-    expect((await stack.kycCallback(kycCallbackEvent(CALLBACK_TOKEN, early))).statusCode).toBe(200);
+    expect((await post(kycCallbackEvent(CALLBACK_TOKEN, early))).statusCode).toBe(200);
     await expect(gate.check('user-lagging')).rejects.toBeInstanceOf(KycConfirmationUnavailableError);
     expect((await subject('user-lagging'))?.lastPull).toMatchObject({ outcome: 'not_yet', providerStatus: 'pending' });
 
-    await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'finish', decision: 'rejected' });
+    await advance({ order_id: orderId, action: 'finish', decision: 'rejected' });
     // The provider's rejected callbacks are later than the early approval: the subject is rejected now.
     expect(await gate.check('user-lagging')).toBe('not_approved');
 
     // An approval the provider contradicts (its status says rejected) is never approved.
     const contradicted = { ...early, timestamp: '2099-01-01T00:00:00.000Z', order: 'order-y' };
-    expect((await stack.kycCallback(kycCallbackEvent(CALLBACK_TOKEN, contradicted))).statusCode).toBe(200);
+    expect((await post(kycCallbackEvent(CALLBACK_TOKEN, contradicted))).statusCode).toBe(200);
     expect((await subject('user-lagging'))?.decision).toBe('approved');
     expect(await gate.check('user-lagging')).toBe('not_approved');
     expect((await subject('user-lagging'))?.lastPull).toMatchObject({ outcome: 'contradicted', providerStatus: 'rejected' });
@@ -198,7 +214,7 @@ describe('KYC callbacks posted by the simulator', () => {
 
   it('ignores a pending callback that arrives after completed (no regression)', async () => {
     const orderId = await stack.order('user-late');
-    await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'finish', decision: 'approved' });
+    await advance({ order_id: orderId, action: 'finish', decision: 'approved' });
     const done = await subject('user-late');
     const late = await stack.kycCallback(kycCallbackEvent(CALLBACK_TOKEN, callback('user-late', { timestamp: new Date().toISOString() })));
     expect(late.statusCode).toBe(200);
@@ -209,7 +225,7 @@ describe('KYC callbacks posted by the simulator', () => {
 
   it('records a rejection with its note at once, and the gate says not approved without a pull', async () => {
     const orderId = await stack.order('user-rejected');
-    await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'finish', decision: 'rejected' });
+    await advance({ order_id: orderId, action: 'finish', decision: 'rejected' });
     expect(await subject('user-rejected')).toMatchObject({ decision: 'rejected', note: expect.stringContaining('rejected') });
     expect(await gate.check('user-rejected')).toBe('not_approved');
     expect((await subject('user-rejected'))?.lastPull).toBeUndefined();
@@ -219,9 +235,9 @@ describe('KYC callbacks posted by the simulator', () => {
     const warn = vi.spyOn(logger, 'warn');
     const count = vi.spyOn(metrics, 'addMetric');
     const orderId = await stack.order('user-changed');
-    await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'finish', decision: 'approved' });
+    await advance({ order_id: orderId, action: 'finish', decision: 'approved' });
     expect(await gate.check('user-changed')).toBe('approved');
-    await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'change-decision', decision: 'rejected' });
+    await advance({ order_id: orderId, action: 'change-decision', decision: 'rejected' });
     const changed = await subject('user-changed');
     expect(changed).toMatchObject({ decision: 'rejected', decisionChanged: true, finalDecisionsSeen: ['approved', 'rejected'] });
     expect(changed?.confirmedAt).toBeUndefined();

@@ -76,6 +76,8 @@ describe('order notifications signed by the simulator', () => {
     const sent = Date.now();
     const deliveries = await stack.sim.admin.sendOrderNotification({ ...identity('W-100'), payment_status: 'PAID', order_status: 'COMPLETED' });
     expect(deliveries.map((d) => d.status)).toEqual([200]);
+    // The 200 came after the store alone; the callback applier nudges the payout after it.
+    await stack.applyNow();
 
     const after = await payoutItem('W-100');
     expect(Date.parse(String(after?.nextCheckAt))).toBeLessThan(Date.parse(String(before?.nextCheckAt)));
@@ -86,7 +88,8 @@ describe('order notifications signed by the simulator', () => {
 
     const stored = (await storedNotifications()).filter((e) => e.withdrawalReference === 'W-100');
     expect(stored).toHaveLength(1);
-    expect(stored[0]).toMatchObject({ recognized: true, receivedShard: expect.stringMatching(/^\d{4}-\d{2}-\d{2}#[0-7]$/) });
+    expect(stored[0]).toMatchObject({ recognized: true, receivedShard: expect.stringMatching(/^\d{4}-\d{2}-\d{2}#[0-7]$/), appliedAt: expect.any(String) });
+    expect(stored[0]?.applyShard).toBeUndefined();
     expect(JSON.parse(String(stored[0]?.body))).toEqual(deliveries[0]?.body);
   });
 

@@ -21,7 +21,9 @@ afterAll(async () => {
 
 const knownPayout = (reference: string): Promise<void> => knownPayoutOf(stack, reference, '100.50');
 
+/** The payout's next check once every notification stored so far is applied (the applier runs after the 200). */
 async function nextCheckAt(reference: string): Promise<number> {
+  await stack.applyNow();
   return Date.parse(String((await payoutItem(stack, reference))?.nextCheckAt));
 }
 

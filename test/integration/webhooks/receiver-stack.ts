@@ -3,12 +3,13 @@ import { DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dy
 import { PutSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { startGateway, type GatewayHandle } from '@local/gateway';
-import type { LocalFunction } from '@local/lambda';
+import { loadFunction, type LocalFunction } from '@local/lambda';
+import { startScheduler, type SchedulerHandle } from '@local/scheduler';
 import { startLocalAws, type LocalAws } from '@local/emulators';
 import { createKycRepository } from '@shared/adapters/kyc-repository';
 import { createKycOrder } from '@shared/app/create-kyc-order';
 import { createPayoutRepository } from '@shared/adapters/payout-repository';
-import { FUNCTIONS, ROUTES } from '@shared/config/functions';
+import { FUNCTIONS, LOCAL_APPLY_EVERY_MS, ROUTES } from '@shared/config/functions';
 import { payoutKey, type PayoutIdentity } from '@shared/domain/identity';
 import { Payout } from '@shared/domain/payout';
 import { KycServiceClient } from '@shared/providers/kyc-client';
@@ -37,6 +38,10 @@ export interface ReceiverStack {
   doc: DynamoDBDocumentClient;
   kycCallback: (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
   payoutNotification: (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
+  /** The callback applier, driven as in `npm start`: a sweep of the not-yet-applied index every LOCAL_APPLY_EVERY_MS. */
+  applier: SchedulerHandle;
+  /** Applies every callback stored so far (a sweep that starts now) and waits for it: call it after a 200 before reading its effect. */
+  applyNow(): Promise<void>;
   /** Every item of a table (tests only: small tables). */
   scan(tableName: string): Promise<Array<Record<string, unknown>>>;
   /** Creates an individual KYC order (Ama Mensah) through the use case; its callbacks come to the local gateway. Returns the order id. */
@@ -59,7 +64,7 @@ export async function startReceiverStack(options: { stage: string; simulator?: S
     stage: options.stage,
     secrets: { kyc: { app_id: appId, callback_token: CALLBACK_TOKEN }, provider: { ...partner } },
   });
-  Object.assign(process.env, local.env, options.env ?? {});
+  Object.assign(process.env, local.env, { APPLY_SWEEP_GRACE_SECONDS: '0' }, options.env ?? {});
   // Handlers read their configuration at module load: import them only now.
   // The guard adds the parsed body to the event, hence the handlers' wider event type.
   const kycModule = (await import('@functions/kyc-callback')) as unknown as { handler: HttpHandler };
@@ -81,6 +86,8 @@ export async function startReceiverStack(options: { stage: string; simulator?: S
     ]),
   });
   sim.admin.setNotificationUrl(`${gateway.url}/callbacks/payout-notifications`);
+  const applierFunction = await loadFunction(FUNCTIONS.callbackApplier, { stage: options.stage, region: local.env.AWS_REGION as string });
+  const applier = startScheduler({ fn: applierFunction, everyMs: LOCAL_APPLY_EVERY_MS, region: local.env.AWS_REGION as string });
 
   const clientConfig = { region: local.env.AWS_REGION, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
   const doc = DynamoDBDocumentClient.from(new DynamoDBClient({ ...clientConfig, endpoint: local.endpoints.dynamodb }));
@@ -96,6 +103,8 @@ export async function startReceiverStack(options: { stage: string; simulator?: S
     doc,
     kycCallback,
     payoutNotification,
+    applier,
+    applyNow: () => applier.runNow(),
     async scan(tableName) {
       const out = await doc.send(new ScanCommand({ TableName: tableName }));
       return out.Items ?? [];
@@ -118,6 +127,7 @@ export async function startReceiverStack(options: { stage: string; simulator?: S
       await secrets.send(new PutSecretValueCommand({ SecretId: local.names.providerSecret, SecretString: JSON.stringify(value) }));
     },
     async stop() {
+      await applier.stop();
       await gateway.close();
       kycClient.close();
       await sim.stop();

@@ -4,6 +4,8 @@ import { DeleteCommand, DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createEventStore } from '@shared/adapters/event-store';
 import { createKycRepository } from '@shared/adapters/kyc-repository';
+import { createPayoutRepository } from '@shared/adapters/payout-repository';
+import { sweepUnappliedCallbacks, type ApplyCallbackDeps } from '@shared/app/apply-callback';
 import { receiveKycCallback, type ReceiveKycCallbackDeps } from '@shared/app/receive-kyc-callback';
 import { replayEvents, ReplayRangeError, type ReplayEventsDeps } from '@shared/app/replay-events';
 import { refreshable } from '@shared/adapters/refreshable-secret';
@@ -20,6 +22,7 @@ let clockAt = new Date('2026-11-20T23:50:00.000Z');
 const clock = { now: () => clockAt };
 let receiveDeps: ReceiveKycCallbackDeps;
 let replayDeps: ReplayEventsDeps;
+let applyDeps: ApplyCallbackDeps;
 
 beforeAll(() => {
   doc = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: local().endpoints.dynamodb }), {
@@ -35,6 +38,7 @@ beforeAll(() => {
     retentionDays: 90,
   };
   replayDeps = { ...base, events, collections: createCollectionRepository({ tableName: local().names.collectionsTable, client: doc }) };
+  applyDeps = { ...base, events, collections: replayDeps.collections, payouts: createPayoutRepository(local().names.payoutsTable, doc) };
 });
 
 function payload(user: string, status: string, kycStatus: string, minute: number, event = 'applicantPending'): Record<string, unknown> {
@@ -50,11 +54,12 @@ function payload(user: string, status: string, kycStatus: string, minute: number
   };
 }
 
-/** Receives a payload `minutesLater` after the previous one, like the handler does. */
+/** Receives a payload `minutesLater` after the previous one, like the handler does, then applies it as the applier does. */
 async function receive(body: Record<string, unknown> | string, minutesLater = 1): Promise<void> {
   clockAt = new Date(clockAt.getTime() + minutesLater * 60_000);
   const text = typeof body === 'string' ? body : JSON.stringify(body);
   await receiveKycCallback(receiveDeps, { token: TOKEN, body: text, payload: JSON.parse(text) });
+  await sweepUnappliedCallbacks(applyDeps, { graceMs: 0, lateAfterMs: 3_600_000, budgetMs: 60_000 });
 }
 
 async function subjects(): Promise<Array<Record<string, unknown>>> {

@@ -3,6 +3,9 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createEventStore } from '@shared/adapters/event-store';
 import { createKycRepository } from '@shared/adapters/kyc-repository';
+import { createPayoutRepository } from '@shared/adapters/payout-repository';
+import { createCollectionRepository } from '@shared/adapters/collection-repository';
+import { sweepUnappliedCallbacks, type ApplyCallbackDeps } from '@shared/app/apply-callback';
 import { receiveKycCallback, type ReceiveKycCallbackDeps } from '@shared/app/receive-kyc-callback';
 import { refreshable } from '@shared/adapters/refreshable-secret';
 import { useLocalAws } from '@test/support/local-aws';
@@ -13,6 +16,7 @@ const local = useLocalAws({ stage: 'budget' });
 const WRITES = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'TransactWriteItemsCommand', 'BatchWriteItemCommand']);
 let calls: string[] = [];
 let deps: ReceiveKycCallbackDeps;
+let applyDeps: ApplyCallbackDeps;
 
 beforeAll(() => {
   const client = new DynamoDBClient({ endpoint: local().endpoints.dynamodb });
@@ -28,19 +32,31 @@ beforeAll(() => {
   const clock = { now: () => new Date() };
   deps = {
     events: createEventStore({ tableName: local().names.eventsTable, client: doc }),
-    subjects: createKycRepository({ tableName: local().names.kycTable, client: doc }),
     secret: refreshable({ get: async () => ({ app_id: 'app-budget', callback_token: TOKEN }) }, clock),
     retentionDays: 90,
     clock,
     log: silentLog,
     telemetry: noTelemetry,
   };
+  applyDeps = {
+    events: createEventStore({ tableName: local().names.eventsTable, client: doc }),
+    subjects: createKycRepository({ tableName: local().names.kycTable, client: doc }),
+    payouts: createPayoutRepository(local().names.payoutsTable, doc),
+    collections: createCollectionRepository({ tableName: local().names.collectionsTable, client: doc }),
+    clock,
+    log: silentLog,
+    telemetry: noTelemetry,
+  };
 });
 
-async function receive(payload: Record<string, unknown>): Promise<string[]> {
+/** The writes of the receiver (before its 200) and of the applier's sweep after it. */
+async function receive(payload: Record<string, unknown>): Promise<{ ack: string[]; apply: string[] }> {
   calls = [];
   await receiveKycCallback(deps, { token: TOKEN, body: JSON.stringify(payload), payload });
-  return calls.filter((name) => WRITES.has(name));
+  const ack = calls.filter((name) => WRITES.has(name));
+  calls = [];
+  await sweepUnappliedCallbacks(applyDeps, { graceMs: 0, lateAfterMs: 60_000, budgetMs: 10_000 });
+  return { ack, apply: calls.filter((name) => WRITES.has(name)) };
 }
 
 const callback = (status: string, kycStatus: string, minute: number) => ({
@@ -53,12 +69,13 @@ const callback = (status: string, kycStatus: string, minute: number) => ({
 });
 
 describe('DynamoDB writes per KYC callback', () => {
-  it('costs two writes for a new callback (store once, one conditional projection write), none beyond the failed store for a redelivery', async () => {
-    expect(await receive(callback('init', 'awaiting_approval', 1))).toEqual(['PutItemCommand', 'PutItemCommand']);
-    expect(await receive(callback('completed', 'approved', 3))).toEqual(['PutItemCommand', 'PutItemCommand']);
-    // Redelivery: the conditional store fails, the projection read finds it reflected, nothing more is written.
-    expect(await receive(callback('completed', 'approved', 3))).toEqual(['PutItemCommand']);
-    // A late, outranked callback: stored (it is a new event), projection untouched.
-    expect(await receive(callback('pending', 'awaiting_approval', 2))).toEqual(['PutItemCommand']);
+  it('answers after one write (store once); the applier then writes the projection once and records the apply', async () => {
+    const applied = ['PutItemCommand', 'UpdateItemCommand'];
+    expect(await receive(callback('init', 'awaiting_approval', 1))).toEqual({ ack: ['PutItemCommand'], apply: applied });
+    expect(await receive(callback('completed', 'approved', 3))).toEqual({ ack: ['PutItemCommand'], apply: applied });
+    // Redelivery: the conditional store fails; the event was applied already, so the applier finds nothing.
+    expect(await receive(callback('completed', 'approved', 3))).toEqual({ ack: ['PutItemCommand'], apply: [] });
+    // A late, outranked callback: stored (it is a new event), projection untouched, the apply recorded.
+    expect(await receive(callback('pending', 'awaiting_approval', 2))).toEqual({ ack: ['PutItemCommand'], apply: ['UpdateItemCommand'] });
   });
 });
