@@ -53,7 +53,7 @@ export async function callbacksPage(ctx: PageContext, services: ConsoleServices,
     'Callbacks',
     '/callbacks',
     html`<form method="get" action="/callbacks" class="search">
-  <label>Day <input name="day" value="${filter.day ?? ''}" placeholder="blank: today (any, by reference)"></label>
+  <label>Day <input name="day" value="${filter.day ?? ''}" placeholder="today"></label>
   <label>Source <select name="source">
     <option value="">any</option>
     ${CALLBACK_SOURCES.map((s) => html`<option value="${s}"${filter.source === s ? html` selected` : ''}>${s}</option>`)}
