@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '@shared/validation/zod';
 import { envInt, requiredString } from './env';
 
 /** Sweep grace when APPLY_SWEEP_GRACE_SECONDS is unset: the stream applies an event well within it. */
@@ -6,7 +6,10 @@ export const DEFAULT_APPLY_SWEEP_GRACE_SECONDS = 60;
 
 /** A whole number of seconds, 0 allowed. */
 const envSeconds = (defaultValue: number) =>
-  z.coerce.number().int().min(0).optional().transform((v) => v ?? defaultValue);
+  z.pipe(
+    z.optional(z.coerce.number().check(z.int(), z.nonnegative())),
+    z.transform((v) => v ?? defaultValue),
+  );
 
 /**
  * The callback applier's settings (docs/architecture.md, "Environment variables"): the tables a
