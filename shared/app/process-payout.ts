@@ -105,8 +105,13 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
     return saved;
   }
 
-  async function reject(payout: Payout, reason: string, verifiedName?: string): Promise<ProcessPayoutResult> {
-    const saved = await save(payout, payout.reject(reason, clock.now(), verifiedName ? { verifiedName } : {}));
+  /**
+   * @param payout the stored version the write is conditional on
+   * @param from the version the refusal moves from: `payout` itself, or `payout` moved on in memory
+   *   (ACCEPTED through VERIFYING) so that one write records both transitions
+   */
+  async function reject(payout: Payout, reason: string, verifiedName?: string, from: Payout = payout): Promise<ProcessPayoutResult> {
+    const saved = await save(payout, from.reject(reason, clock.now(), verifiedName ? { verifiedName } : {}));
     countOutcome(telemetry, saved);
     return { outcome: 'rejected', state: saved.state, reason };
   }
@@ -266,7 +271,8 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
 
   /**
    * @param early a verification already under way for this request (started beside the create, so
-   *   the two round trips overlap); used once, in VERIFYING, and only for the payout it was started for
+   *   the two round trips overlap); used once, before verification or for a retry token, and only for
+   *   the payout it was started for
    */
   async function advance(
     payout: Payout,
@@ -279,13 +285,14 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
     if (beforeVerification && request.platform_merchant_id !== creds.platformMerchantId) {
       return reject(payout, "misrouted: platform_merchant_id is not this deployment's merchant");
     }
-    if (payout.state === 'ACCEPTED') {
-      return advance(await save(payout, payout.startVerifying(clock.now())), request, creds, early);
-    }
-    if (payout.state === 'VERIFYING') {
+    if (beforeVerification) {
+      // A payout recorded ACCEPTED (by `payouts enqueue`) passes through VERIFYING in the same
+      // conditional write as its next step: one write less, both transitions in its history. The write
+      // is still conditional on the stored ACCEPTED version, so of two deliveries only one goes on.
+      const verifying = payout.state === 'ACCEPTED' ? payout.startVerifying(clock.now()) : payout;
       const verdict = await (early ?? verify(request));
-      if (verdict.rejection !== undefined) return reject(payout, verdict.rejection, verdict.verifiedName);
-      const intent = await save(payout, payout.startSubmitting(clock.now(), verdict.verifiedName));
+      if (verdict.rejection !== undefined) return reject(payout, verdict.rejection, verdict.verifiedName, verifying);
+      const intent = await save(payout, verifying.startSubmitting(clock.now(), verdict.verifiedName));
       return pay(intent, request);
     }
     if (payout.maySubmit && request.platform_merchant_id !== creds.platformMerchantId) {

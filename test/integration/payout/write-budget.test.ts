@@ -8,7 +8,7 @@ import type { PayoutProvider } from '@shared/ports/payouts';
 import type { Clock } from '@shared/ports/runtime';
 import { createReconcilePayouts } from '@shared/app/reconcile-payouts';
 import { payoutKey } from '@shared/domain/identity';
-import { payoutRequestSchema } from '@shared/messages/payout-request';
+import { acceptRequest, payoutRequestSchema } from '@shared/messages/payout-request';
 import { PayoutServiceClient } from '@shared/providers/payout-client';
 import { MERCHANT_ID, PARTNER_CODE, identityOf, request, startHarness, type Harness } from './harness';
 import { silentLog } from '@test/factories/ports';
@@ -64,22 +64,28 @@ afterAll(async () => {
   await h?.stop();
 });
 
+/** The worker's use case over the counted client, with AccountVerification calls logged in `events`. */
+function worker(clock: Clock) {
+  const repository = createPayoutRepository(h.aws.names.payoutsTable, doc);
+  const credentials = credentialsFromCachedSecret({ get: async () => h.sim.admin.credentials(PARTNER_CODE, MERCHANT_ID) });
+  const telemetry = { count: () => undefined, seconds: () => undefined };
+  const provider: PayoutProvider = {
+    verifyAccount: (req, creds) => {
+      events.push('AccountVerification:start');
+      return client.verifyAccount(req, creds);
+    },
+    payout: (req, creds) => client.payout(req, creds),
+    getPayout: (identity, creds) => client.getPayout(identity, creds),
+  };
+  const process = createProcessPayout({ repository, provider, credentials, clock, telemetry, log: silentLog, settings: { nameMatchThreshold: 0.85, kycGating: false } });
+  return { repository, credentials, telemetry, provider, process };
+}
+
 describe('payout happy path write budget', () => {
   it('writes the table 4 times and the open index entry once, verifying beside the create', async () => {
     let t = Date.now();
     const clock: Clock = { now: () => new Date(t) };
-    const repository = createPayoutRepository(h.aws.names.payoutsTable, doc);
-    const credentials = credentialsFromCachedSecret({ get: async () => h.sim.admin.credentials(PARTNER_CODE, MERCHANT_ID) });
-    const telemetry = { count: () => undefined, seconds: () => undefined };
-    const provider: PayoutProvider = {
-      verifyAccount: (req, creds) => {
-        events.push('AccountVerification:start');
-        return client.verifyAccount(req, creds);
-      },
-      payout: (req, creds) => client.payout(req, creds),
-      getPayout: (identity, creds) => client.getPayout(identity, creds),
-    };
-    const process = createProcessPayout({ repository, provider, credentials, clock, telemetry, log: silentLog, settings: { nameMatchThreshold: 0.85, kycGating: false } });
+    const { repository, credentials, telemetry, provider, process } = worker(clock);
     const reconcile = createReconcilePayouts({
       repository,
       provider,
@@ -119,5 +125,20 @@ describe('payout happy path write budget', () => {
     expect((await raw())?.state).toBe('SUCCEEDED');
     expect(reconcileWrites).toHaveLength(1);
     expect(indexUnits).toEqual([2, 0, 0, 3]);
+  });
+
+  it('moves a payout `payouts enqueue` recorded ACCEPTED through VERIFYING in its intent write: 2 writes after the refused create', async () => {
+    const clock: Clock = { now: () => new Date() };
+    const { repository, process } = worker(clock);
+    const r = payoutRequestSchema.parse(request());
+    await repository.createAccepted(acceptRequest(r, clock.now()));
+    events.length = 0;
+    indexUnits.length = 0;
+    expect(await process(r)).toMatchObject({ outcome: 'submitted', state: 'SUBMITTED' });
+    // The worker's create (refused: the payout exists), then the intent and the outcome.
+    expect(events.filter((e) => e.endsWith(':start') && WRITES.has(e.replace(/:start$/, '')))).toHaveLength(3);
+    expect(indexUnits).toEqual([0, 0]);
+    const stored = await h.repository.get(identityOf(r));
+    expect(stored?.record.history.map((e) => e.to)).toEqual(['ACCEPTED', 'VERIFYING', 'SUBMITTING', 'SUBMITTED']);
   });
 });
