@@ -22,6 +22,7 @@ const PARTS: Record<string, () => Promise<Part>> = {
   load: async () => (await import('./parts/load')).load,
   enqueue: async () => (await import('./parts/enqueue')).enqueue,
   console: async () => (await import('./parts/console')).consolePages,
+  'time-to-final': async () => (await import('./parts/time-to-final')).timeToFinal,
 };
 const PART_NAMES = Object.keys(PARTS);
 const CHILD_ENV = 'PAYRELAY_BENCH_CHILD';
@@ -109,6 +110,7 @@ async function main(): Promise<void> {
     .addOption(new Option('--reconcile-final <list>', 'final payout counts to compare (default: 1000,100000)').argParser(intList))
     .addOption(new Option('--reconcile-open <n>', 'open payouts in each reconcile run').argParser(positiveInt).default(100))
     .addOption(new Option('--reconcile-runs <n>', 'reconcile runs per size').argParser(positiveInt).default(5))
+    .addOption(new Option('--final-payouts <n>', 'payouts per settle time in the time-to-final part (default: 40; 100 with --full)').argParser(positiveInt))
     .addOption(new Option('--cost-webhooks <n>', 'webhooks counted for the cost figures').argParser(positiveInt).default(200))
     .addOption(new Option('--cost-payouts <n>', 'payouts counted for the cost figures').argParser(positiveInt).default(100))
     .addOption(new Option('--load-requests <n>', 'requests of the load test').argParser(positiveInt).default(20_000))
@@ -127,6 +129,7 @@ async function main(): Promise<void> {
     ingestIterations: o.ingestIterations ?? (full ? 3000 : 1000),
     coldRuns: o.coldRuns ?? (full ? 25 : 15),
     payouts: o.payouts ?? (full ? 1000 : 300),
+    finalPayouts: o.finalPayouts ?? (full ? 100 : 40),
     latenciesMs: o.latencyMs,
     concurrency: o.concurrency,
     batchSize: o.batchSize ?? o.concurrency,

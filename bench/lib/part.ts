@@ -39,6 +39,8 @@ export interface BenchOptions {
   readonly reconcileFinal: readonly number[];
   readonly reconcileOpen: number;
   readonly reconcileRuns: number;
+  /** Payouts per settle time in the time-to-final part. */
+  readonly finalPayouts: number;
   readonly costWebhooks: number;
   readonly costPayouts: number;
   readonly loadRequests: number;
