@@ -5,7 +5,10 @@ import { payoutRefusal, type Reply } from './refusals';
 import type { KycAdvanceRequest, KycService } from './kyc-service';
 import type { Outbox, OutboxMessage, PartnerCredentials } from './outbox';
 import type { Delivery, Outgoing } from './outgoing';
-import type { CollectionOrder, LedgerEntry, OrderNotificationRequest, PayoutService } from './payout-service';
+import type { CollectionOrder } from './collection-orders';
+import type { LedgerEntry } from './ledger';
+import type { OrderNotificationRequest } from './order-notifications';
+import type { PayoutService } from './payout-service';
 
 /** The in-process admin handle; every method is also reachable over HTTP under /__admin (docs/simulator.md). */
 export interface SimulatorAdmin {

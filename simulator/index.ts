@@ -28,7 +28,9 @@ export type { KycOptions, KycAdvanceRequest, KycCallbackPayload } from './kyc-se
 export { KYC_TYPES, KYC_PATHS } from './kyc-service';
 export type { OutboxMessage, PartnerCredentials } from './outbox';
 export type { Delivery } from './outgoing';
-export type { DuplicateRule, LedgerEntry, OutcomeRule, ProgressionOptions, StatusWords, OrderNotificationRequest } from './payout-service';
+export type { DuplicateRule, OutcomeRule, ProgressionOptions, StatusWords } from './payout-service';
+export type { LedgerEntry } from './ledger';
+export type { OrderNotificationRequest } from './order-notifications';
 export { PAYOUT_PATHS } from './payout-service';
 export type { LogLevel } from './logger';
 
