@@ -28,7 +28,7 @@ const deps = {
   log: logger,
   telemetry: telemetryFrom(metrics),
 };
-/** Time kept back from the Lambda time-out so a sweep ends its last apply in time. */
+/** Time kept back from the Lambda time-out (at most half of what is left) so a sweep ends its last apply in time. */
 const SWEEP_RESERVE_MS = 10_000;
 
 async function lambdaHandler(event: DynamoDBStreamEvent | ScheduledEvent, context: Context): Promise<DynamoDBBatchResponse | SweepResult> {
@@ -36,7 +36,7 @@ async function lambdaHandler(event: DynamoDBStreamEvent | ScheduledEvent, contex
     return sweepUnappliedCallbacks(deps, {
       graceMs: config.APPLY_SWEEP_GRACE_SECONDS * 1000,
       lateAfterMs: config.APPLY_LATE_AFTER_MINUTES * 60_000,
-      budgetMs: Math.max(0, context.getRemainingTimeInMillis() - SWEEP_RESERVE_MS),
+      budgetMs: context.getRemainingTimeInMillis() - Math.min(SWEEP_RESERVE_MS, context.getRemainingTimeInMillis() / 2),
     });
   }
   const batch = event.Records.flatMap((record) =>
