@@ -74,7 +74,8 @@ export const cost: Part = async ({ options, progress }): Promise<PartResult> => 
     stage: 'bench-cost',
     logLevel: options.logLevel,
     simulator: { faults: { accountVerification: { latencyMs: L }, payout: { latencyMs: L } } },
-    env: { WORKER_CONCURRENCY: String(C) },
+    // The applier's sweep applies what the receivers stored, at once (no stream here).
+    env: { WORKER_CONCURRENCY: String(C), APPLY_SWEEP_GRACE_SECONDS: '0' },
   });
   try {
     const clients = {
@@ -86,6 +87,7 @@ export const cost: Part = async ({ options, progress }): Promise<PartResult> => 
     const kyc = (await import('@functions/kyc-callback')) as unknown as { handler: HttpHandler };
     const worker = (await import('@functions/payout-worker')) as unknown as { handler: SqsHandler };
     const reconciler = (await import('@functions/reconciler')) as unknown as { handler: ScheduledHandler };
+    const applier = (await import('@functions/callback-applier')) as unknown as { handler: (event: ScheduledEvent, context: Context) => Promise<{ applied: number }> };
 
     const env = process.env as Record<string, string>;
     const tables = new Map<string, TableDefinition>([
@@ -132,9 +134,25 @@ export const cost: Part = async ({ options, progress }): Promise<PartResult> => 
       await notify(3_000_000 + i);
       await kycCall(3_000_000 + i);
     }
-    progress(`cost: ${n} webhooks of each kind, counted`);
+    const sweep = () => applier.handler(scheduledEvent(), contextFor(FUNCTIONS.callbackApplier));
+    // Uncounted: the warm-up webhooks applied, the applier warmed.
+    await sweep();
+    progress(`cost: ${n} webhooks of each kind, counted, and the applier's work after their 200`);
+    /** The applier's sweep over the `units` webhooks just stored, counted per webhook. */
+    const measureApply = async (units: number): Promise<Measured> => {
+      counter.reset();
+      indexes.reset();
+      provider.reset();
+      const started = performance.now();
+      const applied = await sweep();
+      const elapsed = performance.now() - started;
+      if (applied.applied !== units) throw new Error(`the applier applied ${applied.applied} of ${units} webhooks: ${JSON.stringify(applied)}`);
+      return { units, counts: counter.snapshot(), indexWriteUnits: indexes.units, meanMs: elapsed / units, partitions: indexes.partitions };
+    };
     const notifications = await measure(n, (i) => notify(i));
+    const notificationApply = await measureApply(n);
     const kycCallbacks = await measure(n, (i) => kycCall(i));
+    const kycApply = await measureApply(n);
     const floorRun = await measure(n, (i) => timed(() => floor(notificationBody(4_000_000 + i, secret))));
 
     // Payouts: the worker in batches of C, then one reconciler pass that makes them final.
@@ -183,16 +201,22 @@ export const cost: Part = async ({ options, progress }): Promise<PartResult> => 
     }
 
     // Usage per unit.
-    const webhookUsage = (m: Measured, memoryMb: number, fn: string): UnitUsage => ({
+    // A webhook costs its receiver and the applier's work after the 200. The applier is counted as one
+    // invocation per webhook (a stream batch of one: the worst case at low rates); the stream's
+    // reads by a Lambda trigger are free.
+    const webhookUsage = (m: Measured, apply: Measured, memoryMb: number, fn: string): UnitUsage => ({
       httpApiRequests: 1,
-      lambda: [{ fn, invocations: 1, billedMs: m.meanMs, memoryMb }],
-      writeUnits: per(m, m.counts.writeUnits + m.indexWriteUnits),
-      readUnits: per(m, m.counts.readUnits),
+      lambda: [
+        { fn, invocations: 1, billedMs: m.meanMs, memoryMb },
+        { fn: 'callback-applier', invocations: 1, billedMs: apply.meanMs, memoryMb: FUNCTIONS.callbackApplier.memoryMb },
+      ],
+      writeUnits: per(m, m.counts.writeUnits + m.indexWriteUnits) + per(apply, apply.counts.writeUnits + apply.indexWriteUnits),
+      readUnits: per(m, m.counts.readUnits) + per(apply, apply.counts.readUnits),
       sqsRequests: per(m, m.counts.calls['SQS.SendMessage'] ?? 0),
       secretsCalls: per(m, m.counts.calls['SecretsManager.GetSecretValue'] ?? 0),
     });
-    const notificationUsage = webhookUsage(notifications, FUNCTIONS.payoutNotification.memoryMb, 'payout-notification');
-    const kycUsage = webhookUsage(kycCallbacks, FUNCTIONS.kycCallback.memoryMb, 'kyc-callback');
+    const notificationUsage = webhookUsage(notifications, notificationApply, FUNCTIONS.payoutNotification.memoryMb, 'payout-notification');
+    const kycUsage = webhookUsage(kycCallbacks, kycApply, FUNCTIONS.kycCallback.memoryMb, 'kyc-callback');
     const floorUsage: UnitUsage = {
       httpApiRequests: 1,
       lambda: [{ fn: 'floor', invocations: 1, billedMs: floorRun.meanMs, memoryMb: FUNCTIONS.payoutNotification.memoryMb }],
@@ -223,20 +247,22 @@ export const cost: Part = async ({ options, progress }): Promise<PartResult> => 
       payout: costPerMillion(payoutUsage),
     };
     const writes = {
-      notification: per(notifications, notifications.counts.dynamoWrites),
-      kycCallback: per(kycCallbacks, kycCallbacks.counts.dynamoWrites),
+      notification: per(notifications, notifications.counts.dynamoWrites) + per(notificationApply, notificationApply.counts.dynamoWrites),
+      kycCallback: per(kycCallbacks, kycCallbacks.counts.dynamoWrites) + per(kycApply, kycApply.counts.dynamoWrites),
       payout: per(workerRun, workerRun.counts.dynamoWrites) + per(reconcileRun, reconcileRun.counts.dynamoWrites),
     };
     const reads = {
-      notification: per(notifications, notifications.counts.dynamoReads),
-      kycCallback: per(kycCallbacks, kycCallbacks.counts.dynamoReads),
+      notification: per(notifications, notifications.counts.dynamoReads) + per(notificationApply, notificationApply.counts.dynamoReads),
+      kycCallback: per(kycCallbacks, kycCallbacks.counts.dynamoReads) + per(kycApply, kycApply.counts.dynamoReads),
       payout: per(workerRun, workerRun.counts.dynamoReads) + per(reconcileRun, reconcileRun.counts.dynamoReads),
     };
     const providerPerPayout = (workerProviderCalls + reconcileProviderCalls) / payoutCount;
     const payoutIndexUnits = per(workerRun, workerRun.indexWriteUnits) + per(reconcileRun, reconcileRun.indexWriteUnits);
     const burst = burstLoad([
       { measured: notifications, perSecond: BURST.webhooksPerSecond },
+      { measured: notificationApply, perSecond: BURST.webhooksPerSecond },
       { measured: kycCallbacks, perSecond: BURST.webhooksPerSecond },
+      { measured: kycApply, perSecond: BURST.webhooksPerSecond },
       { measured: workerRun, perSecond: BURST.payoutsPerSecond },
       { measured: reconcileRun, perSecond: BURST.payoutsPerSecond },
     ]);
@@ -252,13 +278,13 @@ export const cost: Part = async ({ options, progress }): Promise<PartResult> => 
 
     const rows: Row[] = [
       {
-        metric: 'DynamoDB writes per new webhook (payout-notification; kyc-callback)',
+        metric: 'DynamoDB writes per new webhook, receiver + applier (payout-notification; kyc-callback)',
         value: `${fixed(writes.notification)}; ${fixed(writes.kycCallback)}`,
         target: `<= ${TARGETS.writesPerWebhook}`,
         verdict: verdict(Math.max(writes.notification, writes.kycCallback) <= TARGETS.writesPerWebhook),
       },
       {
-        metric: 'DynamoDB reads per new webhook (payout-notification; kyc-callback)',
+        metric: 'DynamoDB reads per new webhook, receiver + applier (payout-notification; kyc-callback)',
         value: `${fixed(reads.notification)}; ${fixed(reads.kycCallback)}`,
         verdict: 'info',
       },
@@ -274,8 +300,8 @@ export const cost: Part = async ({ options, progress }): Promise<PartResult> => 
         verdict: 'info',
       },
       {
-        metric: 'write units per webhook, table + index (notification; kyc)',
-        value: `${fixed(per(notifications, notifications.counts.writeUnits))} + ${fixed(per(notifications, notifications.indexWriteUnits))}; ${fixed(per(kycCallbacks, kycCallbacks.counts.writeUnits))} + ${fixed(per(kycCallbacks, kycCallbacks.indexWriteUnits))}`,
+        metric: 'write units per webhook, table + index, receiver / applier (notification; kyc)',
+        value: `${fixed(per(notifications, notifications.counts.writeUnits))} + ${fixed(per(notifications, notifications.indexWriteUnits))} / ${fixed(per(notificationApply, notificationApply.counts.writeUnits))} + ${fixed(per(notificationApply, notificationApply.indexWriteUnits))}; ${fixed(per(kycCallbacks, kycCallbacks.counts.writeUnits))} + ${fixed(per(kycCallbacks, kycCallbacks.indexWriteUnits))} / ${fixed(per(kycApply, kycApply.counts.writeUnits))} + ${fixed(per(kycApply, kycApply.indexWriteUnits))}`,
         reference: `floor ${fixed(floorUsage.writeUnits)}`,
         verdict: 'info',
       },
