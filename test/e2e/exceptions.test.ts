@@ -9,6 +9,7 @@ import type { SimulatorHandle } from '@simulator/index';
 import type { Payout, PayoutState } from '@shared/domain/payout';
 import type { PayoutRepository } from '@shared/ports/payouts';
 import { runPayrelay, type CliRun } from '@test/support/payrelay-cli';
+import { untilPayoutState } from '@test/support/payout-state';
 
 /*
  * Exceptions on the whole local stack (startLocalStack on free ports: the simulator, dynalite, fauxqs,
@@ -51,16 +52,9 @@ async function send(queueUrl: string, body: string, reason?: string): Promise<vo
   );
 }
 
-/** Waits (reading the table every 100 ms) until the stack has moved the payout to `state`. */
-async function until(reference: string, state: PayoutState, merchant = MERCHANT, timeoutMs = 30_000): Promise<Payout> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const payout = await repository.get({ platform_merchant_id: merchant, currency: 'GHS', withdrawal_reference: reference });
-    if (payout?.state === state) return payout;
-    if (Date.now() > deadline) throw new Error(`payout ${reference} is ${payout?.state ?? 'not there'} after ${timeoutMs} ms, expected ${state}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+/** Waits until the stack has moved the payout to `state`. */
+const until = (reference: string, state: PayoutState, merchant = MERCHANT): Promise<Payout> =>
+  untilPayoutState(repository, { platform_merchant_id: merchant, currency: 'GHS', withdrawal_reference: reference }, state);
 
 /** Pays one payout for `merchant` through the stack, to SUCCEEDED. */
 async function pay(merchant: string, reference: string): Promise<Payout> {

@@ -4,6 +4,7 @@ import type { LocalStack } from '@local/stack';
 import type { SimulatorHandle } from '@simulator/index';
 import { SETTLED_AFTER_REVIEW, type Payout, type PayoutState } from '@shared/domain/payout';
 import type { PayoutRepository } from '@shared/ports/payouts';
+import { untilPayoutState } from '@test/support/payout-state';
 
 /*
  * The NEEDS_REVIEW watch on the whole local stack (startLocalStack on free ports: the simulator over
@@ -22,16 +23,7 @@ let sqs: SQSClient;
 
 const identity = { platform_merchant_id: MERCHANT, currency: 'GHS', withdrawal_reference: `REVIEW-WATCH-${process.pid}` };
 
-/** Waits (reading the table every 100 ms) until the stack has moved the payout to `state`. */
-async function until(state: PayoutState, timeoutMs = 30_000): Promise<Payout> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const payout = await repository.get(identity);
-    if (payout?.state === state) return payout;
-    if (Date.now() > deadline) throw new Error(`payout ${identity.withdrawal_reference} is ${payout?.state ?? 'not there'} after ${timeoutMs} ms, expected ${state}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const until = (state: PayoutState): Promise<Payout> => untilPayoutState(repository, identity, state);
 
 beforeAll(async () => {
   const { startLocalStack } = await import('@local/stack');
