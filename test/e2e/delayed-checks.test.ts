@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStack } from '@local/stack';
 import { SUBMITTED_CHECK_SECONDS } from '@shared/domain/payout';
 import type { PayoutRepository } from '@shared/ports/payouts';
+import { untilPayoutState } from '@test/support/payout-state';
 
 /*
  * The delayed checks on the whole local stack (startLocalStack on free ports): the worker sends the
@@ -38,15 +39,9 @@ describe('delayed checks in the local stack', () => {
     const identity = { platform_merchant_id: MERCHANT, currency: 'GHS', withdrawal_reference: `DELAYED-CHECK-${process.pid}` };
     const request = { version: 1, ...identity, amount: '12.00', account_number: '0244123456', account_code: 'MTN', expected_name: 'Kwame Mensah' };
     await sqs.send(new SendMessageCommand({ QueueUrl: stack.queueUrls.payouts, MessageBody: JSON.stringify(request) }));
-    const deadline = Date.now() + 30_000;
-    let payout = await repository.get(identity);
-    while (payout?.state !== 'SUCCEEDED' && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      payout = await repository.get(identity);
-    }
-    expect(payout?.state).toBe('SUCCEEDED');
-    const intent = Date.parse(payout?.record.submitIntentAt ?? '');
-    const final = Date.parse(payout?.record.history.at(-1)?.at ?? '');
+    const payout = await untilPayoutState(repository, identity, 'SUCCEEDED');
+    const intent = Date.parse(payout.record.submitIntentAt ?? '');
+    const final = Date.parse(payout.record.history.at(-1)?.at ?? '');
     // Not before the first step (SQS held the message), and well before any sweep.
     expect(final - intent).toBeGreaterThanOrEqual((SUBMITTED_CHECK_SECONDS[0] as number) * 1000 - 1000);
     expect(stack.scheduler.stats.runs).toBe(0);
