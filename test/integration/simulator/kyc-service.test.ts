@@ -133,7 +133,7 @@ describe('KYC service: journey and status', () => {
     expect(await raw.json()).toEqual({ status: 'UNPROCESSED' });
   });
 
-  it('plays the journey step by step via admin: the seed sequence, user data last, then approved on both status endpoints', async () => {
+  it('plays the journey step by step via admin: the documented sequence, user data last, then approved on both status endpoints', async () => {
     const { s, client, appId, individual, receiver } = await setup();
     const order = await individual('user-3');
     await s.admin.advanceKyc({ order_id: order._id });

@@ -58,7 +58,7 @@ async function eventsFor(reference: string): Promise<Array<Record<string, unknow
   return (await stack.scan(stack.local.names.eventsTable)).filter((e) => e.userReference === reference);
 }
 
-/** A callback in the seed's shape for direct handler invocations. */
+/** A callback in the documented shape for direct handler invocations. */
 function callback(reference: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     status: 'pending',

@@ -33,7 +33,7 @@ async function storedBodies(): Promise<string[]> {
 
 /**
  * The notification text as a PHP provider writes it (json_encode escapes `/` and non-ASCII), with
- * the amount spelled 100.50, signed over exactly that text by the seed's scheme (HMAC-SHA512 keyed
+ * the amount spelled 100.50, signed over exactly that text by the documented scheme (HMAC-SHA512 keyed
  * with merchant then partner secret, hex), and the signature appended as the last member.
  */
 function providerText(reference: string, extra = ''): string {

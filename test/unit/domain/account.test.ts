@@ -8,7 +8,7 @@ describe('parseAccountCode', () => {
     expect(isMobileMoney(parseAccountCode('057'))).toBe(false);
   });
 
-  it('accepts the seed providers, case-insensitively, in their seed spelling', () => {
+  it('accepts the documented providers, case-insensitively, in their documented spelling', () => {
     expect(MOBILE_MONEY_PROVIDERS).toEqual(['Momo', 'MPESA', 'MTN', 'VOD']);
     expect(parseAccountCode('Momo')).toBe('Momo');
     expect(parseAccountCode('momo')).toBe('Momo');

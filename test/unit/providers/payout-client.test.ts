@@ -55,7 +55,7 @@ describe('credentialsFromSecret', () => {
 });
 
 describe('OnboardPartner and ResetPartnerKeys', () => {
-  it('onboards with the seed path, Content-Type only, and the two body fields', async () => {
+  it('onboards with the documented path, Content-Type only, and the two body fields', async () => {
     reply = () => ({ status: 200, body: { success: true, message: 'check your email', data: null, extra: 'kept' } });
     const answer = await client().onboardPartner({ partner_code: 'ACME', email: 'ops@acme.test' });
     expect(answer).toEqual({ success: true, message: 'check your email', data: null, extra: 'kept' });
@@ -92,7 +92,7 @@ describe('AccountVerification', () => {
     const request = last();
     expect(request.method).toBe('POST');
     expect(request.url).toBe('/api/v1/no-auth/PartnerP2P/AccountVerification/');
-    // The seed shows Bearer for account verification, so it is sent even with the prefix setting off.
+    // The provider's documentation shows Bearer for account verification, so it is sent even with the prefix setting off.
     expect(request.headers.authorization).toBe('Bearer pk_live_public_123');
     expect(request.headers['content-type']).toBe('application/json');
     const unsigned = '{"account_number":"0241234567","account_code":"MTN","currency":"GHS"}';
@@ -114,7 +114,7 @@ describe('AccountVerification', () => {
 describe('Payout', () => {
   const input = { amount: '25', account_number: '0551234567', account_code: '057', currency: 'NGN', withdrawal_reference: 'wd-42' };
 
-  it('sends the seed fields in seed order, a merchant+partner signature and Bearer by default', async () => {
+  it('sends the documented fields in the documented order, a merchant+partner signature and Bearer by default', async () => {
     reply = () => ({ status: 200, body: { success: true, message: 'accepted', data: { withdrawal_reference: 'wd-42', status: 'PENDING', fee: '0.10' } } });
     const accepted = await client().payout(input, creds);
     expect(accepted.data).toEqual({ withdrawal_reference: 'wd-42', status: 'PENDING', fee: '0.10' });

@@ -176,7 +176,7 @@ describe('resolveSigningProfile', () => {
     expect(resolveSigningProfile(p.name)).toEqual(p);
   });
 
-  it('resolves JSON, keeping the seed recipe for operations left out, and renames canonically', () => {
+  it('resolves JSON, keeping the documented recipe for operations left out, and renames canonically', () => {
     const p = resolveSigningProfile(
       JSON.stringify({ name: 'mine', algorithm: 'sha512-secret-body', serialization: 'compact-insertion', encoding: 'hex', keys: { payout: 'partner' } }),
     );

@@ -10,7 +10,7 @@ import {
 } from '@shared/domain/callbacks';
 
 /** A callback in the documented shape ("Callback payload" in the KYC service's documentation). */
-const seedCallback = {
+const documentedCallback = {
   status: 'completed',
   event: 'applicantReviewed',
   order: 'order-1',
@@ -27,8 +27,8 @@ const seedCallback = {
 };
 
 describe('KYC callback recognition', () => {
-  it('normalizes the seed shape: phase, decision, note, UTC time and user data', () => {
-    const result = recognizeKycCallback(seedCallback);
+  it('normalizes the documented shape: phase, decision, note, UTC time and user data', () => {
+    const result = recognizeKycCallback(documentedCallback);
     expect(result).toEqual({
       recognized: true,
       event: {
@@ -45,16 +45,16 @@ describe('KYC callback recognition', () => {
   });
 
   it('reads init as initiated and keeps a pre-completion decision at awaiting_approval', () => {
-    const result = recognizeKycCallback({ ...seedCallback, status: 'init', meta_data: { kyc_status: 'approved' } });
+    const result = recognizeKycCallback({ ...documentedCallback, status: 'init', meta_data: { kyc_status: 'approved' } });
     expect(result).toMatchObject({ recognized: true, event: { phase: 'initiated', decision: 'awaiting_approval' } });
   });
 
   it.each([
     ['not an object', [1, 2]],
-    ['no user_reference', { ...seedCallback, user_reference: '' }],
-    ['an unknown status word', { ...seedCallback, status: 'teleported' }],
-    ['an unknown kyc_status', { ...seedCallback, meta_data: { kyc_status: 'maybe' } }],
-    ['a completed callback without a final decision', { ...seedCallback, meta_data: { kyc_status: 'awaiting_approval' } }],
+    ['no user_reference', { ...documentedCallback, user_reference: '' }],
+    ['an unknown status word', { ...documentedCallback, status: 'teleported' }],
+    ['an unknown kyc_status', { ...documentedCallback, meta_data: { kyc_status: 'maybe' } }],
+    ['a completed callback without a final decision', { ...documentedCallback, meta_data: { kyc_status: 'awaiting_approval' } }],
   ])('does not recognize %s, and says why', (_label, payload) => {
     const result = recognizeKycCallback(payload);
     expect(result.recognized).toBe(false);
@@ -62,14 +62,14 @@ describe('KYC callback recognition', () => {
   });
 
   it('does not recognize a user_reference longer than the payout request allows, and keeps the reason short', () => {
-    const result = recognizeKycCallback({ ...seedCallback, user_reference: 'u'.repeat(MAX_REFERENCE_LENGTH + 1) });
+    const result = recognizeKycCallback({ ...documentedCallback, user_reference: 'u'.repeat(MAX_REFERENCE_LENGTH + 1) });
     expect(result).toEqual({ recognized: false, reason: `user_reference is longer than ${MAX_REFERENCE_LENGTH} characters` });
-    const odd = recognizeKycCallback({ ...seedCallback, status: 's'.repeat(100_000) });
+    const odd = recognizeKycCallback({ ...documentedCallback, status: 's'.repeat(100_000) });
     expect(odd.recognized ? '' : odd.reason.length).toBeLessThan(80);
   });
 
   it('clips free text copied into the projection', () => {
-    const result = recognizeKycCallback({ ...seedCallback, meta_data: { kyc_status: 'approved', kyc_note: 'n'.repeat(50_000) } });
+    const result = recognizeKycCallback({ ...documentedCallback, meta_data: { kyc_status: 'approved', kyc_note: 'n'.repeat(50_000) } });
     expect(result.recognized && result.event.note?.length).toBe(1000);
   });
 

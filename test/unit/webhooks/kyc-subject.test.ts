@@ -59,7 +59,7 @@ function projection(subject: KycSubject | undefined): Omit<KycSubject, 'version'
 }
 
 describe('KYC subject projection', () => {
-  it('follows the seed sequence to completed and approved, waiting for confirmation', () => {
+  it('follows the documented sequence to completed and approved, waiting for confirmation', () => {
     const subject = applyAll([
       [created, 'e1'],
       [pending, 'e2'],
