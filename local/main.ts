@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import Table from 'cli-table3';
-import { DEFAULT_RECONCILE_EVERY_MINUTES } from '@shared/config/functions';
+import { DEFAULT_RECONCILE_EVERY_MINUTES, LOCAL_APPLY_EVERY_MS } from '@shared/config/functions';
 import { loadLocalConfig, LOCAL_CONFIG_PATH } from './config';
 import { reconcileEverySeconds, startLocalStack, type LocalStack } from './stack';
 import { LOCAL_STATE_PATH } from './state';
@@ -31,7 +31,7 @@ const urlArg = (value: string): string => {
 const envPort = (name: string): number | undefined => (process.env[name] ? portArg(process.env[name] as string) : undefined);
 
 const program = new Command('npm start')
-  .description('Run payrelay locally: DynamoDB/SQS emulators, a local Secrets Manager stand-in, the provider simulator, the HTTP gateway, the SQS poller and the reconciler schedule.')
+  .description('Run payrelay locally: DynamoDB/SQS emulators, a local Secrets Manager stand-in, the provider simulator, the HTTP gateway, the SQS pollers, the reconciler schedule and the callback applier\'s sweep.')
   .option('--port <port>', 'gateway port (env PAYRELAY_PORT; default 3000)', portArg)
   .option('--simulator-port <port>', 'simulator port (env PAYRELAY_SIMULATOR_PORT; default 4010)', portArg)
   .option('--provider-url <url>', 'use this payout service instead of the simulator (env PAYRELAY_PROVIDER_URL)', urlArg)
@@ -55,6 +55,7 @@ function printSummary(stack: LocalStack, reconcileSeconds: number): void {
     ['secrets (local stand-in)', `${stack.names.providerSecret}${stack.providerSecret ? '' : ' (EMPTY: run payrelay secrets put provider)'}, ${stack.names.kycSecret}${stack.kycSecret ? '' : ' (EMPTY: run payrelay secrets put kyc)'}`],
     ['SQS poller -> payout-worker', 'batch 10, long poll, partial batch failures'],
     ['schedule -> reconciler', `every ${reconcileSeconds} s`],
+    ['sweep -> callback-applier', `every ${LOCAL_APPLY_EVERY_MS} ms: applies stored callbacks after their 200 (in AWS the events stream does)`],
     ['state file (for the CLI)', LOCAL_STATE_PATH],
     [
       'merchant (platform_merchant_id)',
