@@ -119,8 +119,9 @@ function egressPorts(config: PayrelayConfig): number[] {
 }
 
 /**
- * The code and its wiring: the four functions, the HTTP API with the callback routes, the SQS event
- * source of the worker, the reconcile schedule, and the alarms and dashboard. Holds no data, so it
+ * The code and its wiring: the functions, the HTTP API with the callback routes, the SQS event
+ * sources of the worker and the payout checker, the events stream of the callback applier, the
+ * reconcile schedule, and the alarms and dashboard. Holds no data, so it
  * can be destroyed and redeployed; the callback URLs survive that only on a custom domain
  * (`api.domain`, kept in the data stack), since a recreated API gets a new default hostname.
  */
