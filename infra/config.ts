@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { DEFAULT_RECONCILE_EVERY_MINUTES } from '@shared/config/functions';
 import { DEFAULT_KYC_CATCH_UP_LOOKBACK_HOURS } from '@shared/config/kyc-catch-up';
 import { DEFAULT_EVENT_RETENTION_DAYS } from '@shared/config/webhook';
-import { PAYOUTS_QUEUE } from '@shared/config/resources';
+import { PAYOUTS_QUEUE, TABLES } from '@shared/config/resources';
 
 /** Thrown at synth time when the deployment configuration is invalid; the message names every bad key. */
 export class PayrelayConfigError extends Error {
@@ -84,6 +84,9 @@ const settingsSchema = z
     eventRetentionDays: positiveInt.optional(),
   })
   .strict();
+
+/** Every global secondary index the data stack creates, by name (what `deferIndexes` may name). */
+const INDEX_NAMES: ReadonlySet<string> = new Set(TABLES.flatMap((table) => table.indexes.map((index) => index.indexName)));
 
 /** EventBridge schedule expressions: `rate(<n> <unit>)` or `cron(<6 fields>)`. */
 const SCHEDULE_EXPRESSION = /^(rate\(\d+ (minute|minutes|hour|hours|day|days)\)|cron\(\S+( \S+){5}\))$/;
@@ -218,6 +221,14 @@ export const payrelayConfigSchema = z
       })
       .strict()
       .optional(),
+    /**
+     * Indexes to leave out of this deploy only. DynamoDB adds at most one index per table update, so a
+     * stage upgraded to a version with two new indexes on one table deploys the data stack once with
+     * one of them deferred, then again without this (docs/deploy.md). Never part of a stage file.
+     */
+    deferIndexes: z
+      .array(z.string().refine((name) => INDEX_NAMES.has(name), { message: `must name an index of the data stack (${[...INDEX_NAMES].join(', ')})` }))
+      .default([]),
   })
   .strict()
   .superRefine((config, ctx) => {

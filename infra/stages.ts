@@ -48,6 +48,7 @@ export const CONTEXT_OVERRIDES = {
   apiCertificateArn: 'api.domain.certificateArn',
   kycCatchUp: 'kycCatchUp.schedule',
   kycCatchUpLookbackHours: 'kycCatchUp.lookbackHours',
+  deferIndexes: 'deferIndexes',
 } as const;
 
 type OverrideKey = keyof typeof CONTEXT_OVERRIDES;
@@ -69,6 +70,7 @@ function parseElasticIps(value: string): Array<{ allocationId: string; publicIp:
 function coerce(key: OverrideKey, value: unknown): unknown {
   if (typeof value !== 'string') return value;
   if (key === 'egressElasticIps') return parseElasticIps(value);
+  if (key === 'deferIndexes') return value.split(',').map((name) => name.trim()).filter((name) => name !== '');
   if (BOOLEAN_KEYS.has(key)) {
     if (value === 'true') return true;
     if (value === 'false') return false;

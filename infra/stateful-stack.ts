@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Stack, type StackProps, Token, Validations } from 'aws-cdk-lib';
+import { Annotations, Duration, RemovalPolicy, Stack, type StackProps, Token, Validations } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table, TableEncryption, type ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { DomainName, EndpointType, SecurityPolicy } from 'aws-cdk-lib/aws-apigatewayv2';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
@@ -92,7 +92,7 @@ export class PayrelayStatefulStack extends Stack {
 
     const tables = new Map<string, PayrelayTable>();
     for (const definition of TABLES as readonly TableDefinition[]) {
-      tables.set(definition.id, { table: this.table(definition, name(definition.id), removalPolicy), definition });
+      tables.set(definition.id, { table: this.table(definition, name(definition.id), removalPolicy, config.deferIndexes), definition });
     }
     const tableById = (tableId: string): PayrelayTable => {
       const found = tables.get(tableId);
@@ -216,7 +216,7 @@ export class PayrelayStatefulStack extends Stack {
     return secret;
   }
 
-  private table(definition: TableDefinition, tableName: string, removalPolicy: RemovalPolicy): Table {
+  private table(definition: TableDefinition, tableName: string, removalPolicy: RemovalPolicy, deferIndexes: readonly string[]): Table {
     const table = new Table(this, `${definition.id[0]?.toUpperCase()}${definition.id.slice(1)}Table`, {
       tableName,
       partitionKey: attribute(definition.partitionKey),
@@ -230,6 +230,13 @@ export class PayrelayStatefulStack extends Stack {
       removalPolicy,
     });
     for (const index of definition.indexes) {
+      if (deferIndexes.includes(index.indexName)) {
+        Annotations.of(this).addWarningV2(
+          'payrelay:deferred-index',
+          `index ${index.indexName} of ${tableName} is left out of this deploy (-c deferIndexes): deploy again without it before deploying the app stack (docs/deploy.md)`,
+        );
+        continue;
+      }
       table.addGlobalSecondaryIndex({
         indexName: index.indexName,
         partitionKey: attribute(index.partitionKey),

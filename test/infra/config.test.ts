@@ -164,6 +164,12 @@ describe('stage selection and context overrides', () => {
     expect(parsePayrelayConfig({ ...tooLong, kycCatchUp: { schedule: 'rate(1 day)', lookbackHours: 47 } }, 't').kycCatchUp?.lookbackHours).toBe(47);
   });
 
+  it('takes -c deferIndexes as a comma-separated list of the data stack\'s index names, and refuses any other name', () => {
+    expect(resolveStageConfig(context({})).deferIndexes).toEqual([]);
+    expect(resolveStageConfig(context({ deferIndexes: 'by-reference, not-yet-applied' })).deferIndexes).toEqual(['by-reference', 'not-yet-applied']);
+    expect(configError(() => resolveStageConfig(context({ deferIndexes: 'by-referense' })))).toMatch(/deferIndexes\.0: must name an index of the data stack \(open-by-next-check, .*by-reference/);
+  });
+
   it('reports a bad override by its config key after validation', () => {
     expect(configError(() => resolveStageConfig(context({ natGateways: '9' })))).toMatch(/egress\.natGateways: /);
   });

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { App, Validations } from 'aws-cdk-lib';
-import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +12,8 @@ import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE, OLDEST_UNKNOWN_WINDOW_MINUT
 import { buildApp } from '@infra/build-app';
 import { OUTPUT } from '@infra/outputs';
 import { PAYRELAY_PROJECT_ROOT } from '@infra/payrelay';
-import { VISIBILITY_TIMEOUT_FACTOR } from '@infra/stateful-stack';
+import { PayrelayStatefulStack, VISIBILITY_TIMEOUT_FACTOR } from '@infra/stateful-stack';
+import { parsePayrelayConfig } from '@infra/config';
 import { buildTestApp, cdkJsonContext, synthPayrelay, type SynthesizedPayrelay } from './cdk-app';
 
 type Resources = Record<string, { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string }>;
@@ -149,6 +150,19 @@ describe('stateful stack', () => {
         TimeToLiveSpecification: { AttributeName: ttl.timeToLiveAttribute, Enabled: true },
       });
     }
+  });
+
+  it('leaves the indexes named by -c deferIndexes out of this deploy only, with a warning that says what to do next', () => {
+    const app = new App({ context: cdkJsonContext() });
+    const config = parsePayrelayConfig({ ...base, stage: 'upgrade', removalPolicy: 'destroy', deferIndexes: ['by-reference'] }, 'test');
+    const stack = new PayrelayStatefulStack(app, 'Upgrade', { config });
+    const template = Template.fromStack(stack);
+    const others = EVENTS_TABLE.indexes.filter((index) => index.indexName !== 'by-reference');
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      TableName: resourceName('upgrade', EVENTS_TABLE.id),
+      GlobalSecondaryIndexes: others.map((index) => Match.objectLike({ IndexName: index.indexName })),
+    });
+    Annotations.fromStack(stack).hasWarning('*', Match.stringLikeRegexp('index by-reference of payrelay-upgrade-events is left out of this deploy'));
   });
 
   it('retains data by default and deletes it only when the stage says so', () => {
