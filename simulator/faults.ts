@@ -1,4 +1,4 @@
-import type { Random } from './prng';
+import { mulberry32, streamSeed, type Random } from './prng';
 
 /** Every operation a fault can be attached to: the HTTP endpoints of both services and the outgoing posts. */
 export const FAULT_OPERATIONS = [
@@ -196,7 +196,25 @@ export class FaultBook {
   private readonly calls = new Map<FaultOperation, number>();
   private readonly counts: Partial<Record<FaultOperation, Partial<Record<FaultKind, number>>>> = {};
 
-  constructor(private readonly random: Random) {}
+  private readonly streams = new Map<string, Random>();
+
+  /**
+   * Fault decisions draw from one seeded stream per operation and kind, apart from the services'
+   * own draws: which calls of an operation get a fault then depends only on that operation's calls,
+   * not on how they interleave with other operations' calls or with the identifiers the services
+   * draw. A chaos run therefore injects each kind about as often on every run with the same seed.
+   */
+  constructor(private readonly seed: number) {}
+
+  private stream(operation: FaultOperation, decision: string): Random {
+    const name = `${operation}:${decision}`;
+    let stream = this.streams.get(name);
+    if (!stream) {
+      stream = mulberry32(streamSeed(this.seed, name));
+      this.streams.set(name, stream);
+    }
+    return stream;
+  }
 
   /** Replaces the faults of one operation (an empty object clears them). */
   set(operation: FaultOperation, faults: OperationFaults): void {
@@ -242,12 +260,12 @@ export class FaultBook {
   }
 
   /**
-   * Rolls a rate fault. The PRNG is consumed only for rates strictly between 0 and 1, so turning
-   * an always/never fault on does not shift the random stream of the rest of the run.
+   * Rolls a rate fault. Its stream is drawn only for rates strictly between 0 and 1, so turning an
+   * always/never fault on does not shift the rolls that follow.
    */
   roll(operation: FaultOperation, kind: FaultKind, rate: number | undefined): boolean {
     if (rate === undefined || rate <= 0 || !this.allowed(operation)) return false;
-    const hit = rate >= 1 || this.random() < rate;
+    const hit = rate >= 1 || this.stream(operation, kind)() < rate;
     if (hit) this.count(operation, kind);
     return hit;
   }
@@ -255,7 +273,7 @@ export class FaultBook {
   /** Picks one of the operation's refusal answers (seeded PRNG). */
   refusal(operation: FaultOperation): RawAnswer {
     const list = this.get(operation).refusals ?? REFUSAL_ANSWERS;
-    return list[Math.floor(this.random() * list.length) % list.length] as RawAnswer;
+    return list[Math.floor(this.stream(operation, 'refusal-answer')() * list.length) % list.length] as RawAnswer;
   }
 
   /** The latency to add to this call, counted when non-zero. */

@@ -103,8 +103,9 @@ function nonNegative(value: number | undefined, name: string, fallback: number):
  */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<SimulatorHandle> {
   const log = createLogger(options.log ?? 'silent');
-  const random = mulberry32(nonNegative(options.seed, 'seed', 1));
-  const faults = new FaultBook(random);
+  const seed = nonNegative(options.seed, 'seed', 1);
+  const random = mulberry32(seed);
+  const faults = new FaultBook(seed);
   for (const [operation, settings] of Object.entries(options.faults ?? {})) {
     faults.set(operation as FaultOperation, settings);
   }
