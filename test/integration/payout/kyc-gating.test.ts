@@ -75,6 +75,8 @@ describe('KYC gating through the worker handler (KYC_GATING=on)', () => {
   it('pays an approved user, refuses a rejected or unknown one, and reconciles the paid one to SUCCEEDED', async () => {
     await kycJourney('kyc-user-ok', 'approved');
     await kycJourney('kyc-user-no', 'rejected');
+    // The receiver answers before the callback is applied: the approval is the applier's to record.
+    await stack.applyNow();
     const ok = request('kyc-wd-ok', 'kyc-user-ok');
     const no = request('kyc-wd-no', 'kyc-user-no');
     const stranger = request('kyc-wd-stranger', 'kyc-user-never-seen');
