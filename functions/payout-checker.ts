@@ -1,17 +1,12 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { createPayoutCheckQueue } from '@shared/adapters/payout-check-queue';
-import { payoutProviderFrom } from '@shared/adapters/payout-provider';
-import { createPayoutRepository } from '@shared/adapters/payout-repository';
-import { systemClock } from '@shared/adapters/system-clock';
-import { telemetryFrom } from '@shared/adapters/telemetry';
+import { reconcilerWiringFrom } from '@shared/adapters/reconciler-wiring';
 import { createReconciler } from '@shared/app/reconcile-payouts';
 import { loadConfig } from '@shared/config/env';
-import { describeReconcileSettings, reconcileSettingsFrom, reconcilerEnvSchema } from '@shared/config/reconciler';
+import { reconcilerEnvSchema } from '@shared/config/reconciler';
 import { InvalidPayoutCheckError, parsePayoutCheck } from '@shared/messages/payout-check';
 import { lambdaChain } from '@shared/observability/lambda-chain';
 import { logger } from '@shared/observability/logger';
-import { metrics } from '@shared/observability/metrics';
 
 /*
  * The payout checker: delayed checks from the checks queue, seconds after a payout is due (10 s, 20 s,
@@ -21,18 +16,9 @@ import { metrics } from '@shared/observability/metrics';
  */
 
 const config = loadConfig(reconcilerEnvSchema);
-const payoutService = payoutProviderFrom(config);
-const reconciler = createReconciler({
-  repository: createPayoutRepository(config.PAYOUTS_TABLE_NAME),
-  provider: payoutService.provider,
-  credentials: payoutService.credentials,
-  checks: createPayoutCheckQueue(config.PAYOUT_CHECKS_QUEUE_URL),
-  clock: systemClock,
-  telemetry: telemetryFrom(metrics),
-  log: logger,
-  settings: reconcileSettingsFrom(config),
-});
-logger.info('payout checker settings', { ...payoutService.settings, ...describeReconcileSettings(config) });
+const wiring = reconcilerWiringFrom(config);
+const reconciler = createReconciler(wiring.deps);
+logger.info('payout checker settings', wiring.startupSettings);
 
 async function checkRecord(record: SQSRecord): Promise<void> {
   let message;

@@ -54,6 +54,22 @@ function settingsEnvironment(config: PayrelayConfig): Record<string, string> {
   return Object.fromEntries(pairs.filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]));
 }
 
+/** The settings of the reconciler's use case: the scheduled sweep and the payout checker both run it. */
+const RECONCILE_SETTINGS = [
+    'SIGNING_PROFILE',
+    'BEARER_PREFIX',
+    'PROVIDER_TIMEOUT_MS',
+    'PROVIDER_STATUS_MAP',
+    'RESUBMIT_UNKNOWN_NOT_FOUND',
+    'REVIEW_AFTER_MINUTES',
+    'GATEWAY_ERROR_REVIEW_MINUTES',
+    'NOT_FOUND_GRACE_MINUTES',
+    'REVIEW_WATCH_HOURLY_DAYS',
+    'REVIEW_WATCH_DAILY_DAYS',
+    'REVERSAL_WATCH_DAYS',
+    'RECONCILE_CONCURRENCY',
+] as const;
+
 /** Which settings each function reads (docs/architecture.md), so none gets a variable it ignores. */
 const SETTINGS_BY_FUNCTION: Record<FunctionDefinition['id'], readonly string[]> = {
   'payout-worker': [
@@ -65,35 +81,9 @@ const SETTINGS_BY_FUNCTION: Record<FunctionDefinition['id'], readonly string[]> 
     'PAYOUT_DEFINITE_REFUSALS',
     'WORKER_CONCURRENCY',
   ],
-  reconciler: [
-    'SIGNING_PROFILE',
-    'BEARER_PREFIX',
-    'PROVIDER_TIMEOUT_MS',
-    'PROVIDER_STATUS_MAP',
-    'RESUBMIT_UNKNOWN_NOT_FOUND',
-    'REVIEW_AFTER_MINUTES',
-    'GATEWAY_ERROR_REVIEW_MINUTES',
-    'NOT_FOUND_GRACE_MINUTES',
-    'REVIEW_WATCH_HOURLY_DAYS',
-    'REVIEW_WATCH_DAILY_DAYS',
-    'REVERSAL_WATCH_DAYS',
-    'RECONCILE_CONCURRENCY',
-  ],
+  reconciler: RECONCILE_SETTINGS,
   // The reconciler's use case on delayed checks: the same settings, so both decide alike.
-  'payout-checker': [
-    'SIGNING_PROFILE',
-    'BEARER_PREFIX',
-    'PROVIDER_TIMEOUT_MS',
-    'PROVIDER_STATUS_MAP',
-    'RESUBMIT_UNKNOWN_NOT_FOUND',
-    'REVIEW_AFTER_MINUTES',
-    'GATEWAY_ERROR_REVIEW_MINUTES',
-    'NOT_FOUND_GRACE_MINUTES',
-    'REVIEW_WATCH_HOURLY_DAYS',
-    'REVIEW_WATCH_DAILY_DAYS',
-    'REVERSAL_WATCH_DAYS',
-    'RECONCILE_CONCURRENCY',
-  ],
+  'payout-checker': RECONCILE_SETTINGS,
   'kyc-callback': ['WEBHOOK_MAX_BODY_BYTES', 'WEBHOOK_ALLOWED_IPS', 'EVENT_RETENTION_DAYS'],
   'payout-notification': ['SIGNING_PROFILE', 'WEBHOOK_MAX_BODY_BYTES', 'WEBHOOK_ALLOWED_IPS', 'EVENT_RETENTION_DAYS'],
   'callback-applier': [],

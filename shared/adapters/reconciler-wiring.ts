@@ -1,0 +1,30 @@
+import { describeReconcileSettings, reconcileSettingsFrom, type ReconcilerEnv } from '@shared/config/reconciler';
+import { logger } from '@shared/observability/logger';
+import { metrics } from '@shared/observability/metrics';
+import { createPayoutCheckQueue } from './payout-check-queue';
+import { payoutProviderFrom } from './payout-provider';
+import { createPayoutRepository } from './payout-repository';
+import { systemClock } from './system-clock';
+import { telemetryFrom } from './telemetry';
+
+/**
+ * Everything the reconciler's use case runs on, built from the reconciler settings. The scheduled
+ * sweep and the payout checker both take it, so the two can never decide a payout differently;
+ * `startupSettings` is what each logs once at module load (no secrets).
+ */
+export function reconcilerWiringFrom(config: ReconcilerEnv) {
+  const payoutService = payoutProviderFrom(config);
+  return {
+    deps: {
+      repository: createPayoutRepository(config.PAYOUTS_TABLE_NAME),
+      provider: payoutService.provider,
+      credentials: payoutService.credentials,
+      checks: createPayoutCheckQueue(config.PAYOUT_CHECKS_QUEUE_URL),
+      clock: systemClock,
+      telemetry: telemetryFrom(metrics),
+      log: logger,
+      settings: reconcileSettingsFrom(config),
+    },
+    startupSettings: { ...payoutService.settings, ...describeReconcileSettings(config) },
+  };
+}
