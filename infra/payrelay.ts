@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Annotations, type Environment, Tags } from 'aws-cdk-lib';
+import { Annotations, type Environment, type Stack, Tags } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { type PayrelayConfig, type PayrelayConfigInput, isPlaceholderUrl, parsePayrelayConfig } from './config';
 import { stackNames } from './outputs';
@@ -38,7 +38,11 @@ export type PayrelayProps = PayrelayConfigInput & {
 export class Payrelay extends Construct {
   readonly config: PayrelayConfig;
   readonly stateful: PayrelayStatefulStack;
-  readonly stateless: PayrelayStatelessStack;
+  /**
+   * Undefined when `deferIndexes` names an index: that synth is for deploying the data stack alone, and
+   * functions deployed beside a missing index would fail when they query it.
+   */
+  readonly stateless?: PayrelayStatelessStack;
 
   constructor(scope: Construct, id: string, props: PayrelayProps) {
     super(scope, id);
@@ -52,6 +56,14 @@ export class Payrelay extends Construct {
       env,
       config: this.config,
     });
+    if (this.config.deferIndexes.length > 0) {
+      Annotations.of(this.stateful).addWarningV2(
+        'payrelay:app-stack-left-out',
+        `the app stack ${names.stateless} is left out of this synth (-c deferIndexes): only ${this.stateful.node.path} can be deployed with it (docs/deploy.md)`,
+      );
+      this.tag(this.stateful);
+      return;
+    }
     this.stateless = new PayrelayStatelessStack(this, 'Stateless', {
       stackName: names.stateless,
       description: `payrelay ${this.config.stage}: functions, callback API, schedule, alarms and dashboard`,
@@ -62,10 +74,8 @@ export class Payrelay extends Construct {
     });
     this.stateless.addStackDependency(this.stateful, 'functions reference the tables, queues and secrets');
 
-    for (const stack of [this.stateful, this.stateless]) {
-      Tags.of(stack).add('app', 'payrelay');
-      Tags.of(stack).add('stage', this.config.stage);
-    }
+    this.tag(this.stateful);
+    this.tag(this.stateless);
     for (const key of ['payoutApiBaseUrl', 'kycApiBaseUrl'] as const) {
       if (isPlaceholderUrl(this.config[key])) {
         Annotations.of(this.stateless).addWarningV2(
@@ -74,5 +84,10 @@ export class Payrelay extends Construct {
         );
       }
     }
+  }
+
+  private tag(stack: Stack): void {
+    Tags.of(stack).add('app', 'payrelay');
+    Tags.of(stack).add('stage', this.config.stage);
   }
 }

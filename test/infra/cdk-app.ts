@@ -5,6 +5,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { FUNCTIONS } from '@shared/config/functions';
+import { stackNames } from '@infra/outputs';
 import { Payrelay, PAYRELAY_PROJECT_ROOT, type PayrelayProps } from '@infra/payrelay';
 
 /** The feature flags of cdk.json, so tests synthesize exactly what `cdk synth` does. */
@@ -55,6 +56,6 @@ export function synthPayrelay(props: PayrelayProps): SynthesizedPayrelay {
     payrelay,
     assembly,
     stateful: template(payrelay.stateful.stackName),
-    stateless: template(payrelay.stateless.stackName),
+    stateless: template(stackNames(payrelay.config.stage).stateless),
   };
 }

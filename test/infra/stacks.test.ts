@@ -10,7 +10,7 @@ import { CALLBACK_APPLY_FAILURES_QUEUE, EVENTS_TABLE, QUARANTINE_TABLE, TABLES, 
 import { CHECK_BACKOFF_MINUTES } from '@shared/domain/payout';
 import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE, OLDEST_UNKNOWN_WINDOW_MINUTES } from '@shared/observability/metric-names';
 import { buildApp } from '@infra/build-app';
-import { OUTPUT } from '@infra/outputs';
+import { OUTPUT, stackNames } from '@infra/outputs';
 import { PAYRELAY_PROJECT_ROOT } from '@infra/payrelay';
 import { PayrelayStatefulStack, VISIBILITY_TIMEOUT_FACTOR } from '@infra/stateful-stack';
 import { parsePayrelayConfig } from '@infra/config';
@@ -163,6 +163,16 @@ describe('stateful stack', () => {
       GlobalSecondaryIndexes: others.map((index) => Match.objectLike({ IndexName: index.indexName })),
     });
     Annotations.fromStack(stack).hasWarning('*', Match.stringLikeRegexp('index by-reference of payrelay-upgrade-events is left out of this deploy'));
+  });
+
+  it('with -c deferIndexes synthesizes the data stack alone, so the functions can never be deployed beside a missing index', () => {
+    const app = new App({ context: { ...cdkJsonContext(), stage: 'dev', deferIndexes: 'by-reference', 'aws:cdk:bundling-stacks': [] } });
+    const { payrelay } = buildApp(app);
+    const assembly = app.synth();
+    expect(payrelay.stateless).toBeUndefined();
+    expect(assembly.stacks.map((stack) => stack.stackName)).toEqual([stackNames('dev').stateful]);
+    const warnings = assembly.getStackByName(stackNames('dev').stateful).messages.map((m) => String(m.entry.data));
+    expect(warnings).toContainEqual(expect.stringMatching(/the app stack payrelay-dev is left out of this synth \(-c deferIndexes\)/));
   });
 
   it('retains data by default and deletes it only when the stage says so', () => {
@@ -504,9 +514,9 @@ describe('callback API', () => {
   });
 
   it('warns a retained stage that has no custom domain', () => {
-    const warnings = adopted.assembly.getStackByName(adopted.payrelay.stateless.stackName).messages.filter((m) => m.level === 'warning');
+    const warnings = adopted.assembly.getStackByName(stackNames(adopted.payrelay.config.stage).stateless).messages.filter((m) => m.level === 'warning');
     expect(warnings.map((w) => String(w.entry.data))).toEqual(expect.arrayContaining([expect.stringMatching(/api\.domain is not set/)]));
-    const devWarnings = dev.assembly.getStackByName(dev.payrelay.stateless.stackName).messages.map((m) => String(m.entry.data));
+    const devWarnings = dev.assembly.getStackByName(stackNames(dev.payrelay.config.stage).stateless).messages.map((m) => String(m.entry.data));
     expect(devWarnings.join()).not.toMatch(/api\.domain is not set/);
   });
 
@@ -754,7 +764,7 @@ describe('outputs', () => {
   });
 
   it('names the stacks payrelay-<stage> and payrelay-<stage>-data', () => {
-    expect(prod.payrelay.stateless.stackName).toBe('payrelay-prod');
+    expect(prod.payrelay.stateless?.stackName).toBe('payrelay-prod');
     expect(prod.payrelay.stateful.stackName).toBe('payrelay-prod-data');
   });
 });
