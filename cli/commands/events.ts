@@ -8,20 +8,11 @@ import { cliLog, noTelemetry } from './kyc';
 /** `payrelay events list|replay` and the quarantine's commands. */
 export function registerEventsCommands(program: Command): void {
   const events = withExample(program.command('events').description('stored callbacks'), 'payrelay events list --reference WD-2024-0001', 'payrelay events replay --since 6h');
-  withExample(
-    events
-      .command('replay')
-      .requiredOption('--since <time>', 'start: ISO 8601 time or a duration back from now (30m, 6h, 2d)')
-      .option('--until <time>', 'end, exclusive (default: now)'),
-    'payrelay events replay --since 6h',
-    'payrelay events replay --since 2026-11-20T00:00:00Z --until 2026-11-21T00:00:00Z',
-  )
+  timeRangeCommand(events, 'replay', '30m, 6h, 2d', 'payrelay events replay --since 6h', 'payrelay events replay --since 2026-11-20T00:00:00Z --until 2026-11-21T00:00:00Z')
     .description('re-apply the stored callbacks of a time range: KYC callbacks to the KYC subjects, order notifications to the collections they name (idempotent; notifications about payouts are left to the reconciler)')
-    .action(async (opts: { since: string; until?: string }, cmd: Command) => {
+    .action(async (opts: TimeRangeOptions, cmd: Command) => {
       const ctx = contextOf(cmd);
-      const now = new Date();
-      const since = parseSince(opts.since, now);
-      const until = opts.until ? parseSince(opts.until, now) : undefined;
+      const range = rangeOf(opts);
       const target = await ctx.target();
       const { replayEvents } = await import('@shared/app/replay-events');
       const { createEventStore } = await import('@shared/adapters/event-store');
@@ -32,22 +23,78 @@ export function registerEventsCommands(program: Command): void {
           events: createEventStore({ tableName: requireEnv(target, 'EVENTS_TABLE_NAME') }),
           subjects: createKycRepository({ tableName: requireEnv(target, 'KYC_TABLE_NAME') }),
           collections: createCollectionRepository({ tableName: requireEnv(target, 'COLLECTIONS_TABLE_NAME') }),
-          clock: { now: () => now },
+          clock: { now: () => range.until },
           log: cliLog,
           telemetry: noTelemetry,
         },
-        { since, ...(until ? { until } : {}) },
+        range,
       );
-      ctx.out.result({ since: since.toISOString(), until: (until ?? now).toISOString(), ...result }, () =>
-        printTable(
-          ['since', 'until', 'scanned', 'applied', 'unchanged', 'unrecognized', 'skipped'],
-          [[since.toISOString(), (until ?? now).toISOString(), result.scanned, result.applied, result.unchanged, result.unrecognized, result.skipped]],
-        ),
-      );
+      printRangeResult(ctx, range, result, ['scanned', 'applied', 'unchanged', 'unrecognized', 'skipped']);
     });
 
+  registerBackfillCommand(events);
   registerListCommand(events);
   registerQuarantineCommands(events);
+}
+
+/** `payrelay events backfill-references`: an upgrade's one-off step (docs/deploy.md). */
+function registerBackfillCommand(events: Command): void {
+  timeRangeCommand(events, 'backfill-references', '90d: every callback kept by default', 'payrelay events backfill-references --since 90d')
+    .description(
+      'add the callbacks stored before the by-reference listing existed to it, so the payout page and `events list --reference` show them (walks the time listing, one conditional write per callback; a rerun adds nothing)',
+    )
+    .action(async (opts: TimeRangeOptions, cmd: Command) => {
+      const ctx = contextOf(cmd);
+      const range = rangeOf(opts);
+      const target = await ctx.target();
+      const { backfillReferenceIndex } = await import('@shared/app/backfill-reference-index');
+      const { ReplayRangeError } = await import('@shared/app/replay-events');
+      const { createEventStore } = await import('@shared/adapters/event-store');
+      let result;
+      try {
+        result = await backfillReferenceIndex(
+          { events: createEventStore({ tableName: requireEnv(target, 'EVENTS_TABLE_NAME') }), clock: { now: () => range.until }, log: cliLog },
+          range,
+        );
+      } catch (error) {
+        if (error instanceof ReplayRangeError) throw new CliError(`--since/--until: ${error.message}`, EXIT.invalidInput);
+        throw error;
+      }
+      printRangeResult(ctx, range, result, ['scanned', 'added', 'unchanged', 'noReference']);
+    });
+}
+
+interface TimeRangeOptions {
+  since: string;
+  until?: string;
+}
+
+/** A subcommand over the callbacks received in a time range: `--since` (required) and `--until`. */
+function timeRangeCommand(parent: Command, name: string, sinceExamples: string, ...examples: string[]): Command {
+  return withExample(
+    parent
+      .command(name)
+      .requiredOption('--since <time>', `start: ISO 8601 time or a duration back from now (${sinceExamples})`)
+      .option('--until <time>', 'end, exclusive (default: now)'),
+    ...examples,
+  );
+}
+
+/** The range a timeRangeCommand was given; `until` defaults to now. */
+function rangeOf(opts: TimeRangeOptions): { since: Date; until: Date } {
+  const now = new Date();
+  return { since: parseSince(opts.since, now), until: opts.until ? parseSince(opts.until, now) : now };
+}
+
+/** One row: the range, then the counts (JSON: the same keys). */
+function printRangeResult<T extends { [K in keyof T]: number }>(ctx: ReturnType<typeof contextOf>, range: { since: Date; until: Date }, result: T, counts: Array<keyof T & string>): void {
+  const bounds = { since: range.since.toISOString(), until: range.until.toISOString() };
+  ctx.out.result({ ...bounds, ...result }, () =>
+    printTable(
+      ['since', 'until', ...counts.map((count) => count.replace(/[A-Z]/g, (letter) => ` ${letter.toLowerCase()}`))],
+      [[bounds.since, bounds.until, ...counts.map((count) => result[count])]],
+    ),
+  );
 }
 
 /** `payrelay events list`: stored callbacks newest first, a page at a time (the console's Callbacks page reads the same). */

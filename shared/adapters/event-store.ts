@@ -2,8 +2,17 @@ import { ConditionalCheckFailedException, type AttributeValue } from '@aws-sdk/c
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { EVENTS_TABLE, SHARDS, shardOf } from '@shared/config/resources';
-import { CALLBACK_SOURCES, receivedDayOf, type CallbackSource } from '@shared/domain/callbacks';
-import type { CallbackListing, CallbackListQuery, EventApplyLog, EventLookup, EventStore, ReceivedEvent, StoredEvent } from '@shared/ports/callbacks';
+import { CALLBACK_SOURCES, receivedDayOf, referenceNamedBy, type CallbackSource } from '@shared/domain/callbacks';
+import type {
+  CallbackListing,
+  CallbackListQuery,
+  EventApplyLog,
+  EventLookup,
+  EventStore,
+  ReceivedEvent,
+  ReferenceIndexBackfill,
+  StoredEvent,
+} from '@shared/ports/callbacks';
 import { documentClient } from './dynamodb-client';
 import { decodeCursor, encodeCursor } from './list-cursor';
 import { mergedQuery, type IndexPartition, type PartitionResume } from './merged-query';
@@ -28,7 +37,7 @@ export function eventFromStreamImage(image: Record<string, unknown>): StoredEven
 }
 
 /** The event store plus the operator's look-up of one event and listings (CLI and console), and the apply state (the callback applier). */
-export interface OperatorEventStore extends EventStore, EventLookup, CallbackListing, EventApplyLog {}
+export interface OperatorEventStore extends EventStore, EventLookup, CallbackListing, EventApplyLog, ReferenceIndexBackfill {}
 
 /** `applyShard` of a recognized event waiting to be applied: `APPLY#<n>`, spread like `receivedShard`. */
 export function applyShardOf(eventId: string): string {
@@ -61,13 +70,10 @@ export function referenceKeyOf(source: CallbackSource, reference: string): strin
   return `${source}#${reference}`;
 }
 
-/** The reference a stored callback names: an order notification's withdrawal reference, a KYC callback's user reference. */
-const namedReference = (event: StoredEvent): string | undefined => (event.source === 'kyc' ? event.userReference : event.withdrawalReference);
-
 /** The item stored for an event: its fields under the table key, with its index partitions. */
 export function toEventItem(event: StoredEvent): EventItem {
   const { eventId, ...rest } = event;
-  const reference = namedReference(event);
+  const reference = referenceNamedBy(event);
   return {
     pk: eventId,
     ...rest,
@@ -210,6 +216,26 @@ export function createEventStore(options: { tableName: string; client?: DynamoDB
         for (let item = await merge.next(); item !== undefined; item = await merge.next()) {
           if (String(item.receivedAt) < range.to) yield toReceived(item);
         }
+      }
+    },
+
+    async addToReferenceIndex(event) {
+      const reference = referenceNamedBy(event);
+      if (reference === undefined) return 'unchanged';
+      try {
+        await client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: { pk: event.eventId },
+            UpdateExpression: 'SET referenceKey = :key',
+            ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(referenceKey)',
+            ExpressionAttributeValues: { ':key': referenceKeyOf(event.source, reference) },
+          }),
+        );
+        return 'added';
+      } catch (error) {
+        if (error instanceof ConditionalCheckFailedException) return 'unchanged';
+        throw error;
       }
     },
 

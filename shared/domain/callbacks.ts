@@ -212,6 +212,14 @@ export function secretsEqual(presented: string, expected: string): boolean {
   return timingSafeEqual(a, b);
 }
 
+/**
+ * The reference a stored callback names, the key of "the callbacks that named it": an order
+ * notification's withdrawal reference, a KYC callback's user reference; undefined when it names none.
+ */
+export function referenceNamedBy(event: { source: CallbackSource; userReference?: string; withdrawalReference?: string }): string | undefined {
+  return event.source === 'kyc' ? event.userReference : event.withdrawalReference;
+}
+
 /** `YYYY-MM-DD` (UTC) of a time: the day part of the events table's time-index partitions. */
 export function receivedDayOf(time: Date): string {
   return time.toISOString().slice(0, 10);

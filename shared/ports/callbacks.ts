@@ -47,6 +47,14 @@ export interface EventStore {
   receivedBetween(since: Date, until: Date): AsyncIterable<ReceivedEvent>;
 }
 
+/**
+ * Adds a stored callback to the by-reference listing: for callbacks stored before that listing existed
+ * (an upgrade's one-off backfill). 'unchanged' when it was already there or has expired meanwhile.
+ */
+export interface ReferenceIndexBackfill {
+  addToReferenceIndex(event: ReceivedEvent): Promise<'added' | 'unchanged'>;
+}
+
 /** What a callback listing is narrowed by, and which page of it. */
 interface CallbackPageQuery {
   /** Only callbacks from this source. */
