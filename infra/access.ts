@@ -101,8 +101,12 @@ export const FUNCTION_ACCESS: Record<FunctionDefinition['id'], readonly Resource
   'payout-worker': [
     // get (GetItem), createAccepted and save (conditional PutItem).
     table(PAYOUTS_TABLE, 'PAYOUTS_TABLE_NAME', ['GetItem', 'PutItem']),
-    // KYC gating only: reads the subject and records its confirming pull (conditional PutItem).
+    // KYC gating only: reads the subject and records its confirming pull (conditional PutItem); a
+    // subject's stored callbacks not yet applied are applied before a refusal (saveSubject, PutItem).
     table(KYC_TABLE, 'KYC_TABLE_NAME', ['GetItem', 'PutItem'], { when: kycGatingOn }),
+    // ... those callbacks: listed by user reference (Query on by-reference), each read (GetItem) and,
+    // once applied, recorded (markApplied, conditional UpdateItem). Never the not-yet-applied index.
+    table(EVENTS_TABLE, 'EVENTS_TABLE_NAME', ['GetItem', 'UpdateItem'], { indexes: { 'by-reference': ['Query'] }, when: kycGatingOn }),
     secret(PROVIDER_SECRET, 'PROVIDER_SECRET_ID'),
     secret(KYC_SECRET, 'KYC_SECRET_ID', { when: kycGatingOn }),
     // Poison and given-up messages go to the DLQ with their reason.

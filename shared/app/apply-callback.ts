@@ -3,8 +3,8 @@ import { applyKycEvent, needsConfirmation } from '@shared/domain/kyc-subject';
 import { ConcurrentModificationError } from '@shared/domain/errors';
 import { METRIC } from '@shared/observability/metric-names';
 import type { Clock, Log, Telemetry } from '@shared/ports/runtime';
-import type { EventApplyLog, PayoutNudge, StoredEvent } from '@shared/ports/callbacks';
-import type { KycSubjectStore } from '@shared/ports/kyc';
+import type { CallbackListing, EventApplyLog, PayoutNudge, StoredEvent } from '@shared/ports/callbacks';
+import type { KycSubjectRef, KycSubjectStore } from '@shared/ports/kyc';
 import { applyToCollection, type CollectionProjectionDeps } from './collections';
 
 /*
@@ -97,8 +97,12 @@ export function recognizeStored(stored: StoredEvent): StoredRecognition {
   return recognition.recognized ? { kind: 'kyc', appId: stored.appId, event: recognition.event } : { kind: 'unrecognized' };
 }
 
-export interface ApplyCallbackDeps extends KycProjectionDeps {
+/** What applying a stored KYC callback and recording it needs (the applier, and the worker's KYC gate). */
+export interface ApplyKycCallbackDeps extends KycProjectionDeps {
   events: EventApplyLog;
+}
+
+export interface ApplyCallbackDeps extends ApplyKycCallbackDeps {
   /** The payouts an order notification names are made due for reconciliation now. */
   payouts: PayoutNudge;
   /** The collection an order notification may name (by partner_order_id). */
@@ -111,10 +115,12 @@ export interface ApplyCallbackDeps extends KycProjectionDeps {
  */
 export type ApplyOutcome = 'applied' | 'unchanged' | 'already-applied' | 'not-applied';
 
+/** A stored event the current code recognizes and can apply. */
+type Applicable = Exclude<StoredRecognition, { kind: 'unrecognized' } | { kind: 'no-app' }>;
+
 /** Applies the event to its projections; what it did. */
-async function applyRecognized(deps: ApplyCallbackDeps, stored: StoredEvent, recognition: StoredRecognition): Promise<ProjectionOutcome> {
+async function applyRecognized(deps: ApplyCallbackDeps, stored: StoredEvent, recognition: Applicable): Promise<ProjectionOutcome> {
   if (recognition.kind === 'kyc') return applyKycCallback(deps, recognition.appId, recognition.event, stored.eventId);
-  if (recognition.kind !== 'payout-notification') return 'unchanged';
   const { event } = recognition;
   const collection = await applyToCollection(deps, event, stored.eventId);
   // Due since it arrived: GetPayout decides what happened, the notification is only a hint.
@@ -138,6 +144,78 @@ async function applyRecognized(deps: ApplyCallbackDeps, stored: StoredEvent, rec
  * @throws whatever a projection write throws (the event stays unrecorded and is retried)
  */
 export async function applyStoredCallback(deps: ApplyCallbackDeps, stored: StoredEvent): Promise<ApplyOutcome> {
+  return applyAndRecord(deps, stored, (recognition) => applyRecognized(deps, stored, recognition));
+}
+
+/**
+ * applyStoredCallback for a KYC callback, with only what a KYC callback needs: the worker's KYC gate
+ * applies a subject's stored callbacks through it before it would refuse a payout. Any other event
+ * is left to the applier ('not-applied').
+ */
+export async function applyStoredKycCallback(deps: ApplyKycCallbackDeps, stored: StoredEvent): Promise<ApplyOutcome> {
+  if (stored.source !== 'kyc') return 'not-applied';
+  // A stored KYC callback is recognized as `kyc` or not at all, so the fallback is never reached.
+  return applyAndRecord(deps, stored, (recognition) =>
+    recognition.kind === 'kyc' ? applyKycCallback(deps, recognition.appId, recognition.event, stored.eventId) : Promise.resolve('unchanged'),
+  );
+}
+
+/** What applying a subject's waiting callbacks needs: their listing by reference besides the apply state. */
+export interface ApplyWaitingKycDeps extends ApplyKycCallbackDeps {
+  events: EventApplyLog & CallbackListing;
+}
+
+/** Callbacks of one subject read per Query page, newest first. */
+const SUBJECT_CALLBACKS_PAGE = 25;
+/**
+ * At most this many of a subject's newest callbacks are looked at. A KYC journey sends a handful; one
+ * just stored and not yet applied is among the newest, older ones the applier has long applied.
+ */
+export const SUBJECT_CALLBACKS_READ = 50;
+
+/**
+ * Applies now the KYC callbacks stored for one subject and not applied yet (store-and-ack: the
+ * applier runs after the 200, normally within a second, longer when it fails), oldest first, through
+ * the applier's own use case; returns how many it applied. The worker's KYC gate calls it before it
+ * would refuse a payout, so a refusal never rests on an approval we hold but have not applied.
+ * One Query on the `by-reference` index per page (at most SUBJECT_CALLBACKS_READ callbacks), then
+ * one GetItem per listed callback of the subject's app: the index holds no apply state.
+ * @throws whatever a read or a projection write throws (nothing is refused on a failed look)
+ */
+export async function applyWaitingKycCallbacks(deps: ApplyWaitingKycDeps, ref: KycSubjectRef): Promise<number> {
+  const waiting: StoredEvent[] = [];
+  let read = 0;
+  let cursor: string | undefined;
+  do {
+    const page = await deps.events.listCallbacks({ reference: ref.userReference, source: 'kyc', limit: SUBJECT_CALLBACKS_PAGE, cursor });
+    for (const listed of page.events) {
+      if (!listed.recognized || listed.appId !== ref.appId) continue;
+      const stored = await deps.events.get(listed.eventId);
+      if (stored !== undefined && stored.appliedAt === undefined) waiting.push(stored);
+    }
+    read += page.events.length;
+    cursor = page.cursor;
+  } while (cursor !== undefined && read < SUBJECT_CALLBACKS_READ);
+  let applied = 0;
+  for (const stored of waiting.reverse()) {
+    if ((await applyStoredKycCallback(deps, stored)) !== 'not-applied') applied += 1;
+  }
+  if (waiting.length > 0) {
+    deps.log.info('KYC callbacks stored but not yet applied were applied before the KYC gate decided', {
+      userReference: ref.userReference,
+      waiting: waiting.length,
+      applied,
+    });
+  }
+  return applied;
+}
+
+/** The apply-and-record steps both entry points share: `project` applies the recognized event to its projections. */
+async function applyAndRecord(
+  deps: ApplyKycCallbackDeps,
+  stored: StoredEvent,
+  project: (recognition: Applicable) => Promise<ProjectionOutcome>,
+): Promise<ApplyOutcome> {
   if (stored.appliedAt !== undefined) return 'already-applied';
   if (!stored.recognized) return 'not-applied';
   const logKeys = { eventId: stored.eventId, source: stored.source, userReference: stored.userReference, withdrawalReference: stored.withdrawalReference };
@@ -146,7 +224,7 @@ export async function applyStoredCallback(deps: ApplyCallbackDeps, stored: Store
     deps.log.error('stored callback was recognized when received but cannot be applied now; left unapplied', { ...logKeys, problem: recognition.kind });
     return 'not-applied';
   }
-  const outcome = await applyRecognized(deps, stored, recognition);
+  const outcome = await project(recognition);
   const now = deps.clock.now();
   if (await deps.events.markApplied(stored.eventId, now)) {
     deps.telemetry.count(METRIC.callbackApplied);

@@ -8,13 +8,15 @@ import { PAYOUTS_QUEUE } from './resources';
 /** Where the worker's KYC gate reads from; present only when KYC_GATING is on. */
 export interface KycGatingEnv {
   readonly tableName: string;
+  /** The stored callbacks: a subject's callbacks not yet applied are applied before a refusal. */
+  readonly eventsTableName: string;
   readonly secretId: string;
   readonly apiBaseUrl: string;
 }
 
 /**
  * The payout worker's settings (docs/architecture.md, "Environment variables"). KYC_GATING=on
- * needs the three KYC variables; a missing one fails at module load naming it.
+ * needs the KYC variables and EVENTS_TABLE_NAME; a missing one fails at module load naming it.
  */
 export const workerEnvSchema = z.pipe(
   z
@@ -44,6 +46,7 @@ export const workerEnvSchema = z.pipe(
         }),
       ),
       KYC_TABLE_NAME: z.optional(z.string()),
+      EVENTS_TABLE_NAME: z.optional(z.string()),
       KYC_SECRET_ID: z.optional(z.string()),
       KYC_API_BASE_URL: z.optional(z.string()),
       /** The payouts queue's maxReceiveCount: on the last receive a failing record goes to the DLQ with its reason. */
@@ -54,15 +57,20 @@ export const workerEnvSchema = z.pipe(
     .check(
       z.superRefine((env, ctx) => {
         if (!env.KYC_GATING) return;
-        for (const name of ['KYC_TABLE_NAME', 'KYC_SECRET_ID', 'KYC_API_BASE_URL'] as const) {
+        for (const name of ['KYC_TABLE_NAME', 'EVENTS_TABLE_NAME', 'KYC_SECRET_ID', 'KYC_API_BASE_URL'] as const) {
           if (!env[name]) ctx.addIssue({ code: 'custom', path: [name], message: 'is required when KYC_GATING=on' });
         }
       }),
     ),
-  z.transform(({ KYC_GATING, KYC_TABLE_NAME, KYC_SECRET_ID, KYC_API_BASE_URL, ...rest }) => ({
+  z.transform(({ KYC_GATING, KYC_TABLE_NAME, EVENTS_TABLE_NAME, KYC_SECRET_ID, KYC_API_BASE_URL, ...rest }) => ({
     ...rest,
     KYC_GATING: KYC_GATING
-      ? ({ tableName: KYC_TABLE_NAME ?? '', secretId: KYC_SECRET_ID ?? '', apiBaseUrl: KYC_API_BASE_URL ?? '' } satisfies KycGatingEnv)
+      ? ({
+          tableName: KYC_TABLE_NAME ?? '',
+          eventsTableName: EVENTS_TABLE_NAME ?? '',
+          secretId: KYC_SECRET_ID ?? '',
+          apiBaseUrl: KYC_API_BASE_URL ?? '',
+        } satisfies KycGatingEnv)
       : undefined,
   })),
 );

@@ -254,6 +254,9 @@ describe('functions', () => {
       OwnLogGroup: LOGS,
       PayoutsTable: dynamo('GetItem', 'PutItem'),
       KycTable: dynamo('GetItem', 'PutItem'),
+      // Before a refusal, the gate applies the user's stored callbacks not yet applied: listed by reference, read, recorded.
+      EventsTable: dynamo('GetItem', 'UpdateItem'),
+      'EventsTable/index/by-reference': dynamo('Query'),
       ProviderSecret: SECRET_READ,
       KycSecret: SECRET_READ,
       PayoutsDlq: ['sqs:SendMessage'],
@@ -320,7 +323,7 @@ describe('functions', () => {
     });
   });
 
-  it('give the worker the KYC table and secret only when KYC gating is on', () => {
+  it('give the worker the KYC table, the events table and the KYC secret only when KYC gating is on', () => {
     expect(grantsOf(dev.stateless, 'payout-worker')).toEqual({
       '*': XRAY,
       OwnLogGroup: LOGS,
@@ -332,6 +335,7 @@ describe('functions', () => {
     });
     const env = (functionProps(dev.stateless, 'payout-worker').Environment as { Variables: Record<string, unknown> }).Variables;
     expect(Object.keys(env)).not.toEqual(expect.arrayContaining(['KYC_TABLE_NAME']));
+    expect(env.EVENTS_TABLE_NAME).toBeUndefined();
     expect(env.KYC_SECRET_ID).toBeUndefined();
     expect(env.KYC_API_BASE_URL).toBeUndefined();
   });
@@ -372,7 +376,7 @@ describe('functions', () => {
   it('get the env var of each resource they were granted, and only their own settings', () => {
     const env = (id: string) => (functionProps(prod.stateless, id).Environment as { Variables: Record<string, unknown> }).Variables;
     expect(Object.keys(env('payout-worker'))).toEqual(
-      expect.arrayContaining(['PAYOUTS_TABLE_NAME', 'KYC_TABLE_NAME', 'PROVIDER_SECRET_ID', 'KYC_SECRET_ID', 'PAYOUTS_DLQ_URL', 'PAYOUTS_QUEUE_URL', 'PAYOUT_API_BASE_URL', 'KYC_API_BASE_URL']),
+      expect.arrayContaining(['PAYOUTS_TABLE_NAME', 'KYC_TABLE_NAME', 'EVENTS_TABLE_NAME', 'PROVIDER_SECRET_ID', 'KYC_SECRET_ID', 'PAYOUTS_DLQ_URL', 'PAYOUTS_QUEUE_URL', 'PAYOUT_API_BASE_URL', 'KYC_API_BASE_URL']),
     );
     expect(env('payout-worker').KYC_GATING).toBe('on');
     expect(env('payout-worker').PAYOUTS_MAX_RECEIVE_COUNT).toBe('7');

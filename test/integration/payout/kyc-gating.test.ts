@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKycRepository } from '@shared/adapters/kyc-repository';
+import { createKycRepository, type KycRepository } from '@shared/adapters/kyc-repository';
 import { createKycOrder } from '@shared/app/create-kyc-order';
 import type { PayoutRequestInput } from '@shared/messages/payout-request';
 import { payoutRequestEvent } from '@test/factories/sqs-events';
@@ -12,19 +12,25 @@ import { silentLog } from '@test/factories/ports';
 
 /*
  * KYC gating through the real worker module, wired to the receiver's KYC approval reader: a KYC
- * journey played by the simulator posts callbacks through the local gateway into the KYC projection;
- * the worker pays only a confirmed approval. Then the provider's order notification makes the payout
- * due, and the reconciler finishes it: the whole flow, one execution.
+ * journey played by the simulator posts callbacks through the local gateway, where they are stored
+ * and answered; the worker pays only a confirmed approval. Then the provider's order notification
+ * makes the payout due, and the reconciler finishes it: the whole flow, one execution.
+ *
+ * The callback applier is stopped for the whole file: a callback is applied only when a test says
+ * so (applyNow) or when the worker's gate applies it, so every payout here meets the race of
+ * store-and-ack (callbacks stored, answered 200, not yet applied to the subject) on purpose.
  */
 
 let stack: ReceiverStack;
 let worker: WorkerHandler;
 let reconciler: ReconcilerHandler;
 let payouts: PayoutRepository;
+let subjects: KycRepository;
 
 beforeAll(async () => {
   // Payouts settle only when the test says so, so the notification's effect is visible.
   stack = await startReceiverStack({ stage: 'kycgate', simulator: { progression: { settleAfterMs: 3_600_000 } } });
+  await stack.applier.stop();
   Object.assign(process.env, {
     KYC_GATING: 'on',
     PAYOUT_API_BASE_URL: stack.sim.payoutBaseUrl,
@@ -34,6 +40,7 @@ beforeAll(async () => {
   worker = ((await import('@functions/payout-worker')) as { handler: WorkerHandler }).handler;
   reconciler = ((await import('@functions/reconciler')) as { handler: ReconcilerHandler }).handler;
   payouts = createPayoutRepository(stack.local.names.payoutsTable, stack.doc);
+  subjects = createKycRepository({ tableName: stack.local.names.kycTable, client: stack.doc });
 });
 afterAll(async () => {
   await stack?.stop();
@@ -70,13 +77,20 @@ function request(reference: string, userReference: string): PayoutRequestInput {
 
 const stateOf = async (r: PayoutRequestInput) => (await payouts.get(r))?.state;
 const ledgerOf = (reference: string) => stack.sim.admin.ledger().find((e) => e.withdrawal_reference === reference);
+const subjectOf = (userReference: string) => subjects.getSubject({ appId: stack.appId, userReference });
+/** The stored KYC callbacks of one user, and whether each was applied. */
+const callbacksOf = async (userReference: string) =>
+  (await stack.scan(stack.local.names.eventsTable)).filter((e) => e.source === 'kyc' && e.userReference === userReference).map((e) => ({ applied: e.appliedAt !== undefined }));
 
 describe('KYC gating through the worker handler (KYC_GATING=on)', () => {
-  it('pays an approved user, refuses a rejected or unknown one, and reconciles the paid one to SUCCEEDED', async () => {
+  it('pays an approved user whose approval is stored but not yet applied, refuses a rejected or unknown one, and reconciles the paid one to SUCCEEDED', async () => {
     await kycJourney('kyc-user-ok', 'approved');
     await kycJourney('kyc-user-no', 'rejected');
-    // The receiver answers before the callback is applied: the approval is the applier's to record.
-    await stack.applyNow();
+    // Stored and answered, not applied: the subjects do not exist yet (the applier is stopped).
+    for (const user of ['kyc-user-ok', 'kyc-user-no']) {
+      expect(await callbacksOf(user)).toEqual(Array.from({ length: 5 }, () => ({ applied: false })));
+      expect(await subjectOf(user)).toBeUndefined();
+    }
     const ok = request('kyc-wd-ok', 'kyc-user-ok');
     const no = request('kyc-wd-no', 'kyc-user-no');
     const stranger = request('kyc-wd-stranger', 'kyc-user-never-seen');
@@ -90,18 +104,53 @@ describe('KYC gating through the worker handler (KYC_GATING=on)', () => {
       expect(p?.record.reason).toBe('KYC not approved for this user_reference');
       expect(ledgerOf(r.withdrawal_reference)).toBeUndefined();
     }
+    // The gate applied each user's stored callbacks (and recorded them) before deciding.
+    expect(await subjectOf('kyc-user-ok')).toMatchObject({ decision: 'approved', confirmedAt: expect.any(String) });
+    expect(await subjectOf('kyc-user-no')).toMatchObject({ decision: 'rejected' });
+    for (const user of ['kyc-user-ok', 'kyc-user-no']) expect((await callbacksOf(user)).every((c) => c.applied)).toBe(true);
 
     // The simulator settles at once and posts a signed order notification through the gateway; the
     // receiver makes the payout due, and the next reconciler run finishes it.
     const submitted = await payouts.get(ok);
     expect(Date.parse(submitted?.record.nextCheckAt ?? '')).toBeGreaterThan(Date.now());
     await stack.sim.admin.settlePayout(ok, 'succeeded');
+    // The notification is stored on its way in; applying it (the stopped applier's job) makes the payout due.
     await expect
-      .poll(async () => Date.parse((await payouts.get(ok))?.record.nextCheckAt ?? '') <= Date.now(), { timeout: 5000, interval: 50 })
+      .poll(
+        async () => {
+          await stack.applyNow();
+          return Date.parse((await payouts.get(ok))?.record.nextCheckAt ?? '') <= Date.now();
+        },
+        { timeout: 5000, interval: 50 },
+      )
       .toBe(true);
     const summary = await reconciler(scheduledEvent(), reconcilerContext());
     expect(summary.transitions.SUCCEEDED).toBe(1);
     expect(await stateOf(ok)).toBe('SUCCEEDED');
     expect(ledgerOf(ok.withdrawal_reference)).toMatchObject({ executions: 1, attempts: 1 });
+  });
+
+  it('retries, never refuses, a payout whose stored approval cannot be confirmed yet, and pays it once it can', async () => {
+    await kycJourney('kyc-user-later', 'approved');
+    expect(await subjectOf('kyc-user-later')).toBeUndefined();
+    const later = request('kyc-wd-later', 'kyc-user-later');
+    const event = payoutRequestEvent([later]);
+    stack.sim.admin.setFaults('kycVerificationStatus', { errorRate: 1 });
+    try {
+      const first = await worker(event, workerContext());
+      expect(first.batchItemFailures).toEqual([{ itemIdentifier: event.Records[0]?.messageId }]);
+    } finally {
+      stack.sim.admin.clearFaults();
+    }
+    expect(await stateOf(later)).toBe('VERIFYING');
+    expect(ledgerOf(later.withdrawal_reference)).toBeUndefined();
+    // The approval was applied on the way (waiting for its confirmation), so the redelivery pays.
+    const waiting = await subjectOf('kyc-user-later');
+    expect(waiting?.decision).toBe('approved');
+    expect(waiting?.confirmedAt).toBeUndefined();
+    const second = await worker(payoutRequestEvent([later], { receiveCount: 2 }), workerContext());
+    expect(second.batchItemFailures).toEqual([]);
+    expect(await stateOf(later)).toBe('SUBMITTED');
+    expect(ledgerOf(later.withdrawal_reference)).toMatchObject({ executions: 1, attempts: 1 });
   });
 });

@@ -1,6 +1,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createKycApprovalReader, KycConfirmationUnavailableError } from '@shared/app/kyc-approval';
+import { createKycApprovalReader, KycConfirmationUnavailableError, type KycApprovalReaderOptions } from '@shared/app/kyc-approval';
+import { createEventStore } from '@shared/adapters/event-store';
 import { createKycRepository, subjectKey, type KycRepository } from '@shared/adapters/kyc-repository';
 import { kycVerifier } from '@shared/adapters/kyc-verifier';
 import { confirmPendingApprovals, type ConfirmKycDeps } from '@shared/app/confirm-kyc-approval';
@@ -11,11 +12,13 @@ import { metrics } from '@shared/observability/metrics';
 import { logger } from '@shared/observability/logger';
 import { kycCallbackEvent } from '@test/factories/http-events';
 import { bodyOf, CALLBACK_TOKEN, startReceiverStack, type ReceiverStack } from './receiver-stack';
-import { silentLog } from '@test/factories/ports';
+import { noTelemetry, silentLog } from '@test/factories/ports';
 
 let stack: ReceiverStack;
 let subjects: KycRepository;
 let confirmDeps: ConfirmKycDeps;
+/** The gate's options besides the app id: the confirming deps and the stored callbacks it applies before a refusal. */
+let gateDeps: Omit<KycApprovalReaderOptions, 'appId'>;
 let gate: KycApproval;
 
 beforeAll(async () => {
@@ -27,7 +30,8 @@ beforeAll(async () => {
     clock: { now: () => new Date() },
     log: silentLog,
   };
-  gate = createKycApprovalReader({ ...confirmDeps, appId: async () => stack.appId, pullTimeoutMs: 3000 });
+  gateDeps = { ...confirmDeps, events: createEventStore({ tableName: stack.local.names.eventsTable, client: stack.doc }), telemetry: noTelemetry };
+  gate = createKycApprovalReader({ ...gateDeps, appId: async () => stack.appId, pullTimeoutMs: 3000 });
 });
 
 afterAll(async () => {
@@ -141,7 +145,7 @@ describe('KYC callbacks posted by the simulator', () => {
     const forced: boolean[] = [];
     // The cache still holds the app id of before the put; the secret itself holds the current one.
     const staleCache = createKycApprovalReader({
-      ...confirmDeps,
+      ...gateDeps,
       appId: async (options) => {
         forced.push(options?.forceFetch === true);
         return options?.forceFetch ? stack.appId : 'app-before-the-put';
@@ -171,7 +175,7 @@ describe('KYC callbacks posted by the simulator', () => {
   it('makes the gate throw, not answer "not approved", when the pull fails or is too slow', async () => {
     const orderId = await stack.order('user-slow-pull');
     await advance({ order_id: orderId, action: 'finish', decision: 'approved' });
-    const impatient = createKycApprovalReader({ ...confirmDeps, appId: async () => stack.appId, pullTimeoutMs: 200 });
+    const impatient = createKycApprovalReader({ ...gateDeps, appId: async () => stack.appId, pullTimeoutMs: 200 });
     stack.sim.admin.setFaults('kycVerificationStatus', { latencyMs: 1000 });
     try {
       await expect(impatient.check('user-slow-pull')).rejects.toBeInstanceOf(KycConfirmationUnavailableError);
@@ -184,6 +188,35 @@ describe('KYC callbacks posted by the simulator', () => {
     }
     // Once the endpoint answers again, the same approval is confirmed.
     expect(await gate.check('user-slow-pull')).toBe('approved');
+  });
+
+  it('reads no stored callback for an approved subject, looks before a refusal, and waits (throws) when it cannot look', async () => {
+    const orderId = await stack.order('user-gate-reads');
+    await advance({ order_id: orderId, action: 'finish', decision: 'approved' });
+    const store = createEventStore({ tableName: stack.local.names.eventsTable, client: stack.doc });
+    const calls: string[] = [];
+    const events: KycApprovalReaderOptions['events'] = {
+      listCallbacks: (query) => (calls.push('listCallbacks'), store.listCallbacks(query)),
+      get: (eventId) => (calls.push('get'), store.get(eventId)),
+      markApplied: (eventId, at) => (calls.push('markApplied'), store.markApplied(eventId, at)),
+      unapplied: (until) => (calls.push('unapplied'), store.unapplied(until)),
+    };
+    const reader = createKycApprovalReader({ ...gateDeps, events, appId: async () => stack.appId });
+    // The first check confirms the approval by a pull; neither check reads a stored callback.
+    expect(await reader.check('user-gate-reads')).toBe('approved');
+    expect(await reader.check('user-gate-reads')).toBe('approved');
+    expect(calls).toEqual([]);
+    // A user with no callbacks at all: one Query of that user's callbacks, then "not approved".
+    expect(await reader.check('user-gate-never-seen')).toBe('not_approved');
+    expect(calls).toEqual(['listCallbacks']);
+    // The stored callbacks cannot be read (here: no such table): "not yet", never a refusal.
+    const blind = createKycApprovalReader({
+      ...gateDeps,
+      events: createEventStore({ tableName: `${stack.local.names.eventsTable}-missing`, client: stack.doc }),
+      appId: async () => stack.appId,
+    });
+    await expect(blind.check('user-gate-never-seen')).rejects.toThrow(/stored KYC callbacks could not be applied: ResourceNotFoundException/);
+    expect(await blind.check('user-gate-reads')).toBe('approved');
   });
 
   it('makes the gate wait (throw) while the status endpoint lags an approval, and refuse a rejected or contradicted one', async () => {
