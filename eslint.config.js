@@ -48,6 +48,12 @@ export default tseslint.config(
     files: ['cli/console/static/**/*.js'],
     languageOptions: { sourceType: 'script', globals: { window: 'readonly', document: 'readonly' } },
   },
+  {
+    // Modules the Lambda bundling puts in place of a CommonJS package's entry (infra/payrelay-function.ts).
+    files: ['infra/bundling/**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
   { files: ['shared/**'], rules: boundaries(...SHARED_BASE) },
   {
     files: ['shared/domain/**'],

@@ -17,6 +17,13 @@ import { METRICS_NAMESPACE, METRICS_SERVICE } from '@shared/observability/metric
 const ESM_REQUIRE_BANNER =
   "import { createRequire as __payrelayCreateRequire } from 'node:module'; const require = __payrelayCreateRequire(import.meta.url);";
 
+/**
+ * The X-Ray SDK build the bundles carry in place of the package's entry: only what a traced Lambda
+ * function uses, which spares every traced cold start the rest (see the file's header). Relative to
+ * the project root, where the bundling runs.
+ */
+export const XRAY_SDK_FOR_LAMBDA = './infra/bundling/xray-sdk-for-lambda.cjs';
+
 export interface PayrelayFunctionProps {
   /** The function's entry, timeout and memory from shared/config/functions.ts. */
   readonly definition: FunctionDefinition;
@@ -61,7 +68,8 @@ const VPC_ENI_ACTIONS = [
 
 /**
  * A payrelay Lambda function with the project's defaults: Node.js 24 (nodejs24.x) on arm64, bundled locally by
- * esbuild (minified ESM with source maps, tsconfig path aliases honoured), X-Ray tracing, its own
+ * esbuild (minified ESM with source maps, tsconfig path aliases honoured, the X-Ray SDK's Lambda
+ * build), X-Ray tracing, its own
  * log group with a retention, and the Powertools service, namespace and log level.
  *
  * Its role starts empty: no AWS-managed policy (their log permissions cover every log group).
@@ -119,6 +127,7 @@ export class PayrelayFunction extends NodejsFunction {
         // Bundle the AWS SDK too, so the deployed code runs the SDK version the tests ran.
         bundleAwsSDK: true,
         externalModules: [],
+        esbuildArgs: { '--alias': `aws-xray-sdk-core=${XRAY_SDK_FOR_LAMBDA}` },
       },
     });
   }

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { createSocket } from 'node:dgram';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -107,4 +108,63 @@ describe('npm run synth', () => {
       await expect(result.catch((error: { stderr?: string }) => Promise.reject(failure(error)))).resolves.toBeDefined();
     }
   }, 120_000);
+  // The bundles carry the X-Ray SDK's Lambda build (infra/bundling/xray-sdk-for-lambda.cjs): a
+  // deployed bundle, traced as Lambda runs it, sends its handler segment and its captured SDK call
+  // to the X-Ray daemon (a UDP socket here). The secret read fails fast on a closed port.
+  it('a bundle traced as in Lambda sends the handler segment and the captured SDK call to the X-Ray daemon', async () => {
+    const fn = deployedFunctions().find((f) => f.id === 'kyc-callback');
+    if (!fn) throw new Error('no kyc-callback bundle');
+    const daemon = createSocket('udp4');
+    const names: string[] = [];
+    daemon.on('message', (packet) => {
+      const collect = (doc: { name: string; subsegments?: unknown[] }): void => {
+        names.push(doc.name);
+        for (const sub of doc.subsegments ?? []) collect(sub as { name: string });
+      };
+      collect(JSON.parse(packet.toString('utf8').split('\n').slice(1).join('\n')) as { name: string });
+    });
+    await new Promise<void>((resolve) => daemon.bind(0, '127.0.0.1', resolve));
+    try {
+      const event = {
+        version: '2.0',
+        routeKey: 'POST /callbacks/kyc/{token}',
+        rawPath: '/callbacks/kyc/token',
+        headers: { 'content-type': 'application/json' },
+        pathParameters: { token: 'token' },
+        requestContext: { requestId: 'synth-test', http: { method: 'POST', path: '/callbacks/kyc/token', sourceIp: '127.0.0.1' } },
+        body: '{}',
+        isBase64Encoded: false,
+      };
+      const script = [
+        `const { handler } = await import(${JSON.stringify(path.join(fn.bundle, 'index.mjs'))});`,
+        `const context = { functionName: 'payrelay-dev-kyc-callback', awsRequestId: 'synth-test', getRemainingTimeInMillis: () => 10000 };`,
+        `const response = await handler(${JSON.stringify(event)}, context);`,
+        'console.error(`status ${response.statusCode}`);',
+        'await new Promise((resolve) => setTimeout(resolve, 200));',
+      ].join('\n');
+      const { stderr } = await run(process.execPath, ['--input-type=module', '-e', script], {
+        env: {
+          PATH: process.env.PATH,
+          AWS_REGION: 'eu-west-1',
+          AWS_ACCESS_KEY_ID: 'synth-test',
+          AWS_SECRET_ACCESS_KEY: 'synth-test',
+          AWS_MAX_ATTEMPTS: '1',
+          AWS_ENDPOINT_URL_SECRETS_MANAGER: 'http://127.0.0.1:9',
+          ...fn.env,
+          AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
+          LAMBDA_TASK_ROOT: fn.bundle,
+          _HANDLER: 'index.handler',
+          _X_AMZN_TRACE_ID: 'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1',
+          AWS_XRAY_DAEMON_ADDRESS: `127.0.0.1:${daemon.address().port}`,
+          AWS_XRAY_LOG_LEVEL: 'silent',
+        },
+        timeout: 30_000,
+      });
+      expect(stderr).toMatch(/status 5\d\d/);
+      for (let i = 0; i < 20 && !names.includes('## index.handler'); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(names).toEqual(expect.arrayContaining(['## index.handler', 'SecretsManager']));
+    } finally {
+      daemon.close();
+    }
+  }, 60_000);
 });

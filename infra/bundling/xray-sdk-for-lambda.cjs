@@ -1,0 +1,83 @@
+'use strict';
+/*
+ * The X-Ray SDK (aws-xray-sdk-core) as payrelay's Lambda bundles carry it. PayrelayFunction's esbuild
+ * alias puts this module where the Powertools tracer imports `aws-xray-sdk-core`, so a bundle holds
+ * the parts a traced Lambda function uses (segments, the context, the AWS SDK v3 client patcher, the
+ * Lambda facade set-up) and not the rest of the package's entry: the AWS SDK v2 patcher with semver,
+ * the global HTTP and promise patchers, the EC2/ECS/Beanstalk plugins, the SQL and web-framework
+ * middleware helpers. That cut the traced cold start by about a fifth of its gap to the DynamoDB-only
+ * floor (docs/performance.md, "Cold start").
+ *
+ * Every member it keeps is the package's own object (same files, one instance), and it sets the SDK
+ * up at load exactly as the package's entry does (lib/aws-xray.js). A member it leaves out throws a
+ * clear error when called. test/infra/xray-sdk-for-lambda.test.ts holds it to the members the
+ * installed Powertools tracer takes from the SDK; test/infra/synth.test.ts traces a deployed bundle.
+ *
+ * The paths are relative (esbuild's alias also rewrites `aws-xray-sdk-core/...` subpaths), so the
+ * package must sit in the project's node_modules: the bundling fails loudly if it does not.
+ */
+const contextUtils = require('../../node_modules/aws-xray-sdk-core/dist/lib/context_utils');
+const logging = require('../../node_modules/aws-xray-sdk-core/dist/lib/logger');
+const segmentUtils = require('../../node_modules/aws-xray-sdk-core/dist/lib/segments/segment_utils');
+const capture = require('../../node_modules/aws-xray-sdk-core/dist/lib/capture');
+const awsAttributes = require('../../node_modules/aws-xray-sdk-core/dist/lib/segments/attributes/aws');
+const pkginfo = require('../../node_modules/aws-xray-sdk-core/package.json');
+
+/** A member of the full SDK that this build leaves out: calling it says so instead of failing obscurely. */
+function leftOut(name) {
+  return function leftOutOfLambdaBuild() {
+    throw new Error(
+      `AWSXRay.${name} is left out of payrelay's Lambda build of the X-Ray SDK (infra/bundling/xray-sdk-for-lambda.cjs): ` +
+        'trace AWS SDK v3 clients with captured() and provider calls with the Tracing port instead',
+    );
+  };
+}
+
+const AWSXRay = {
+  setAWSWhitelist: awsAttributes.setAWSWhitelist,
+  appendAWSWhitelist: awsAttributes.appendAWSWhitelist,
+  setStreamingThreshold: segmentUtils.setStreamingThreshold,
+  setLogger: logging.setLogger,
+  getLogger: logging.getLogger,
+  setDaemonAddress: require('../../node_modules/aws-xray-sdk-core/dist/lib/daemon_config').setDaemonAddress,
+  captureFunc: capture.captureFunc,
+  captureAsyncFunc: capture.captureAsyncFunc,
+  captureCallbackFunc: capture.captureCallbackFunc,
+  captureAWSv3Client: require('../../node_modules/aws-xray-sdk-core/dist/lib/patchers/aws3_p').captureAWSClient,
+  config: leftOut('config'),
+  captureAWS: leftOut('captureAWS'),
+  captureAWSClient: leftOut('captureAWSClient'),
+  captureHTTPs: leftOut('captureHTTPs'),
+  captureHTTPsGlobal: leftOut('captureHTTPsGlobal'),
+  capturePromise: leftOut('capturePromise'),
+  utils: require('../../node_modules/aws-xray-sdk-core/dist/lib/utils'),
+  getNamespace: contextUtils.getNamespace,
+  resolveSegment: contextUtils.resolveSegment,
+  resolveManualSegmentParams: contextUtils.resolveManualSegmentParams,
+  getSegment: contextUtils.getSegment,
+  setSegment: contextUtils.setSegment,
+  isAutomaticMode: contextUtils.isAutomaticMode,
+  enableAutomaticMode: contextUtils.enableAutomaticMode,
+  enableManualMode: contextUtils.enableManualMode,
+  setContextMissingStrategy: contextUtils.setContextMissingStrategy,
+  Segment: require('../../node_modules/aws-xray-sdk-core/dist/lib/segments/segment'),
+  Subsegment: require('../../node_modules/aws-xray-sdk-core/dist/lib/segments/attributes/subsegment'),
+  SegmentUtils: segmentUtils,
+};
+
+// The set-up the package's entry runs at load: the SDK and service data every segment carries, and
+// in Lambda the facade segment the function's subsegments hang under.
+segmentUtils.setSDKData({
+  sdk: 'X-Ray for Node.js',
+  sdk_version: pkginfo.version || 'unknown',
+  package: pkginfo.name || 'unknown',
+});
+segmentUtils.setServiceData({
+  runtime: process.release && process.release.name ? process.release.name : 'unknown',
+  runtime_version: process.version,
+  version: process.env.npm_package_version || 'unknown',
+  name: process.env.npm_package_name || 'unknown',
+});
+if (process.env.LAMBDA_TASK_ROOT) require('../../node_modules/aws-xray-sdk-core/dist/lib/env/aws_lambda').init();
+
+module.exports = AWSXRay;
