@@ -171,7 +171,7 @@ const SUBJECT_CALLBACKS_PAGE = 25;
  * At most this many of a subject's newest callbacks are looked at. A KYC journey sends a handful; one
  * just stored and not yet applied is among the newest, older ones the applier has long applied.
  */
-export const SUBJECT_CALLBACKS_READ = 50;
+const SUBJECT_CALLBACKS_READ = 50;
 
 /**
  * Applies now the KYC callbacks stored for one subject and not applied yet (store-and-ack: the
@@ -179,7 +179,7 @@ export const SUBJECT_CALLBACKS_READ = 50;
  * the applier's own use case; returns how many it applied. The worker's KYC gate calls it before it
  * would refuse a payout, so a refusal never rests on an approval we hold but have not applied.
  * One Query on the `by-reference` index per page (at most SUBJECT_CALLBACKS_READ callbacks), then
- * one GetItem per listed callback of the subject's app: the index holds no apply state.
+ * one GetItem per listed callback of the subject's app, a page's at once: the index holds no apply state.
  * @throws whatever a read or a projection write throws (nothing is refused on a failed look)
  */
 export async function applyWaitingKycCallbacks(deps: ApplyWaitingKycDeps, ref: KycSubjectRef): Promise<number> {
@@ -188,9 +188,9 @@ export async function applyWaitingKycCallbacks(deps: ApplyWaitingKycDeps, ref: K
   let cursor: string | undefined;
   do {
     const page = await deps.events.listCallbacks({ reference: ref.userReference, source: 'kyc', limit: SUBJECT_CALLBACKS_PAGE, cursor });
-    for (const listed of page.events) {
-      if (!listed.recognized || listed.appId !== ref.appId) continue;
-      const stored = await deps.events.get(listed.eventId);
+    const ofSubject = page.events.filter((listed) => listed.recognized && listed.appId === ref.appId);
+    // Read at once: this is the path of a payout about to be refused, and a page holds at most 25.
+    for (const stored of await Promise.all(ofSubject.map((listed) => deps.events.get(listed.eventId)))) {
       if (stored !== undefined && stored.appliedAt === undefined) waiting.push(stored);
     }
     read += page.events.length;

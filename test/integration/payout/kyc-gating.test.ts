@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKycRepository, type KycRepository } from '@shared/adapters/kyc-repository';
 import { createKycOrder } from '@shared/app/create-kyc-order';
 import type { PayoutRequestInput } from '@shared/messages/payout-request';
+import { kycCallbackEvent } from '@test/factories/http-events';
 import { payoutRequestEvent } from '@test/factories/sqs-events';
 import { scheduledEvent } from '@test/factories/scheduled-events';
 import { CALLBACK_TOKEN, startReceiverStack, type ReceiverStack } from '@test/integration/webhooks/receiver-stack';
@@ -152,5 +153,29 @@ describe('KYC gating through the worker handler (KYC_GATING=on)', () => {
     expect(second.batchItemFailures).toEqual([]);
     expect(await stateOf(later)).toBe('SUBMITTED');
     expect(ledgerOf(later.withdrawal_reference)).toMatchObject({ executions: 1, attempts: 1 });
+  });
+
+  it('finds an approval not yet applied behind a full page of newer callbacks: the look follows the index pages', async () => {
+    await kycJourney('kyc-user-busy', 'approved');
+    // 26 distinct "pending" callbacks stored after the journey's: the newest page (25) holds none of its approval.
+    for (let n = 0; n < 26; n += 1) {
+      const pending = {
+        status: 'pending',
+        event: 'applicantPending',
+        order: 'order-busy',
+        timestamp: new Date(Date.UTC(2026, 0, 1, 0, n)).toISOString(),
+        kyc_token: '',
+        account: 'acc-busy',
+        user_reference: 'kyc-user-busy',
+        meta_data: { kyc_note: 'User uploaded required documents', kyc_status: 'awaiting_approval' },
+      };
+      expect((await stack.kycCallback(kycCallbackEvent(CALLBACK_TOKEN, pending))).statusCode).toBe(200);
+    }
+    expect(await callbacksOf('kyc-user-busy')).toHaveLength(31);
+    const busy = request('kyc-wd-busy', 'kyc-user-busy');
+    expect((await worker(payoutRequestEvent([busy]), workerContext())).batchItemFailures).toEqual([]);
+    expect(await stateOf(busy)).toBe('SUBMITTED');
+    expect(ledgerOf(busy.withdrawal_reference)).toMatchObject({ executions: 1, attempts: 1 });
+    expect((await callbacksOf('kyc-user-busy')).every((c) => c.applied)).toBe(true);
   });
 });
