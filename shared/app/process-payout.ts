@@ -83,6 +83,11 @@ export interface ProcessPayoutResult {
   readonly reason?: string;
 }
 
+/** Resolves on the next turn of the event loop, after the I/O that is ready (requests waiting for a socket). */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /** How many times one request re-reads the payout after losing a conditional write. */
 const MAX_ROUNDS = 5;
 
@@ -116,15 +121,22 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
     return { outcome: 'rejected', state: saved.state, reason };
   }
 
-  /** Verification, name policy and KYC; returns the verified name, or a rejection reason. */
-  async function verify(request: PayoutRequest): Promise<{ verifiedName?: string; rejection?: string }> {
+  /**
+   * Verification, name policy and KYC; returns the verified name, or a rejection reason. The
+   * AccountVerification request is sent before this returns its promise.
+   * @param checked the credentials this request was checked against
+   */
+  async function verify(request: PayoutRequest, checked: ProviderCredentials): Promise<{ verifiedName?: string; rejection?: string }> {
     let answer;
     try {
-      answer = await withCredentialRefresh(credentials, (creds) =>
-        provider.verifyAccount(
-          { account_number: request.account_number, account_code: request.account_code, currency: request.currency },
-          creds,
-        ),
+      answer = await withCredentialRefresh(
+        credentials,
+        (creds) =>
+          provider.verifyAccount(
+            { account_number: request.account_number, account_code: request.account_code, currency: request.currency },
+            creds,
+          ),
+        checked,
       );
     } catch (error) {
       if (error instanceof ProviderRejectedError) {
@@ -198,8 +210,11 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
     }
   }
 
-  /** Calls Payout for a payout whose intent this call has just written, and records the outcome. */
-  async function pay(intent: Payout, request: PayoutRequest): Promise<ProcessPayoutResult> {
+  /**
+   * Calls Payout for a payout whose intent this call has just written, and records the outcome.
+   * @param checked the credentials this request was checked against (the call goes out at once)
+   */
+  async function pay(intent: Payout, request: PayoutRequest, checked: ProviderCredentials): Promise<ProcessPayoutResult> {
     const body = {
       amount: request.amount,
       account_number: request.account_number,
@@ -215,12 +230,16 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
       return ms === undefined ? undefined : new Date(now.getTime() + ms);
     };
     try {
-      const answer = await withCredentialRefresh(credentials, (creds) => {
-        if (creds.platformMerchantId !== request.platform_merchant_id) {
-          throw new MerchantChangedError("the provider secret no longer names this payout's merchant");
-        }
-        return provider.payout(body, creds);
-      });
+      const answer = await withCredentialRefresh(
+        credentials,
+        (creds) => {
+          if (creds.platformMerchantId !== request.platform_merchant_id) {
+            throw new MerchantChangedError("the provider secret no longer names this payout's merchant");
+          }
+          return provider.payout(body, creds);
+        },
+        checked,
+      );
       if (answer.success === true) {
         next = (current, now) => current.submitted(answer.data?.status, now);
         outcome = 'submitted';
@@ -290,10 +309,10 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
       // conditional write as its next step: one write less, both transitions in its history. The write
       // is still conditional on the stored ACCEPTED version, so of two deliveries only one goes on.
       const verifying = payout.state === 'ACCEPTED' ? payout.startVerifying(clock.now()) : payout;
-      const verdict = await (early ?? verify(request));
+      const verdict = await (early ?? verify(request, creds));
       if (verdict.rejection !== undefined) return reject(payout, verdict.rejection, verdict.verifiedName, verifying);
       const intent = await save(payout, verifying.startSubmitting(clock.now(), verdict.verifiedName));
-      return pay(intent, request);
+      return pay(intent, request, creds);
     }
     if (payout.maySubmit && request.platform_merchant_id !== creds.platformMerchantId) {
       // The provider secret names another merchant since this payout was verified: Payout would send
@@ -304,14 +323,14 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
     if (payout.maySubmit) {
       // A one-time token: a retry after "not sent", or a resubmission the reconciler authorized.
       // Only the account mask is stored, so verify again and insist on the same account holder.
-      const verdict = await (early ?? verify(request));
+      const verdict = await (early ?? verify(request, creds));
       const stored = payout.record.verifiedName;
       if (verdict.rejection !== undefined || (stored !== undefined && normalizeName(stored) !== normalizeName(verdict.verifiedName ?? ''))) {
         log.error('retry of a payout does not verify as the same account; not paid', { payoutKey: payout.key, state: payout.state });
         return { outcome: 'conflict', state: payout.state, reason: 'retry does not verify as the account of the first attempt' };
       }
       const intent = await save(payout, payout.startSubmitting(clock.now()));
-      return pay(intent, request);
+      return pay(intent, request, creds);
     }
     // SUBMITTING, SUBMITTED, UNKNOWN or final: only reconciliation moves it on (rule 1).
     return { outcome: 'skipped', state: payout.state, reason: 'payout already past verification' };
@@ -328,10 +347,14 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
     const now = clock.now();
     // AccountVerification only reads at the provider, so it runs beside the create instead of after
     // it: one round trip less per payout. A misrouted request is refused without asking.
-    let early = request.platform_merchant_id === creds.platformMerchantId ? verify(request) : undefined;
+    let early = request.platform_merchant_id === creds.platformMerchantId ? verify(request, creds) : undefined;
     // Handled here so that a verification nobody ends up awaiting (the payout was already past it)
     // never becomes an unhandled rejection; whoever awaits it still sees the error.
     early?.catch(() => undefined);
+    // The verification request is handed to its socket only on a later tick; the create's own work
+    // (the SDK builds and signs it) waits for the next turn of the event loop, so that in a batch
+    // every AccountVerification leaves before the creates are built instead of after all of them.
+    if (early) await nextTurn();
     // Created straight in VERIFYING (both transitions in its history): one conditional write, not two.
     const { created, payout: stored } = await repository.createAccepted(acceptRequest(request, now).startVerifying(now));
     let payout = stored;

@@ -114,6 +114,27 @@ describe('credential refresh on 401', () => {
     expect(src.forced).toBe(1);
   });
 
+  it('calls at once with the credentials the caller has just read, and still refreshes once on a 401', async () => {
+    const src = source(['new']);
+    const used: string[] = [];
+    let called = false;
+    const result = withCredentialRefresh(
+      src,
+      async (c) => {
+        called = true;
+        used.push(c.partnerPublicKey);
+        if (c.partnerPublicKey === 'old') throw unauthorized();
+        return 'paid';
+      },
+      creds('old'),
+    );
+    // No read of the source before the first call: it started synchronously.
+    expect(called).toBe(true);
+    expect(await result).toBe('paid');
+    expect(used).toEqual(['old', 'new']);
+    expect(src.forced).toBe(1);
+  });
+
   it('does not refresh on other failures', async () => {
     const src = source(['k']);
     await expect(withCredentialRefresh(src, async () => Promise.reject(new Error('other')))).rejects.toThrow('other');
