@@ -117,8 +117,9 @@ export const FUNCTION_ACCESS: Record<FunctionDefinition['id'], readonly Resource
     queue(CHECKS_QUEUE.id, 'PAYOUT_CHECKS_QUEUE_URL', ['SendMessage']),
   ],
   reconciler: [
-    // queryDue (Query on the sparse index), get (GetItem), save (conditional PutItem).
-    table(PAYOUTS_TABLE, 'PAYOUTS_TABLE_NAME', ['GetItem', 'PutItem'], { indexes: { 'open-by-next-check': ['Query'] } }),
+    // queryDue (Query on the sparse index), queryChanged (Query on by-state: the reversal watch), get
+    // and the watch's watermark (GetItem), save and the watermark's move (conditional PutItem).
+    table(PAYOUTS_TABLE, 'PAYOUTS_TABLE_NAME', ['GetItem', 'PutItem'], { indexes: { 'open-by-next-check': ['Query'], 'by-state': ['Query'] } }),
     secret(PROVIDER_SECRET, 'PROVIDER_SECRET_ID'),
     // The next delayed check of a payout it leaves open.
     queue(CHECKS_QUEUE.id, 'PAYOUT_CHECKS_QUEUE_URL', ['SendMessage']),

@@ -77,7 +77,8 @@ export interface PayoutItem {
 /** The stored item of a payout, index attributes included (also what bulk seeding in the bench writes). */
 export function toItem(payout: Payout): PayoutItem {
   const r = payout.record;
-  // Watched final payouts (NEEDS_REVIEW, SUCCEEDED) stay in the index until their watch ends.
+  // A final payout stays in the index while it has a look scheduled by time (NEEDS_REVIEW under its
+  // watch; a SUCCEEDED payout only while one look is pending: its reversal watch goes by `by-state`).
   const open = !payout.isFinal || payout.isWatched;
   const pk = payoutKey(r.identity);
   return {
@@ -155,13 +156,31 @@ function fromItem(item: PayoutItem): Payout {
 
 type Key = Record<string, unknown>;
 
-/** The due-payout cursor: which open shard, and where in it. */
-interface DueCursor {
+/** A cursor over index partitions read one after another: which partition, and where in it. */
+interface ShardCursor {
   s: number;
   k?: Key;
 }
-const isDueCursor = (v: unknown): v is DueCursor =>
-  typeof v === 'object' && v !== null && Number.isInteger((v as DueCursor).s) && (v as DueCursor).s >= 0 && (v as DueCursor).s < DUE_KEYS.length;
+const isShardCursorOf =
+  (count: number) =>
+  (v: unknown): v is ShardCursor =>
+    typeof v === 'object' && v !== null && Number.isInteger((v as ShardCursor).s) && (v as ShardCursor).s >= 0 && (v as ShardCursor).s < count;
+
+/**
+ * The item that holds the reversal watch's watermark. Not a payout: a payout key always has three
+ * parts joined by '|', and this item carries no index attribute, so no index and no payout read sees it.
+ */
+export const REVERSAL_WATCH_MARK_KEY = 'reconciler#reversal-watch';
+
+/** The stored shape of the reversal watch's progress (see ReversalWatchProgress). */
+interface WatchMarkItem {
+  pk: typeof REVERSAL_WATCH_MARK_KEY;
+  coveredUntil: string;
+  version: number;
+  pendingUntil?: string;
+  pendingAgeMs?: number;
+  pendingCursor?: string;
+}
 
 /** The by-state cursor: per shard, where to resume (a key), or null once the shard is exhausted. */
 interface StateCursor {
@@ -216,6 +235,26 @@ export function createPayoutRepository(tableName: string, client: DynamoDBDocume
     );
     return out.Item ? fromItem(out.Item as PayoutItem) : undefined;
   };
+
+  /**
+   * One page of payout keys from index partitions read one after another, each in its index order;
+   * a partition with nothing left is skipped rather than handed back as an empty page.
+   */
+  async function keysAcrossShards(shards: readonly string[], query: (shard: string) => QueryCommandInput, limit: number, cursor?: string): Promise<DuePage> {
+    let at: ShardCursor = cursor ? decodeCursor(cursor, isShardCursorOf(shards.length)) : { s: 0 };
+    for (;;) {
+      const out = await client.send(new QueryCommand({ ...query(shards[at.s] as string), Limit: limit, ExclusiveStartKey: at.k }));
+      const identities = (out.Items ?? []).map((item) => parsePayoutKey(String(item.pk)));
+      const page: DuePage = { identities, scannedCount: out.ScannedCount ?? identities.length };
+      const nextShard = at.s + 1 < shards.length ? { s: at.s + 1 } : undefined;
+      const next: ShardCursor | undefined = out.LastEvaluatedKey ? { s: at.s, k: out.LastEvaluatedKey } : nextShard;
+      if (identities.length === 0 && next && !out.LastEvaluatedKey) {
+        at = next;
+        continue;
+      }
+      return next ? { ...page, cursor: encodeCursor(next) } : page;
+    }
+  }
 
   /** Every page of a query, following LastEvaluatedKey. */
   async function queryAll(input: QueryCommandInput): Promise<Key[]> {
@@ -393,29 +432,68 @@ export function createPayoutRepository(tableName: string, client: DynamoDBDocume
 
     async queryDue(now, limit, cursor) {
       // One shard after another (not yet final, then watched); within a shard, oldest due first.
-      let at: DueCursor = cursor ? decodeCursor(cursor, isDueCursor) : { s: 0 };
-      for (;;) {
-        const out = await client.send(
-          new QueryCommand({
+      return keysAcrossShards(
+        DUE_KEYS,
+        (shard) => ({
+          TableName: tableName,
+          IndexName: OPEN_INDEX.indexName,
+          KeyConditionExpression: '#shard = :open AND #next <= :now',
+          ExpressionAttributeNames: { '#shard': 'openShard', '#next': 'nextCheckAt' },
+          ExpressionAttributeValues: { ':open': shard, ':now': now.toISOString() },
+        }),
+        limit,
+        cursor,
+      );
+    },
+
+    async queryChanged(state, from, to, limit, cursor) {
+      if (!LISTED_STATES.has(state)) throw new RangeError(`${state} is not kept in the by-state index`);
+      // [from, to): BETWEEN is inclusive, and every stored time is an ISO string to the millisecond.
+      const last = new Date(to.getTime() - 1).toISOString();
+      return keysAcrossShards(
+        Array.from({ length: SHARDS.byState }, (_, n) => `${state}#${n}`),
+        (shard) => ({
+          TableName: tableName,
+          IndexName: STATE_INDEX.indexName,
+          KeyConditionExpression: '#shard = :shard AND #updated BETWEEN :from AND :last',
+          ExpressionAttributeNames: { '#shard': 'listShard', '#updated': 'updatedAt' },
+          ExpressionAttributeValues: { ':shard': shard, ':from': from.toISOString(), ':last': last },
+        }),
+        limit,
+        cursor,
+      );
+    },
+
+    async reversalWatchProgress() {
+      const out = await client.send(new GetCommand({ TableName: tableName, Key: { pk: REVERSAL_WATCH_MARK_KEY }, ConsistentRead: true }));
+      const item = out.Item as WatchMarkItem | undefined;
+      if (!item) return undefined;
+      const pending = item.pendingUntil === undefined ? undefined : { until: new Date(item.pendingUntil), ageMs: item.pendingAgeMs ?? 0, ...(item.pendingCursor ? { cursor: item.pendingCursor } : {}) };
+      return { coveredUntil: new Date(item.coveredUntil), version: item.version, ...(pending ? { pending } : {}) };
+    },
+
+    async saveReversalWatchProgress(previous, next) {
+      const item: WatchMarkItem = {
+        pk: REVERSAL_WATCH_MARK_KEY,
+        coveredUntil: next.coveredUntil.toISOString(),
+        version: (previous?.version ?? 0) + 1,
+        pendingUntil: next.pending?.until.toISOString(),
+        pendingAgeMs: next.pending?.ageMs,
+        pendingCursor: next.pending?.cursor,
+      };
+      try {
+        await client.send(
+          new PutCommand({
             TableName: tableName,
-            IndexName: OPEN_INDEX.indexName,
-            KeyConditionExpression: '#shard = :open AND #next <= :now',
-            ExpressionAttributeNames: { '#shard': 'openShard', '#next': 'nextCheckAt' },
-            ExpressionAttributeValues: { ':open': DUE_KEYS[at.s], ':now': now.toISOString() },
-            Limit: limit,
-            ExclusiveStartKey: at.k,
+            Item: item,
+            ConditionExpression: previous === undefined ? 'attribute_not_exists(pk)' : '#version = :version',
+            ...(previous === undefined ? {} : { ExpressionAttributeNames: { '#version': 'version' }, ExpressionAttributeValues: { ':version': previous.version } }),
           }),
         );
-        const identities = (out.Items ?? []).map((item) => parsePayoutKey(String(item.pk)));
-        const page: DuePage = { identities, scannedCount: out.ScannedCount ?? identities.length };
-        const nextShard = at.s + 1 < DUE_KEYS.length ? { s: at.s + 1 } : undefined;
-        const next: DueCursor | undefined = out.LastEvaluatedKey ? { s: at.s, k: out.LastEvaluatedKey } : nextShard;
-        // An empty shard is skipped here rather than handed back as an empty page.
-        if (identities.length === 0 && next && !out.LastEvaluatedKey) {
-          at = next;
-          continue;
-        }
-        return next ? { ...page, cursor: encodeCursor(next) } : page;
+        return true;
+      } catch (error) {
+        if (error instanceof ConditionalCheckFailedException) return false;
+        throw error;
       }
     },
 

@@ -1,4 +1,4 @@
-import type { PayoutIdentity } from '@shared/domain/identity';
+import { payoutKey, type PayoutIdentity } from '@shared/domain/identity';
 import { toMinorUnits } from '@shared/domain/money';
 import type { Payout, PayoutState } from '@shared/domain/payout';
 import { MAX_CHECK_DELAY_SECONDS, type PayoutCheck } from '@shared/messages/payout-check';
@@ -7,9 +7,9 @@ import { countOutcome } from './outcome-metrics';
 import { withCredentialRefresh } from './credential-refresh';
 import { ConcurrentModificationError } from '@shared/domain/errors';
 import type { Clock, Log, Telemetry } from '@shared/ports/runtime';
-import type { CredentialsSource, PayoutCheckQueue, PayoutProvider, PayoutRepository, PayoutStatusAnswer } from '@shared/ports/payouts';
+import type { CredentialsSource, PayoutCheckQueue, PayoutProvider, PayoutRepository, PayoutStatusAnswer, ReversalWatchPosition } from '@shared/ports/payouts';
 import { ProviderError } from '@shared/providers/provider-errors';
-import { DEFAULT_WATCH_SETTINGS, decideWatched, type WatchSettings } from './watch-final-payouts';
+import { DEFAULT_WATCH_SETTINGS, decideWatched, dueForReversalLook, reversalLookAges, type WatchSettings } from './watch-final-payouts';
 
 export interface ReconcileSettings {
   /** How long and how often NEEDS_REVIEW and SUCCEEDED payouts are still asked about (default: WATCH_DEFAULTS). */
@@ -33,6 +33,11 @@ export interface ReconcileSettings {
   readonly pageSize: number;
   /** Stop reading new pages after this long; what is left is due again on the next run. */
   readonly budgetMs: number;
+  /**
+   * The reversal watch's step: it reads the successes whose look has come once this much time has
+   * gathered past its watermark, a step at a time (default RECONCILE_DEFAULTS.reversalWatchStepMs).
+   */
+  readonly reversalWatchStepMs?: number;
 }
 
 /** Defaults for the settings that have no environment variable. */
@@ -41,6 +46,7 @@ export const RECONCILE_DEFAULTS = {
   concurrency: 8,
   pageSize: 50,
   budgetMs: 90_000,
+  reversalWatchStepMs: 5 * 60_000,
 } as const;
 
 /**
@@ -96,6 +102,8 @@ export interface Reconciler {
 export interface ReconcileSummary {
   /** Payouts read from the sparse index (all open and due). */
   readonly read: number;
+  /** SUCCEEDED payouts the reversal watch found at one of their look ages (read from `by-state`). */
+  readonly watchRead: number;
   /** Index items the queries examined (ScannedCount): equals `read`, since final payouts are not in the index. */
   readonly scanned: number;
   /** Payouts that changed state, by new state. */
@@ -325,6 +333,8 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
    */
   async function step(payout: Payout, now: Date): Promise<Payout | undefined> {
     const next = await decide(payout, now);
+    // A look by age that found nothing new: nothing to write.
+    if (next === payout) return payout;
     try {
       await repository.save(payout, next);
     } catch (error) {
@@ -349,9 +359,82 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
     return { outcome: 'checked', state: next.state, ...(next.record.nextCheckAt ? { nextCheckAt: next.record.nextCheckAt } : {}) };
   }
 
+  /** The reversal watch's position as this instance last read or stored it: a warm function reads it only once a step has gathered. */
+  let knownWatch: ReversalWatchPosition | undefined;
+
+  /**
+   * The reversal watch: a SUCCEEDED payout is looked at a day, two days, ... after its last change
+   * (reversalLookAges), found in `by-state` by that change's time, so nothing is written to schedule
+   * a look. A stored watermark says up to when the looks are done; once `reversalWatchStepMs` has
+   * gathered past it, a run reads, for every age, the successes whose look falls between the mark and
+   * now, then moves the mark. A run that runs out of budget (or meets the provider's Retry-After)
+   * stores where it got to, and the next run carries on from there; runs that missed time catch up
+   * on their own. No look is skipped; a look is repeated only when a run stops between its GetPayout
+   * and storing the mark (a GetPayout, never a write). Returns how many successes were read;
+   * `moved` hears of each one that changed state (REVERSED).
+   */
+  async function reversalWatch(outOfTime: () => boolean, moved: (to: PayoutState) => void): Promise<number> {
+    const stepMs = settings.reversalWatchStepMs ?? RECONCILE_DEFAULTS.reversalWatchStepMs;
+    const watch = settings.watch ?? DEFAULT_WATCH_SETTINGS;
+    const now = clock.now();
+    const gathered = (at: ReversalWatchPosition): boolean => at.pending !== undefined || now.getTime() - at.coveredUntil.getTime() >= stepMs;
+    if (knownWatch && !gathered(knownWatch)) return 0;
+    const progress = await repository.reversalWatchProgress();
+    if (!progress) {
+      // The first run: looks due from now on. Successes settled before this release sit in the open
+      // index (WATCH#<n>) with their next look; that look hands them to this watch.
+      const start: ReversalWatchPosition = { coveredUntil: now };
+      knownWatch = (await repository.saveReversalWatchProgress(undefined, start)) ? start : undefined;
+      return 0;
+    }
+    knownWatch = progress;
+    if (!gathered(progress)) return 0;
+
+    const from = progress.coveredUntil;
+    const until = progress.pending?.until ?? now;
+    let read = 0;
+    // A run that catches up can meet one success at several ages: one look covers them.
+    const looked = new Set<string>();
+    const lookOne = (ageMs: number) => async (identity: PayoutIdentity): Promise<void> => {
+      const key = payoutKey(identity);
+      if (looked.has(key)) return;
+      looked.add(key);
+      try {
+        const payout = await repository.get(identity);
+        if (!payout || !dueForReversalLook(payout, ageMs, watch)) return;
+        const next = await step(payout, clock.now());
+        if (next && next.state !== payout.state) moved(next.state);
+      } catch (error) {
+        log.error('reversal watch: looking at a payout failed', { withdrawalReference: identity.withdrawal_reference, error: (error as Error).name });
+      }
+    };
+    /** Every age's looks in [from, until), from where the stored progress left off; where it stopped, or undefined when done. */
+    const walk = async (): Promise<{ ageMs: number; cursor?: string } | undefined> => {
+      for (const ageMs of reversalLookAges(watch)) {
+        if (progress.pending && ageMs < progress.pending.ageMs) continue;
+        let cursor = progress.pending?.ageMs === ageMs ? progress.pending.cursor : undefined;
+        do {
+          if (outOfTime()) return { ageMs, ...(cursor ? { cursor } : {}) };
+          const page = await repository.queryChanged('SUCCEEDED', new Date(from.getTime() - ageMs), new Date(until.getTime() - ageMs), settings.pageSize, cursor);
+          read += page.identities.length;
+          await mapLimited(page.identities, settings.concurrency, lookOne(ageMs));
+          cursor = page.cursor;
+        } while (cursor);
+      }
+      return undefined;
+    };
+    const stopped = await walk();
+    const next: ReversalWatchPosition = stopped ? { coveredUntil: from, pending: { until, ...stopped } } : { coveredUntil: until };
+    // Lost to another run (it moved the mark first): the next run reads where that one got to.
+    knownWatch = (await repository.saveReversalWatchProgress(progress, next)) ? next : undefined;
+    return read;
+  }
+
   async function sweep(options: { budgetMs?: number } = {}): Promise<ReconcileSummary> {
     const started = clock.now();
     const budgetMs = options.budgetMs ?? settings.budgetMs;
+    const outOfTime = (): boolean => clock.now().getTime() - started.getTime() >= budgetMs;
+    const paused = (): boolean => clock.now().getTime() < providerPausedUntil;
     const transitions: Record<string, number> = {};
     let read = 0;
     let scanned = 0;
@@ -359,6 +442,9 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
     let oldestUnknownSeconds = 0;
     let cursor: string | undefined;
     let budgetExhausted = false;
+    const countMove = (to: PayoutState): void => {
+      transitions[to] = (transitions[to] ?? 0) + 1;
+    };
 
     const reconcileOne = async (identity: PayoutIdentity): Promise<void> => {
       try {
@@ -371,14 +457,14 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
         if (payout.state === 'UNKNOWN') oldestUnknownSeconds = Math.max(oldestUnknownSeconds, payout.ageMs(now) / 1000);
         // Undefined: another writer (a worker, a check, a parallel run) moved it first and carries it on.
         const next = await step(payout, now);
-        if (next && next.state !== payout.state) transitions[next.state] = (transitions[next.state] ?? 0) + 1;
+        if (next && next.state !== payout.state) countMove(next.state);
       } catch (error) {
         log.error('reconciling a payout failed', { withdrawalReference: identity.withdrawal_reference, error: (error as Error).name });
       }
     };
 
     do {
-      if (clock.now().getTime() - started.getTime() >= budgetMs) {
+      if (outOfTime()) {
         budgetExhausted = true;
         break;
       }
@@ -388,15 +474,19 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
       await mapLimited(page.identities, settings.concurrency, reconcileOne);
       cursor = page.cursor;
       // While the provider asked to wait, the payouts of later pages stay due for a later run.
-      if (clock.now().getTime() < providerPausedUntil) break;
+      if (paused()) break;
     } while (cursor);
+
+    // The reversal watch only once the open payouts are done, and never while the provider asked to wait.
+    const watchRead = budgetExhausted || paused() ? 0 : await reversalWatch(() => outOfTime() || paused(), countMove);
+    if (outOfTime()) budgetExhausted = true;
 
     telemetry.seconds(METRIC.reconcileLagSeconds, Math.max(0, maxLagSeconds));
     telemetry.seconds(METRIC.oldestUnknownAgeSeconds, oldestUnknownSeconds);
     // The heartbeat: a run that got here read the index to its end or to its budget.
     telemetry.count(METRIC.reconcileRunCompleted);
-    const paused = clock.now().getTime() < providerPausedUntil ? { providerPausedUntil: new Date(providerPausedUntil).toISOString() } : {};
-    return { read, scanned, transitions, budgetExhausted, ...paused };
+    const pause = paused() ? { providerPausedUntil: new Date(providerPausedUntil).toISOString() } : {};
+    return { read, watchRead, scanned, transitions, budgetExhausted, ...pause };
   }
 
   return { sweep, check };

@@ -36,12 +36,15 @@ export const PAYOUTS_TABLE = {
   partitionKey: { name: 'pk', type: 'S' },
   indexes: [
     {
-      // Sparse: only open or watched payouts carry `openShard`, so the reconciler never reads final
-      // ones. Two kinds of partition, each in write shards (see openShardOf, watchShardOf): `OPEN#<n>`
-      // for the payouts not yet final (also what lists the worker's in-flight states), `WATCH#<n>` for
-      // SUCCEEDED and NEEDS_REVIEW under watch. Keys only, and the worker's writes keep the create's
-      // nextCheckAt, so the happy path writes this entry once and moves it once (when it settles, to
-      // its watch partition and time: that move happens anyway because its next check changes).
+      // Sparse: only payouts not yet final, and final ones with a look scheduled by time, carry
+      // `openShard`, so the reconciler never reads the other final payouts. Two kinds of partition,
+      // each in write shards (see openShardOf, watchShardOf): `OPEN#<n>` for the payouts not yet final
+      // (also what lists the worker's in-flight states), `WATCH#<n>` for NEEDS_REVIEW under its watch
+      // and for a SUCCEEDED payout only while one look at it is pending (a notification named it, a
+      // look failed, or the provider asked to wait). Keys only, and the worker's writes keep the
+      // create's nextCheckAt, so the happy path writes this entry once and removes it once (when it
+      // settles). The reversal watch of SUCCEEDED payouts reads `by-state` by age instead, so
+      // settling writes no watch entry.
       indexName: 'open-by-next-check',
       partitionKey: { name: 'openShard', type: 'S' },
       sortKey: { name: 'nextCheckAt', type: 'S' },
@@ -55,7 +58,10 @@ export const PAYOUTS_TABLE = {
     {
       // Sparse: only payouts at rest in UNKNOWN or a final state carry `listShard` (`<state>#<n>`), so
       // the happy path writes one entry here, once. The worker's in-flight states are listed from the
-      // `OPEN#<n>` partitions of `open-by-next-check`. Newest change first: query each shard backwards and merge.
+      // `OPEN#<n>` partitions of `open-by-next-check`. Newest change first: query each shard backwards
+      // and merge. The reconciler's reversal watch reads the `SUCCEEDED#<n>` shards by `updatedAt`:
+      // a success is looked at when its last change is a day old, two days old, and so on (a success
+      // nobody writes again keeps the time it settled), so no write schedules those looks.
       indexName: 'by-state',
       partitionKey: { name: 'listShard', type: 'S' },
       sortKey: { name: 'updatedAt', type: 'S' },

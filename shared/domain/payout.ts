@@ -33,7 +33,10 @@ export const FINAL_STATES: ReadonlySet<PayoutState> = new Set(['REJECTED', 'FAIL
 /**
  * Final states the reconciler still asks GetPayout about, at a low rate and for a bounded time:
  * NEEDS_REVIEW (a later definite answer settles it) and SUCCEEDED (returned money makes it REVERSED).
- * A watched payout keeps a `nextCheckAt`; without one it has left the reconciler's index.
+ * NEEDS_REVIEW keeps a `nextCheckAt` (its place in the reconciler's index) while watched. A SUCCEEDED
+ * payout is looked at by its age instead (the reconciler reads successes by when they last changed),
+ * and carries a `nextCheckAt` only while one look at it is pending: a notification named it, a look
+ * failed, or the provider asked to wait.
  */
 export const WATCHED_STATES: ReadonlySet<PayoutState> = new Set(['NEEDS_REVIEW', 'SUCCEEDED']);
 
@@ -180,9 +183,6 @@ export const FIRST_CHECK_AFTER_MS = 60_000;
 /** First look at a payout handed to a person; the reconciler then follows its review-watch settings. */
 export const REVIEW_FIRST_CHECK_MS = 60 * 60_000;
 
-/** First look for returned money after a success; the reconciler then follows its reversal-watch settings. */
-export const REVERSAL_FIRST_CHECK_MS = 24 * 60 * 60_000;
-
 /** Back-off of reconciliation checks: 1 m, 2 m, 5 m, 15 m, then hourly. */
 export const CHECK_BACKOFF_MINUTES = [1, 2, 5, 15, 60] as const;
 
@@ -284,7 +284,11 @@ export class Payout {
   get isFinal(): boolean {
     return isFinal(this.record.state);
   }
-  /** Whether the reconciler still looks at this payout (open, or final but still watched). */
+  /**
+   * Whether the payout has a look scheduled by time (a `nextCheckAt`, its place in the reconciler's
+   * index): open, NEEDS_REVIEW under its watch, or SUCCEEDED with one look pending. A SUCCEEDED
+   * payout's regular reversal looks go by its age and need no schedule.
+   */
   get isWatched(): boolean {
     return this.record.nextCheckAt !== undefined;
   }
@@ -483,15 +487,16 @@ export class Payout {
   }
 
   /**
-   * The provider reports the money delivered. The payout stays watched for returned money: its first
-   * look comes a day later (REVERSAL_FIRST_CHECK_MS); the reconciler's settings decide how long after.
+   * The provider reports the money delivered. It leaves the reconciler's index (a NEEDS_REVIEW's
+   * scheduled look goes too): its watch for returned money goes by its age, a look a day after this
+   * change, two days after, and so on (shared/app/watch-final-payouts.ts), and needs no schedule.
    * From NEEDS_REVIEW the reason says it was settled by the provider after review.
    */
   succeeded(providerStatus: string, now: Date): Payout {
     const reason =
       this.state === 'NEEDS_REVIEW' ? `${SETTLED_AFTER_REVIEW}: provider reports ${providerStatus}` : `provider reports ${providerStatus}`;
     return this.next(
-      { providerStatus, reason: undefined, nextCheckAt: iso(new Date(now.getTime() + REVERSAL_FIRST_CHECK_MS)) },
+      { providerStatus, reason: undefined, nextCheckAt: undefined },
       now,
       { to: 'SUCCEEDED', reason },
     );
@@ -517,8 +522,8 @@ export class Payout {
   resolveByOperator(to: 'SUCCEEDED' | 'FAILED', audit: OperatorAudit, now: Date): Payout {
     if (this.state !== 'NEEDS_REVIEW') throw new IllegalTransitionError(this.state, to);
     const reason = `resolved as ${to} by ${audit.by}: ${audit.evidence}`;
-    const watch = to === 'SUCCEEDED' ? { nextCheckAt: iso(new Date(now.getTime() + REVERSAL_FIRST_CHECK_MS)) } : {};
-    return this.next({ reason, ...watch }, now, { to, reason, audit });
+    // Out of the index either way: FAILED is done, SUCCEEDED is watched by its age (see succeeded).
+    return this.next({ reason, nextCheckAt: undefined }, now, { to, reason, audit });
   }
 
   /** A watched final payout leaves the reconciler's index: its watch period is over. */

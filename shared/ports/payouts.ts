@@ -18,7 +18,7 @@ export interface MarkDueOptions {
   atMostEveryMs?: number;
 }
 
-/** A page of due payouts from the sparse index, keys only. */
+/** A page of payout keys from an index: the due payouts of the sparse index, or the changes of `by-state`. */
 export interface DuePage {
   readonly identities: readonly PayoutIdentity[];
   /** Opaque cursor for the next page; absent on the last page. */
@@ -69,6 +69,34 @@ export interface PayoutRepository {
   findByReference(withdrawalReference: string): Promise<Payout[]>;
   /** Makes open payouts with this reference due now (an order notification hints at news). */
   markDueNow(withdrawalReference: string, now: Date, options?: MarkDueOptions): Promise<number>;
+  /**
+   * Keys of the payouts in a listed state (UNKNOWN or final) whose last change is at or after `from`
+   * and before `to`, one page at a time, from the listing index (every shard; never a Scan). The
+   * reconciler's reversal watch finds the successes of exactly a day ago, two days ago, ... this way.
+   */
+  queryChanged(state: PayoutState, from: Date, to: Date, limit: number, cursor?: string): Promise<DuePage>;
+  /** How far the reconciler's reversal watch has got (its watermark); undefined before its first run. */
+  reversalWatchProgress(): Promise<ReversalWatchProgress | undefined>;
+  /**
+   * Stores the reversal watch's progress if it is still `previous` (undefined: none stored yet):
+   * false when another run moved it first.
+   */
+  saveReversalWatchProgress(previous: ReversalWatchProgress | undefined, next: ReversalWatchPosition): Promise<boolean>;
+}
+
+/** Where the reversal watch is: every look due before `coveredUntil` is done. */
+export interface ReversalWatchPosition {
+  readonly coveredUntil: Date;
+  /**
+   * A stretch [coveredUntil, until) a run began and did not finish: the look age (ms) it had got to,
+   * and where in that age's pages (a `queryChanged` cursor); the next run carries on from there.
+   */
+  readonly pending?: { readonly until: Date; readonly ageMs: number; readonly cursor?: string };
+}
+
+/** The stored position, with the version its next save is conditional on. */
+export interface ReversalWatchProgress extends ReversalWatchPosition {
+  readonly version: number;
 }
 
 /** The keys and identifiers the payout service issued to the partner (camelCase form of the provider secret). */

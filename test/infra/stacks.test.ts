@@ -270,6 +270,8 @@ describe('functions', () => {
       OwnLogGroup: LOGS,
       PayoutsTable: dynamo('GetItem', 'PutItem'),
       'PayoutsTable/index/open-by-next-check': dynamo('Query'),
+      // The reversal watch reads the successes by age from the listing index.
+      'PayoutsTable/index/by-state': dynamo('Query'),
       ProviderSecret: SECRET_READ,
       PayoutChecksQueue: ['sqs:SendMessage'],
     });

@@ -1,5 +1,5 @@
 import { ConcurrentModificationError } from '@shared/domain/errors';
-import type { PayoutRepository } from '@shared/ports/payouts';
+import type { PayoutRepository, ReversalWatchProgress } from '@shared/ports/payouts';
 import { payoutKey } from '@shared/domain/identity';
 import type { Payout } from '@shared/domain/payout';
 
@@ -10,6 +10,7 @@ import type { Payout } from '@shared/domain/payout';
  */
 export function memoryRepository(): PayoutRepository & { items: Map<string, Payout> } {
   const items = new Map<string, Payout>();
+  let watchProgress: ReversalWatchProgress | undefined;
   return {
     items,
     async get(identity) {
@@ -43,6 +44,20 @@ export function memoryRepository(): PayoutRepository & { items: Map<string, Payo
     },
     async markDueNow() {
       return 0;
+    },
+    async queryChanged(state, from, to) {
+      const identities = [...items.values()]
+        .filter((p) => p.state === state && p.record.updatedAt >= from.toISOString() && p.record.updatedAt < to.toISOString())
+        .map((p) => p.record.identity);
+      return { identities, scannedCount: identities.length };
+    },
+    async reversalWatchProgress() {
+      return watchProgress;
+    },
+    async saveReversalWatchProgress(previous, next) {
+      if (watchProgress?.version !== previous?.version) return false;
+      watchProgress = { ...next, version: (previous?.version ?? 0) + 1 };
+      return true;
     },
   };
 }

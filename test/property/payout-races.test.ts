@@ -84,6 +84,9 @@ describe('payout races (property, fast-check scheduler)', () => {
             listByState: scheduled(repository.listByState),
             findByReference: scheduled(repository.findByReference),
             markDueNow: scheduled(repository.markDueNow),
+            queryChanged: scheduled(repository.queryChanged),
+            reversalWatchProgress: scheduled(repository.reversalWatchProgress),
+            saveReversalWatchProgress: scheduled(repository.saveReversalWatchProgress),
           };
           let payoutCalls = 0;
           let statusCalls = 0;

@@ -223,7 +223,8 @@ describe('REVERSED after success', () => {
     expect((await payoutOf(r))?.state).toBe('SUCCEEDED');
     await h.sim.admin.reversePayout(identityOf(r));
     const before = counts[METRIC.payoutReversed] ?? 0;
-    s.clock.advance(DAY);
+    // The reversal watch's first look: a day after the success (the sweep after that moment).
+    s.clock.advance(DAY + MINUTE);
     await s.reconcile();
     const p = await payoutOf(r);
     expect(p?.state).toBe('REVERSED');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { IllegalTransitionError, Payout, SETTLED_AFTER_REVIEW } from '@shared/domain/payout';
-import { decideWatched, nextWatchCheck, watchSettingsFromDays } from '@shared/app/watch-final-payouts';
+import { decideWatched, dueForReversalLook, nextWatchCheck, reversalLookAges, watchSettingsFromDays } from '@shared/app/watch-final-payouts';
 import type { PayoutStatusAnswer } from '@shared/ports/payouts';
 
 const t0 = new Date('2026-01-01T00:00:00.000Z');
@@ -85,11 +85,38 @@ describe('SUCCEEDED is watched for returned money', () => {
     expect(p.isWatched).toBe(false);
   });
 
-  it('checks daily for REVERSAL_WATCH_DAYS, then stops', () => {
-    expect(decideWatched(done(), answer('COMPLETED', 'succeeded'), at(DAY), settings).record.nextCheckAt).toBe(at(2 * DAY).toISOString());
-    const after = decideWatched(done(), answer('COMPLETED', 'succeeded'), at(7 * DAY), settings);
-    expect(after.state).toBe('SUCCEEDED');
-    expect(after.isWatched).toBe(false);
+  it('is looked at by age: a day, two days, ... REVERSAL_WATCH_DAYS after the success, with nothing written', () => {
+    expect(reversalLookAges(settings)).toEqual([1, 2, 3, 4, 5, 6, 7].map((d) => d * DAY));
+    // REVERSAL_WATCH_DAYS 0 still gives the one look a day after the success (as before).
+    expect(reversalLookAges(watchSettingsFromDays({ reviewHourlyDays: 3, reviewDailyDays: 30, reversalWatchDays: 0 }))).toEqual([DAY]);
+    for (const age of reversalLookAges(settings)) expect(dueForReversalLook(done(), age, settings)).toBe(true);
+    // Still delivered: the same version comes back, so the reconciler writes nothing.
+    const p = done();
+    expect(decideWatched(p, answer('COMPLETED', 'succeeded'), at(DAY), settings)).toBe(p);
+  });
+
+  it('a look the index scheduled ends by leaving the index; the ages then count from that write, never past the watch', () => {
+    // A notification made it due: the look finds it still delivered, and it leaves the index.
+    const nudged = Payout.fromRecord({ ...done().record, nextCheckAt: at(3 * DAY).toISOString() });
+    expect(dueForReversalLook(nudged, DAY, settings)).toBe(false);
+    const back = decideWatched(nudged, answer('COMPLETED', 'succeeded'), at(3 * DAY), settings);
+    expect(back.isWatched).toBe(false);
+    expect(back.record.updatedAt).toBe(at(3 * DAY).toISOString());
+    // Looks 4 to 7 days after the success still come (1 to 4 days after that write), the 8th does not.
+    expect([1, 2, 3, 4, 5].map((d) => dueForReversalLook(back, d * DAY, settings))).toEqual([true, true, true, true, false]);
+  });
+
+  it('a look that got no answer is retried through the index a day later while the watch lasts', () => {
+    const retried = decideWatched(done(), undefined, at(2 * DAY), settings);
+    expect(retried.record.nextCheckAt).toBe(at(3 * DAY).toISOString());
+    // The last look: nothing to write (the watch is over), the payout stays as it is.
+    const last = done();
+    expect(decideWatched(last, undefined, at(7 * DAY), settings)).toBe(last);
+  });
+
+  it('only SUCCEEDED payouts get a look by age', () => {
+    expect(dueForReversalLook(review(), DAY, settings)).toBe(false);
+    expect(dueForReversalLook(done().reversed('returned', at(DAY)), DAY, settings)).toBe(false);
   });
 
   it('a NEEDS_REVIEW payout whose money already came back goes through SUCCEEDED to REVERSED', () => {
