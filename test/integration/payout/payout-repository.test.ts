@@ -74,7 +74,7 @@ describe('payout repository on dynalite', () => {
     expect(item?.metadata).toEqual({ batch: 'b1' });
   });
 
-  it('keeps open payouts in the sparse open index, watched ones under their watch shard, and removes final ones', async () => {
+  it('keeps open payouts in the sparse open index, NEEDS_REVIEW under its watch shard, and removes final ones (SUCCEEDED too)', async () => {
     const { payout } = await repo.createAccepted(fresh('sparse-1'));
     const shard = (await rawItem(id('sparse-1')))?.openShard;
     expect(shard).toMatch(/^OPEN#\d$/);
@@ -89,11 +89,60 @@ describe('payout repository on dynalite', () => {
     const submitting = await repo.save(verifying, verifying.startSubmitting(at(2), 'A'));
     const submitted = await repo.save(submitting, submitting.submitted('PENDING', at(3)));
     const open = await rawItem(id('sparse-2'));
-    await repo.save(submitted, submitted.succeeded('PAID', at(4)));
+    const review = await repo.save(submitted, submitted.needsReview('still PENDING', at(4)));
     const watched = await rawItem(id('sparse-2'));
-    // The same shard number under the watch prefix, with the reversal watch's first check.
+    // The same shard number under the watch prefix, with the review watch's first look.
     expect(watched?.openShard).toBe(String(open?.openShard).replace('OPEN#', 'WATCH#'));
-    expect(watched?.nextCheckAt).toBe(new Date(at(4).getTime() + 24 * 3600_000).toISOString());
+    expect(watched?.nextCheckAt).toBe(new Date(at(4).getTime() + 3600_000).toISOString());
+    // Settled, it leaves the open index (one index delete): the reversal watch reads by-state by age.
+    await repo.save(review, review.succeeded('PAID', at(5)));
+    const settled = await rawItem(id('sparse-2'));
+    expect(settled?.openShard).toBeUndefined();
+    expect(settled?.nextCheckAt).toBeUndefined();
+    expect(settled?.listShard).toMatch(/^SUCCEEDED#\d$/);
+    // One left in review, for the due query below.
+    const third = (await repo.createAccepted(fresh('sparse-3'))).payout;
+    await repo.save(third, third.startVerifying(at(1)).startSubmitting(at(2), 'A').submitted('PENDING', at(3)).needsReview('still PENDING', at(4)));
+  });
+
+  it('lists the keys of payouts in a state changed in [from, to), paginated across the by-state shards', async () => {
+    const base = new Date('2031-01-01T00:00:00.000Z');
+    const minute = (n: number): Date => new Date(base.getTime() + n * 60_000);
+    const refs = ['changed-0', 'changed-1', 'changed-2', 'changed-3', 'changed-4', 'changed-5'];
+    for (const [i, ref] of refs.entries()) {
+      const { payout } = await repo.createAccepted(fresh(ref, minute(i)));
+      const submitted = payout.startVerifying(minute(i)).startSubmitting(minute(i), 'A').submitted('PENDING', minute(i));
+      await repo.save(payout, submitted.succeeded('PAID', minute(i)));
+    }
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      // From minute 1 (included) to minute 5 (left out).
+      const page = await repo.queryChanged('SUCCEEDED', minute(1), minute(5), 1, cursor);
+      seen.push(...page.identities.map((i) => i.withdrawal_reference));
+      cursor = page.cursor;
+      pages += 1;
+    } while (cursor);
+    expect(seen.sort()).toEqual(['changed-1', 'changed-2', 'changed-3', 'changed-4']);
+    expect(pages).toBeGreaterThanOrEqual(4);
+    await expect(repo.queryChanged('SUBMITTED', minute(0), minute(5), 10)).rejects.toThrow(/SUBMITTED is not kept in the by-state index/);
+  });
+
+  it("stores the reversal watch's progress conditionally: a save from a stale read is refused", async () => {
+    expect(await repo.reversalWatchProgress()).toBeUndefined();
+    const start = { coveredUntil: at(0) };
+    expect(await repo.saveReversalWatchProgress(undefined, start)).toBe(true);
+    // A second first run lost the race.
+    expect(await repo.saveReversalWatchProgress(undefined, { coveredUntil: at(1) })).toBe(false);
+    const first = await repo.reversalWatchProgress();
+    expect(first).toEqual({ coveredUntil: at(0), version: 1 });
+    const stopped = { coveredUntil: at(0), pending: { until: at(10), ageMs: 2 * 86_400_000, cursor: 'abc' } };
+    expect(await repo.saveReversalWatchProgress(first, stopped)).toBe(true);
+    expect(await repo.saveReversalWatchProgress(first, { coveredUntil: at(10) })).toBe(false);
+    expect(await repo.reversalWatchProgress()).toEqual({ ...stopped, version: 2 });
+    // The watermark is no payout: no listing or index sees it.
+    expect(await repo.findByReference('reconciler#reversal-watch')).toEqual([]);
   });
 
   it('queries due payouts oldest first, paginated, reading only due open ones', async () => {
@@ -118,8 +167,10 @@ describe('payout repository on dynalite', () => {
     expect(seen.filter((r) => refs.includes(r)).sort()).toEqual(refs);
     expect(seen).not.toContain('not-yet');
     expect(seen).not.toContain('sparse-1');
-    // A watched success is due too once its watch check comes: the watch shards are read after the open ones.
-    expect(seen).toContain('sparse-2');
+    // A payout under review is due too once its watch look comes: the watch shards are read after the open ones.
+    expect(seen).toContain('sparse-3');
+    // A success is not: its reversal watch reads by-state by age.
+    expect(seen).not.toContain('sparse-2');
   });
 
   it('marks open payouts of a reference due now, leaving final ones alone', async () => {
