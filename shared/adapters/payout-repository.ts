@@ -8,7 +8,7 @@ import {
   type DynamoDBDocumentClient,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { PAYOUTS_TABLE, SHARDS, openShardKeys, openShardOf, shardOf, watchShardKeys, watchShardOf } from '@shared/config/resources';
+import { PAYOUTS_TABLE, REVERSAL_WATCH_MARK_KEY, SHARDS, openShardKeys, openShardOf, shardOf, watchShardKeys, watchShardOf } from '@shared/config/resources';
 import { parsePayoutKey, payoutKey, type PayoutIdentity } from '@shared/domain/identity';
 import { FINAL_STATES, Payout, type PayoutHistoryEntry, type PayoutRecord, type PayoutState } from '@shared/domain/payout';
 import { ConcurrentModificationError } from '@shared/domain/errors';
@@ -165,12 +165,6 @@ const isShardCursorOf =
   (count: number) =>
   (v: unknown): v is ShardCursor =>
     typeof v === 'object' && v !== null && Number.isInteger((v as ShardCursor).s) && (v as ShardCursor).s >= 0 && (v as ShardCursor).s < count;
-
-/**
- * The item that holds the reversal watch's watermark. Not a payout: a payout key always has three
- * parts joined by '|', and this item carries no index attribute, so no index and no payout read sees it.
- */
-export const REVERSAL_WATCH_MARK_KEY = 'reconciler#reversal-watch';
 
 /** The stored shape of the reversal watch's progress (see ReversalWatchProgress). */
 interface WatchMarkItem {

@@ -70,6 +70,13 @@ export const PAYOUTS_TABLE = {
   ],
 } as const satisfies TableDefinition;
 
+/**
+ * The one item of the payouts table that is not a payout: the reconciler's reversal-watch watermark
+ * (how far its looks by age have got). A payout key always has three parts joined by '|', and this
+ * item carries no index attribute, so no index and no payout read meets it; a Scan of the table does.
+ */
+export const REVERSAL_WATCH_MARK_KEY = 'reconciler#reversal-watch';
+
 /** What a callback listing shows of an event, copied into the events table's listing indexes (never the body). */
 const EVENT_LISTING_FIELDS = ['source', 'recognized', 'unrecognizedReason', 'appId', 'userReference', 'withdrawalReference'] as const;
 

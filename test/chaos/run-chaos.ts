@@ -5,6 +5,7 @@ import { createLambdaContext, type LocalFunction } from '@local/lambda';
 import { startLocalAws } from '@local/emulators';
 import { startSqsPoller } from '@local/sqs-poller';
 import { FUNCTIONS } from '@shared/config/functions';
+import { REVERSAL_WATCH_MARK_KEY } from '@shared/config/resources';
 import { FINAL_STATES, type PayoutHistoryEntry, type PayoutState } from '@shared/domain/payout';
 import { FAILING_ACCOUNT, payableAccounts } from '@simulator/accounts';
 import { startSimulator, type SimulatorOptions } from '@simulator/index';
@@ -560,7 +561,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
     let start: Record<string, unknown> | undefined;
     do {
       const page = await documentClient.send(new ScanCommand({ TableName: aws.names.payoutsTable, ExclusiveStartKey: start, ConsistentRead: true }));
-      all.push(...(page.Items ?? []));
+      // Every item but the reconciler's reversal-watch watermark, which is not a payout.
+      all.push(...(page.Items ?? []).filter((item) => item.pk !== REVERSAL_WATCH_MARK_KEY));
       start = page.LastEvaluatedKey;
     } while (start);
     return all;

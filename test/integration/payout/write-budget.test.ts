@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REVERSAL_WATCH_MARK_KEY, createPayoutRepository } from '@shared/adapters/payout-repository';
+import { createPayoutRepository } from '@shared/adapters/payout-repository';
 import { createProcessPayout } from '@shared/app/process-payout';
 import { credentialsFromCachedSecret } from '@shared/adapters/credentials';
 import type { PayoutProvider } from '@shared/ports/payouts';
@@ -12,7 +12,7 @@ import { acceptRequest, payoutRequestSchema } from '@shared/messages/payout-requ
 import { PayoutServiceClient } from '@shared/providers/payout-client';
 import { MERCHANT_ID, PARTNER_CODE, identityOf, request, startHarness, type Harness } from './harness';
 import { silentLog } from '@test/factories/ports';
-import { PAYOUTS_TABLE } from '@shared/config/resources';
+import { PAYOUTS_TABLE, REVERSAL_WATCH_MARK_KEY } from '@shared/config/resources';
 import { indexWriteUnits } from '@bench/lib/gsi-writes';
 
 /*
