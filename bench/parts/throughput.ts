@@ -1,5 +1,8 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import type { ClientRequest } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { payoutKey } from '@shared/domain/identity';
 import type { PayoutRequestInput } from '@shared/messages/payout-request';
 import type { LedgerEntry } from '@simulator/index';
 import { countHttpCalls } from '../lib/http-calls';
@@ -94,18 +97,20 @@ function stateWritten(input: unknown): string | undefined {
 }
 
 /**
- * Where one invocation's time goes, ms from its start (medians over the invocations): when the first
- * intent (SUBMITTING) write was sent, that is when the first AccountVerification answered; when the
- * last was answered; the same for the outcome (SUBMITTED) writes, after the Payout calls.
+ * Where one invocation's time goes, ms from its start (medians over the invocations): when the last
+ * AccountVerification request left (got its socket); when the first intent (SUBMITTING) write was
+ * sent, that is when the first AccountVerification answered; when the last was answered; the same
+ * for the outcome (SUBMITTED) writes, after the Payout calls.
  */
 interface BatchTimeline {
+  lastVerificationSent: number;
   firstIntentSent: number;
   lastIntentAnswered: number;
   firstOutcomeSent: number;
   lastOutcomeAnswered: number;
 }
 
-function timelineOf(starts: readonly number[], durations: readonly number[], calls: readonly DynamoCall[]): BatchTimeline {
+function timelineOf(starts: readonly number[], durations: readonly number[], calls: readonly DynamoCall[], verificationsSent: readonly number[]): BatchTimeline {
   const phases = starts.map((start, i) => {
     const end = start + (durations[i] as number);
     const mine = calls.filter((c) => c.start >= start && c.end <= end);
@@ -113,6 +118,7 @@ function timelineOf(starts: readonly number[], durations: readonly number[], cal
     const intents = of('SUBMITTING');
     const outcomes = of('SUBMITTED');
     return {
+      lastVerificationSent: Math.max(...verificationsSent.filter((t) => t >= start && t <= end)) - start,
       firstIntentSent: Math.min(...intents.map((c) => c.start)) - start,
       lastIntentAnswered: Math.max(...intents.map((c) => c.end)) - start,
       firstOutcomeSent: Math.min(...outcomes.map((c) => c.start)) - start,
@@ -121,6 +127,7 @@ function timelineOf(starts: readonly number[], durations: readonly number[], cal
   });
   const median = (key: keyof BatchTimeline) => summarize(phases.map((p) => p[key])).median;
   return {
+    lastVerificationSent: median('lastVerificationSent'),
     firstIntentSent: median('firstIntentSent'),
     lastIntentAnswered: median('lastIntentAnswered'),
     firstOutcomeSent: median('firstOutcomeSent'),
@@ -139,6 +146,66 @@ interface LatencyRun {
   dynamoLatency: ReturnType<typeof summarize>;
   timeline: BatchTimeline;
   providerCalls: Record<string, number>;
+  /** CPU time (user + system) of this process, the worker's, per batch. */
+  workerCpuMsPerBatch: number;
+}
+
+/**
+ * The times at which requests to AccountVerification got their socket (the request left), through
+ * Node's http diagnostics channel ('http.client.request.start' is published then, not at creation).
+ */
+function watchVerificationsSent(): { times: number[]; stop(): void } {
+  const times: number[] = [];
+  const listener = (message: unknown): void => {
+    if ((message as { request: ClientRequest }).request.path.includes('/AccountVerification/')) times.push(performance.now());
+  };
+  subscribe('http.client.request.start', listener);
+  return { times, stop: () => unsubscribe('http.client.request.start', listener) };
+}
+
+/** dynalite on its own, for the same writes a batch makes (see dynaliteFloor). */
+interface DynaliteFloor {
+  /** Median ms until the last of C conditional writes sent at once is answered. */
+  together: number;
+  /** Median ms of one such write sent alone. */
+  alone: number;
+}
+
+/**
+ * The floor of a batch's write phase on this emulator: C copies of a payout item the run stored,
+ * each written at once with the worker's condition (state and version), as a batch's C intents are,
+ * with nothing else going on; 20 rounds. Shows how much of the phase is dynalite answering one
+ * request at a time.
+ */
+async function dynaliteFloor(sample: Record<string, unknown>, C: number): Promise<DynaliteFloor> {
+  const { documentClient } = await import('@shared/adapters/dynamodb-client');
+  const TableName = process.env.PAYOUTS_TABLE_NAME;
+  const state = sample.state as string;
+  const version = sample.version as number;
+  const copy = (key: string) => ({ ...sample, pk: `bench-floor|${key}`, withdrawal_reference: `bench-floor-${key}` });
+  const conditional = (key: string) =>
+    documentClient.send(
+      new PutCommand({
+        TableName,
+        Item: copy(key),
+        ConditionExpression: '#state = :state AND #version = :version',
+        ExpressionAttributeNames: { '#state': 'state', '#version': 'version' },
+        ExpressionAttributeValues: { ':state': state, ':version': version },
+      }),
+    );
+  const together: number[] = [];
+  const alone: number[] = [];
+  for (let round = 0; round < 20; round++) {
+    const keys = Array.from({ length: C }, (_, i) => `${round}-${i}`);
+    await Promise.all(keys.map((key) => documentClient.send(new PutCommand({ TableName, Item: copy(key) }))));
+    const started = performance.now();
+    await Promise.all(keys.map(conditional));
+    together.push(performance.now() - started);
+    const one = performance.now();
+    await conditional(keys[0] as string);
+    alone.push(performance.now() - one);
+  }
+  return { together: summarize(together).median, alone: summarize(alone).median };
 }
 
 export const throughput: Part = async ({ options, progress }): Promise<PartResult> => {
@@ -160,6 +227,7 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
       },
       { step: 'initialize', name: 'payrelayBenchDynamoTimer' },
     );
+    const verifications = watchVerificationsSent();
     const invocationStarts: number[] = [];
     const timedHandler: SqsHandler = (event, context) => {
       invocationStarts.push(performance.now());
@@ -173,11 +241,14 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
       provider.reset();
       dynamoCalls.length = 0;
       invocationStarts.length = 0;
+      verifications.times.length = 0;
       const prefix = `bench-tp-${L}`;
       progress(`throughput: ${n} payouts, L = ${L} ms, C = ${C}`);
       const started = performance.now();
+      const cpuBefore = process.cpuUsage();
       const durations = await runWorkerBatches(timedHandler, payoutRequests(rig.platformMerchantId, prefix, n), B);
       const seconds = (performance.now() - started) / 1000;
+      const cpu = process.cpuUsage(cpuBefore);
       const ledger = (await rig.ledger()).filter((e) => e.withdrawal_reference.startsWith(`${prefix}-`));
       const notOnce = ledger.filter((e) => e.executions !== 1).length;
       if (ledger.length !== n || notOnce > 0) {
@@ -196,8 +267,9 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
         invocation: summarize(durations),
         dynamoCalls: dynamoCalls.length,
         dynamoLatency: summarize(dynamoCalls.map((c) => c.end - c.start)),
-        timeline: timelineOf(invocationStarts, durations, dynamoCalls),
+        timeline: timelineOf(invocationStarts, durations, dynamoCalls, verifications.times),
         providerCalls: provider.counts(),
+        workerCpuMsPerBatch: (cpu.user + cpu.system) / 1000 / durations.length,
       });
     }
     const rows: Row[] = [];
@@ -219,8 +291,8 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
           verdict: 'info',
         },
         {
-          metric: `L = ${L} ms: inside one batch, ms from its start (median): first intent write sent (first AccountVerification answered); last intent answered; first outcome write sent (first Payout answered); last outcome answered`,
-          value: [r.timeline.firstIntentSent, r.timeline.lastIntentAnswered, r.timeline.firstOutcomeSent, r.timeline.lastOutcomeAnswered].map((t) => t.toFixed(0)).join('; '),
+          metric: `L = ${L} ms: inside one batch, ms from its start (median): last AccountVerification request sent; first intent write sent (first AccountVerification answered); last intent answered; first outcome write sent (first Payout answered); last outcome answered`,
+          value: [r.timeline.lastVerificationSent, r.timeline.firstIntentSent, r.timeline.lastIntentAnswered, r.timeline.firstOutcomeSent, r.timeline.lastOutcomeAnswered].map((t) => t.toFixed(0)).join('; '),
           reference: `the ${C} intents clear in ${(r.timeline.lastIntentAnswered - r.timeline.firstIntentSent).toFixed(0)} ms, the ${C} outcomes in ${(r.timeline.lastOutcomeAnswered - r.timeline.firstOutcomeSent).toFixed(0)} ms`,
           verdict: 'info',
         },
@@ -229,8 +301,32 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
           value: `${(r.dynamoCalls / n).toFixed(2)}; ${ms(r.dynamoLatency.median)} (p99 ${ms(r.dynamoLatency.p99)})`,
           verdict: 'info',
         },
+        {
+          metric: `L = ${L} ms: CPU time of the worker's process per batch (user + system)`,
+          value: ms(r.workerCpuMsPerBatch),
+          reference: 'on Lambda at 512 MB, about a third of a vCPU: about 3x this',
+          verdict: 'info',
+        },
       );
     }
+    verifications.stop();
+    const { documentClient } = await import('@shared/adapters/dynamodb-client');
+    const lastPrefix = `bench-tp-${latencies[latencies.length - 1] as number}`;
+    const stored = await documentClient.send(
+      new GetCommand({
+        TableName: process.env.PAYOUTS_TABLE_NAME,
+        Key: { pk: payoutKey({ platform_merchant_id: rig.platformMerchantId, currency: ACCOUNT.currency, withdrawal_reference: `${lastPrefix}-0` }) },
+      }),
+    );
+    if (!stored.Item) throw new Error(`payout ${lastPrefix}-0 is not in the table`);
+    progress(`throughput: dynalite alone, ${C} conditional writes at once`);
+    const floor = await dynaliteFloor(stored.Item, C);
+    rows.push({
+      metric: `dynalite alone: ${C} conditional writes of a stored payout item sent at once (as a batch's ${C} intents), until the last is answered (median of 20); one such write alone`,
+      value: `${ms(floor.together)}; ${ms(floor.alone)}`,
+      reference: `the batch's own write phases above`,
+      verdict: 'info',
+    });
     const first = runs[0] as LatencyRun;
     rows.push({
       metric: 'provider calls per payout',
@@ -242,15 +338,15 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
       part: 'throughput',
       title: `3. Payout throughput (worker handler, SQS batches of ${B}, WORKER_CONCURRENCY ${C}, fixed simulator latency per provider call)`,
       rows,
-      data: { n, concurrency: C, batchSize: B, runs },
+      data: { n, concurrency: C, batchSize: B, runs, dynaliteFloor: floor },
       summary: {
         throughputRatio100ms: runs.find((r) => r.latencyMs === 100)?.ratio,
         throughputRatio500ms: runs.find((r) => r.latencyMs === 500)?.ratio,
       },
       notes: [
         `The worker's own handler (functions/payout-worker.ts) invoked directly with SQS batch events of ${B} records (test/factories/sqs-events), one invocation after another as one Lambda instance would; no SQS polling. WORKER_CONCURRENCY = ${C}${B <= C ? ', so a batch runs all its records at once' : `, so a batch of ${B} takes ${Math.ceil(B / C)} rounds`}.`,
-        `The simulator adds L ms to every AccountVerification and Payout call (fault latencyMs), for L = ${latencies.join(' and ')} ms. Each payout: 2 provider calls and 3 conditional writes, of which 2 wait in line (the create overlaps AccountVerification). Every payout was checked executed exactly once in the simulator ledger.`,
-        'The bound C/(2L) counts only the provider latency; DynamoDB writes, logging and the wait for the slowest record of each batch are what the ratio loses. dynalite answers one request at a time (single-threaded, in memory), so the 3 x C writes of a batch queue behind each other; DynamoDB serves them in parallel.',
+        `The simulator adds L ms to every AccountVerification and Payout call (fault latencyMs), for L = ${latencies.join(' and ')} ms. Each payout: 2 provider calls and 3 conditional writes, of which 2 wait in line (the create overlaps AccountVerification, and is built only after the verification request has left). Every payout was checked executed exactly once in the simulator ledger.`,
+        'The bound C/(2L) counts only the provider latency; DynamoDB writes, logging and the wait for the slowest record of each batch are what the ratio loses. dynalite answers one request at a time (single-threaded, in memory, in the same process as the simulator), so the C writes of a phase queue behind each other and behind the provider answers; DynamoDB serves them in parallel. The "dynalite alone" row measures that queue with nothing else running; the worker\'s CPU per batch is the other half (one event loop handles every record of the batch).',
       ],
     };
   } finally {
