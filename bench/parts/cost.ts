@@ -237,7 +237,8 @@ export const cost: Part = async ({ options, progress }): Promise<PartResult> => 
       ],
       writeUnits: per(workerRun, workerRun.counts.writeUnits + workerRun.indexWriteUnits) + per(reconcileRun, reconcileRun.counts.writeUnits + reconcileRun.indexWriteUnits),
       readUnits: per(workerRun, workerRun.counts.readUnits) + per(reconcileRun, reconcileRun.counts.readUnits),
-      sqsRequests: sqsModelled + per(workerRun, workerRun.counts.calls['SQS.SendMessage'] ?? 0),
+      // The worker's own sends: the first delayed checks, several to a SendMessageBatch when they come together.
+      sqsRequests: sqsModelled + per(workerRun, (workerRun.counts.calls['SQS.SendMessage'] ?? 0) + (workerRun.counts.calls['SQS.SendMessageBatch'] ?? 0)),
       secretsCalls: per(workerRun, workerRun.counts.calls['SecretsManager.GetSecretValue'] ?? 0) + per(reconcileRun, reconcileRun.counts.calls['SecretsManager.GetSecretValue'] ?? 0),
     };
     const costs = {
