@@ -14,7 +14,8 @@ const HOUR_MS = 3_600_000;
 
 /**
  * The mix of stored payouts: mostly settled, a few open and a few for people, over the last 48 hours.
- * Successes and reviews carry their watch (a next check), so the open index holds 92 % of them.
+ * Reviews carry their watch (a next check) as in production; successes do not (their reversal watch
+ * reads by-state by age), so the open index holds the UNKNOWN, SUBMITTED and NEEDS_REVIEW ones.
  */
 const MIX: ReadonlyArray<readonly [PayoutState, number]> = [
   ['SUCCEEDED', 0.9],
@@ -51,9 +52,9 @@ function seededPayout(i: number, total: number, merchant: string, now: number): 
   const steps = PATHS[state] ?? [];
   const history: PayoutHistoryEntry[] = [{ from: null, to: 'ACCEPTED', at: at(created), reason: 'payout request accepted' }];
   steps.forEach((to, n) => history.push({ from: history[n]?.to ?? 'ACCEPTED', to, at: at(n === steps.length - 1 ? updated : created + n * 1000), reason: `bench step to ${to}` }));
-  // As in production, the reconciler keeps watching a success (reversals) and a review: they stay in
-  // the open index beside the UNKNOWN and SUBMITTED ones.
-  const open = state === 'UNKNOWN' || state === 'SUBMITTED' || state === 'SUCCEEDED' || state === 'NEEDS_REVIEW';
+  // As in production, a review stays in the open index (under its watch) beside the UNKNOWN and
+  // SUBMITTED ones; a success does not (its reversal watch reads by-state by age).
+  const open = state === 'UNKNOWN' || state === 'SUBMITTED' || state === 'NEEDS_REVIEW';
   return Payout.fromRecord({
     identity: { platform_merchant_id: i % 10 === 0 ? `${merchant}-b` : merchant, currency: 'NGN', withdrawal_reference: `bench-console-${i}` },
     state,
