@@ -207,6 +207,12 @@ export const payrelayConfigSchema = z
       .default(90),
     /** POWERTOOLS_LOG_LEVEL of every function. */
     logLevel: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
+    /**
+     * X-Ray tracing of every function (active tracing, the Powertools tracer, the SDK and provider
+     * calls as subsegments). Off, no trace is recorded and each cold start skips loading the X-Ray
+     * SDK (docs/performance.md, "Cold start"); leave it on unless that matters more than the traces.
+     */
+    tracing: z.boolean().default(true),
     settings: settingsSchema.default({}),
     /**
      * The scheduled KYC catch-up (docs/webhooks.md): left out, there is none and missed KYC callbacks

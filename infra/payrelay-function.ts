@@ -44,6 +44,11 @@ export interface PayrelayFunctionProps {
   readonly securityGroups?: ISecurityGroup[];
   /** Concurrency reserved for (and capping) this function; left out, it shares the account's pool. */
   readonly reservedConcurrentExecutions?: number;
+  /**
+   * X-Ray tracing (the stage's `tracing`, default on). Off: no active tracing, no X-Ray grant, and
+   * POWERTOOLS_TRACE_ENABLED=false, so the function never loads the tracer or the X-Ray SDK.
+   */
+  readonly tracing?: boolean;
 }
 
 /** Functions a stage deploys only when a setting asks for them. */
@@ -82,9 +87,10 @@ export class PayrelayFunction extends NodejsFunction {
       retention: props.logRetention,
       removalPolicy: props.logRemovalPolicy,
     });
+    const traced = props.tracing ?? true;
     const role = new Role(scope, `${id}Role`, {
       assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
-      description: `${props.namePrefix}-${definition.id}: its own log group, X-Ray, and the grants of infra/access.ts`,
+      description: `${props.namePrefix}-${definition.id}: its own log group, ${traced ? 'X-Ray, ' : ''}and the grants of infra/access.ts`,
     });
     logGroup.grantWrite(role);
     if (props.vpc) role.addToPrincipalPolicy(new PolicyStatement({ actions: VPC_ENI_ACTIONS, resources: ['*'] }));
@@ -98,7 +104,7 @@ export class PayrelayFunction extends NodejsFunction {
       architecture: Architecture.ARM_64,
       timeout: Duration.seconds(definition.timeoutSeconds),
       memorySize: definition.memoryMb,
-      tracing: Tracing.ACTIVE,
+      tracing: traced ? Tracing.ACTIVE : Tracing.DISABLED,
       logGroup,
       role,
       vpc: props.vpc,
@@ -112,6 +118,7 @@ export class PayrelayFunction extends NodejsFunction {
         PAYRELAY_STAGE: props.stage,
         // Stack traces point at the TypeScript sources through the bundled source maps.
         NODE_OPTIONS: '--enable-source-maps',
+        ...(traced ? {} : { POWERTOOLS_TRACE_ENABLED: 'false' }),
         ...props.environment,
       },
       bundling: {

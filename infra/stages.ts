@@ -49,11 +49,12 @@ export const CONTEXT_OVERRIDES = {
   kycCatchUp: 'kycCatchUp.schedule',
   kycCatchUpLookbackHours: 'kycCatchUp.lookbackHours',
   deferIndexes: 'deferIndexes',
+  tracing: 'tracing',
 } as const;
 
 type OverrideKey = keyof typeof CONTEXT_OVERRIDES;
 
-const BOOLEAN_KEYS = new Set<OverrideKey>(['staticEgress']);
+const BOOLEAN_KEYS = new Set<OverrideKey>(['staticEgress', 'tracing']);
 const NUMBER_KEYS = new Set<OverrideKey>(['natGateways', 'workerMaxConcurrency', 'kycCatchUpLookbackHours']);
 
 /** `eipalloc-0abc=203.0.113.10,eipalloc-0def=203.0.113.11`: the form `-c egressElasticIps=...` takes. */

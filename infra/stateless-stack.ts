@@ -157,6 +157,7 @@ export class PayrelayStatelessStack extends Stack {
         vpc: inVpc ? stateful.vpc : undefined,
         securityGroups: inVpc && providerCallerSecurityGroup ? [providerCallerSecurityGroup] : undefined,
         reservedConcurrentExecutions,
+        tracing: config.tracing,
       });
     };
 
@@ -214,7 +215,7 @@ export class PayrelayStatelessStack extends Stack {
     };
     for (const [functionId, fn] of Object.entries(this.functions) as Array<[FunctionDefinition['id'], PayrelayFunction]>) {
       applyAccess(fn, FUNCTION_ACCESS[functionId], stateful.byId, config);
-      acknowledgeLambdaFindings(fn, functionId === FUNCTIONS.callbackApplier.id);
+      acknowledgeLambdaFindings(fn, functionId === FUNCTIONS.callbackApplier.id, config.tracing);
     }
 
     const accessLogs = new LogGroup(this, 'ApiAccessLogs', { retention: logRetention, removalPolicy });
@@ -358,15 +359,21 @@ export class PayrelayStatelessStack extends Stack {
 /** Builds one payrelay function with the stage's defaults (the stateless stack's `make`). */
 type MakeFunction = (definition: FunctionDefinition, logicalId: string, reservedConcurrentExecutions?: number) => PayrelayFunction;
 
-/** cdk-nag findings every payrelay function has, each with the reason it is accepted. */
-function acknowledgeLambdaFindings(fn: PayrelayFunction, readsStream: boolean): void {
+/**
+ * cdk-nag findings a payrelay function has, each with the reason it is accepted: actions with no
+ * resource-level permissions (X-Ray when traced, the EC2 network-interface actions in the egress
+ * VPC, dynamodb:ListStreams for a stream reader) need Resource "*".
+ */
+function acknowledgeLambdaFindings(fn: PayrelayFunction, readsStream: boolean, traced: boolean): void {
   if (!fn.role) return;
-  const stream = readsStream ? ' The DynamoDB stream event source adds dynamodb:ListStreams, which has no resource-level permissions either.' : '';
+  const needs = [
+    traced ? 'X-Ray PutTraceSegments/PutTelemetryRecords (tracing)' : undefined,
+    fn.isBoundToVpc ? 'the EC2 network-interface actions Lambda needs in the egress VPC' : undefined,
+    readsStream ? 'dynamodb:ListStreams, which the DynamoDB stream event source adds' : undefined,
+  ].filter((need) => need !== undefined);
+  if (needs.length === 0) return;
   Validations.of(fn.role).acknowledge({
     id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
-    reason:
-      (fn.isBoundToVpc
-        ? 'X-Ray PutTraceSegments/PutTelemetryRecords and the EC2 network-interface actions Lambda needs in the egress VPC have no resource-level permissions; both need Resource "*".'
-        : 'X-Ray PutTraceSegments/PutTelemetryRecords have no resource-level permissions; tracing needs Resource "*".') + stream,
+    reason: `${needs.join('; ')}: no resource-level permissions exist for these, so they need Resource "*".`,
   });
 }

@@ -109,6 +109,13 @@ describe('stage selection and context overrides', () => {
     expect(config.logRetentionDays).toBe(STAGES.prod?.logRetentionDays);
   });
 
+  it('traces every function unless the stage or -c tracing=false turns X-Ray off', () => {
+    expect(resolveStageConfig(context({})).tracing).toBe(true);
+    expect(resolveStageConfig(context({ tracing: 'false' })).tracing).toBe(false);
+    expect(resolveStageConfig(context({ tracing: 'true' })).tracing).toBe(true);
+    expect(configError(() => resolveStageConfig(context({ tracing: 'off' })))).toBe('context key tracing: expected true or false, got "off"');
+  });
+
   it('names the context key of a malformed override', () => {
     expect(configError(() => resolveStageConfig(context({ staticEgress: 'yes' })))).toBe(
       'context key staticEgress: expected true or false, got "yes"',

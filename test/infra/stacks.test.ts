@@ -28,7 +28,7 @@ const CERTIFICATE_ARN = 'arn:aws:acm:eu-west-1:123456789012:certificate/0b1c2d3e
 let prod: SynthesizedPayrelay;
 /** Defaults plus DESTROY: no VPC, no alarm topic. */
 let dev: SynthesizedPayrelay;
-/** RETAIN with static egress on Elastic IPs kept from an earlier deploy, no custom domain, alarms to an existing topic. */
+/** RETAIN with static egress on Elastic IPs kept from an earlier deploy, no custom domain, alarms to an existing topic, X-Ray off. */
 let adopted: SynthesizedPayrelay;
 const ADOPTED_IPS = [
   { allocationId: 'eipalloc-0123456789abcdef0', publicIp: '203.0.113.10' },
@@ -54,6 +54,7 @@ beforeAll(() => {
     stage: 'adopted',
     egress: { staticIps: true, natGateways: 2, elasticIps: ADOPTED_IPS },
     alarms: { topicArn: PAGING_TOPIC_ARN },
+    tracing: false,
   });
   // Three synthesized deployments take about 15 s on an idle 2-core machine and over a minute when it is loaded.
 }, 240_000);
@@ -244,6 +245,24 @@ describe('functions', () => {
       });
     }
     for (const group of Object.values(resourcesOf(prod.stateless, 'AWS::Logs::LogGroup'))) expect(group.Properties.RetentionInDays).toBeGreaterThan(0);
+  });
+
+  it('with tracing off: no active tracing, no X-Ray grant, and the Powertools tracer off in every function', () => {
+    const policies = JSON.stringify(resourcesOf(adopted.stateless, 'AWS::IAM::Policy'));
+    expect(policies).not.toContain('xray:');
+    expect(JSON.stringify(resourcesOf(prod.stateless, 'AWS::IAM::Policy'))).toContain('xray:PutTraceSegments');
+    const functions = Object.values(resourcesOf(adopted.stateless, 'AWS::Lambda::Function')).filter((r) =>
+      String(r.Properties.FunctionName).startsWith('payrelay-adopted-'),
+    );
+    expect(functions.map((r) => r.Properties.FunctionName).sort()).toEqual(Object.values(FUNCTIONS).map((d) => `payrelay-adopted-${d.id}`).sort());
+    for (const fn of functions) {
+      const name = String(fn.Properties.FunctionName);
+      expect(fn.Properties.TracingConfig, name).toBeUndefined();
+      expect((fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables, name).toMatchObject({ POWERTOOLS_TRACE_ENABLED: 'false' });
+    }
+    for (const definition of deployed(prod.stateless)) {
+      expect((functionProps(prod.stateless, definition.id).Environment as { Variables: Record<string, unknown> }).Variables).not.toHaveProperty('POWERTOOLS_TRACE_ENABLED');
+    }
   });
 
   // The exact action set of every role, read off the adapters each function's code path uses
