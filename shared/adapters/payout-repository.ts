@@ -65,7 +65,8 @@ export interface PayoutItem {
   createdAt: string;
   updatedAt: string;
   /**
-   * Present only while open (`OPEN#<n>`) or watched (`WATCH#<n>`): this is what makes the
+   * Present only while open (`OPEN#<n>`), or final with a look scheduled by time (`WATCH#<n>`:
+   * NEEDS_REVIEW under its watch, a SUCCEEDED payout with one look pending): this is what makes the
    * `open-by-next-check` index sparse.
    */
   openShard?: string;
