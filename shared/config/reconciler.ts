@@ -28,7 +28,7 @@ export const reconcilerEnvSchema = z.pipe(
     /** NEEDS_REVIEW payouts are asked about hourly for this many days, then daily for REVIEW_WATCH_DAILY_DAYS. */
     REVIEW_WATCH_HOURLY_DAYS: envInt(WATCH_DEFAULTS.reviewHourlyDays),
     REVIEW_WATCH_DAILY_DAYS: envInt(WATCH_DEFAULTS.reviewDailyDays),
-    /** SUCCEEDED payouts are asked about daily for this many days, in case the money comes back. */
+    /** SUCCEEDED payouts are asked about 1, 2, ... this many days after they settled, in case the money comes back. */
     REVERSAL_WATCH_DAYS: envInt(WATCH_DEFAULTS.reversalWatchDays),
   }),
   z.transform(({ REVIEW_WATCH_HOURLY_DAYS, REVIEW_WATCH_DAILY_DAYS, REVERSAL_WATCH_DAYS, ...rest }) => ({
