@@ -70,7 +70,7 @@ const settingsSchema = z
     reviewWatchHourlyDays: positiveInt.max(90).optional(),
     /** REVIEW_WATCH_DAILY_DAYS: then daily for this many days. */
     reviewWatchDailyDays: positiveInt.max(365).optional(),
-    /** REVERSAL_WATCH_DAYS: a SUCCEEDED payout is asked about daily for returned money for this many days. */
+    /** REVERSAL_WATCH_DAYS: a SUCCEEDED payout is asked about for returned money 1, 2, ... this many days after it settled. */
     reversalWatchDays: positiveInt.max(365).optional(),
     /** WEBHOOK_MAX_BODY_BYTES: the receivers refuse larger bodies. */
     webhookMaxBodyBytes: positiveInt.optional(),
