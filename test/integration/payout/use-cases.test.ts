@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RetryLaterError, createProcessPayout, type ProcessPayoutSettings } from '@shared/app/process-payout';
 import { credentialsFromCachedSecret } from '@shared/adapters/credentials';
-import type { KycApproval, PayoutProvider } from '@shared/ports/payouts';
+import type { KycApproval, PayoutProvider, PayoutRepository } from '@shared/ports/payouts';
 import { createReconcilePayouts, type ReconcileSettings } from '@shared/app/reconcile-payouts';
 import { Payout } from '@shared/domain/payout';
 import { maskAccount } from '@shared/domain/account';
@@ -46,11 +46,13 @@ function system(
     reconcile?: Partial<ReconcileSettings>;
     /** What the reconciler asks GetPayout through (default: the simulator). */
     reads?: PayoutProvider;
+    /** Default: the harness's repository on dynalite. */
+    repository?: PayoutRepository;
   } = {},
 ) {
   const clock = new MovableClock();
   const credentials = credentialsFromCachedSecret({ get: async () => h.sim.admin.credentials(PARTNER_CODE, MERCHANT_ID) });
-  const common = { repository: h.repository, credentials, clock, telemetry, log: silentLog };
+  const common = { repository: options.repository ?? h.repository, credentials, clock, telemetry, log: silentLog };
   const process = createProcessPayout({
     ...common,
     provider: options.provider ?? client,
@@ -470,6 +472,33 @@ describe('issue 12: "not found" is an unbroken run, and a refusal is settled thr
 });
 
 describe('worker outcomes the simulator produces only through explicit ports', () => {
+  it("sends every AccountVerification of a batch before it builds any create: the create overlaps verification and never holds it back", async () => {
+    const order: string[] = [];
+    const provider: PayoutProvider = {
+      verifyAccount: (input, creds) => {
+        order.push('verify');
+        return client.verifyAccount(input, creds);
+      },
+      getPayout: (identity, creds) => client.getPayout(identity, creds),
+      payout: (input, creds) => client.payout(input, creds),
+    };
+    const repository: PayoutRepository = new Proxy(h.repository, {
+      get(target, name: keyof PayoutRepository) {
+        if (name !== 'createAccepted') return target[name];
+        return (payout: Payout) => {
+          order.push('create');
+          return target.createAccepted(payout);
+        };
+      },
+    });
+    const worker = system({ provider, repository });
+    const batch = Array.from({ length: 5 }, () => request());
+    const results = await Promise.all(batch.map((r) => worker.pay(r)));
+    expect(results.map((r) => r.outcome)).toEqual(Array(5).fill('submitted'));
+    expect(order).toEqual([...Array(5).fill('verify'), ...Array(5).fill('create')]);
+    for (const r of batch) expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ executions: 1 });
+  });
+
   it('keeps SUBMITTING with a one-time retry token when the Payout call could not be sent, and pays once on redelivery', async () => {
     const broken: PayoutProvider = {
       verifyAccount: (input, creds) => client.verifyAccount(input, creds),
