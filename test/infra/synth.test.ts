@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createSocket } from 'node:dgram';
+import { createServer } from 'node:net';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -124,6 +125,11 @@ describe('npm run synth', () => {
       collect(JSON.parse(packet.toString('utf8').split('\n').slice(1).join('\n')) as { name: string });
     });
     await new Promise<void>((resolve) => daemon.bind(0, '127.0.0.1', resolve));
+    // A port that was just free and is closed again: the Secrets Manager call is refused at once.
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const closedPort = (probe.address() as { port: number }).port;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
     try {
       const event = {
         version: '2.0',
@@ -149,7 +155,7 @@ describe('npm run synth', () => {
           AWS_ACCESS_KEY_ID: 'synth-test',
           AWS_SECRET_ACCESS_KEY: 'synth-test',
           AWS_MAX_ATTEMPTS: '1',
-          AWS_ENDPOINT_URL_SECRETS_MANAGER: 'http://127.0.0.1:9',
+          AWS_ENDPOINT_URL_SECRETS_MANAGER: `http://127.0.0.1:${closedPort}`,
           ...fn.env,
           AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
           LAMBDA_TASK_ROOT: fn.bundle,
