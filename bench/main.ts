@@ -116,7 +116,7 @@ async function main(): Promise<void> {
     .addOption(new Option('--load-requests <n>', 'requests of the load test').argParser(positiveInt).default(20_000))
     .addOption(new Option('--load-concurrency <n>', 'requests in flight in the load test').argParser(positiveInt).default(32))
     .addOption(new Option('--load-max-seconds <n>', 'the load test stops after this long whatever the count').argParser(positiveInt).default(180))
-    .addOption(new Option('--enqueue-rows <n>', 'rows of the enqueue part, for the CLI and for its floor (default: 3000; 10000 with --full)').argParser(positiveInt))
+    .addOption(new Option('--enqueue-rows <n>', "rows of the enqueue part's file, for the CLI and for its floor (default: 20000; 50000 with --full)").argParser(positiveInt))
     .addOption(new Option('--enqueue-file-mb <n>', 'size of the file whose check the enqueue part measures peak RSS on').argParser(positiveInt).default(50))
     .addOption(new Option('--console-payouts <n>', 'payouts stored for the console part').argParser(positiveInt).default(100_000))
     .addOption(new Option('--console-callbacks <n>', 'callbacks stored for the console part, over the last 3 days').argParser(positiveInt).default(100_000))
@@ -144,7 +144,7 @@ async function main(): Promise<void> {
     consolePayouts: o.consolePayouts,
     consoleCallbacks: o.consoleCallbacks,
     logLevel: o.logLevel,
-    enqueueRows: o.enqueueRows ?? (full ? 10_000 : 3000),
+    enqueueRows: o.enqueueRows ?? (full ? 50_000 : 20_000),
     enqueueFileMiB: o.enqueueFileMb,
   };
   const selected: string[] = o.only ?? PART_NAMES;
