@@ -167,3 +167,30 @@ describe('a payout or secret file that cannot be read', () => {
     expect(() => readText(dir)).toThrow(`cannot read ${dir}: it is a directory, not a file`);
   });
 });
+
+describe('payoutRequests (the send pass)', () => {
+  it('reads a checked CSV, quoted line breaks and blank lines included, into the same requests as the check', async () => {
+    const parsed = await check(`${HEADER}\nm1,GHS,WD-1,10,0244123456,MTN,"Kwame\nMensah"\n\nm1,GHS,WD-2,2,0244123456,MTN,\n`);
+    expect(parsed.errorCount).toBe(0);
+    expect(parsed.requests.map((r) => [r.withdrawal_reference, r.expected_name])).toEqual([
+      ['WD-1', 'Kwame\nMensah'],
+      ['WD-2', undefined],
+    ]);
+  });
+
+  it.each(['csv', 'jsonl'] as const)('stops at the first row that is no longer valid (%s file changed after its check), naming the row', async (format) => {
+    const path = join(dir, `changed.${format}`);
+    writeFileSync(
+      path,
+      format === 'csv'
+        ? `${HEADER}\nm1,GHS,WD-1,10,0244123456,MTN,\nm1,GHS,WD-2,10.001,0244123456,MTN,\n`
+        : '{"platform_merchant_id":"m1","currency":"GHS","withdrawal_reference":"WD-1","amount":"10","account_number":"0244123456","account_code":"MTN"}\n{"currency":"GHS"}\n',
+    );
+    const read: string[] = [];
+    const reading = (async () => {
+      for await (const r of payoutRequests(path, format)) read.push(r.withdrawal_reference);
+    })();
+    await expect(reading).rejects.toThrow(new CliError(`${path} changed while it was being enqueued (row 2 is no longer valid); rerun the command`));
+    expect(read).toEqual(['WD-1']);
+  });
+});
