@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { InvokeStore, InvokeStoreBase } from '@aws/lambda-invoke-store';
 import type { Context } from 'aws-lambda';
 import type { FunctionDefinition } from '@shared/config/functions';
 import { resourceName } from '@shared/config/resources';
@@ -10,6 +11,18 @@ export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /** A fake 12-digit account id for ARNs in local events; never a real account. */
 export const LOCAL_ACCOUNT_ID = '000000000000';
+
+/**
+ * Makes the Powertools logger (and metrics, tracer) keep their per-invocation state in the invoke
+ * store instead of on the shared instances, as the Lambda runtime does for a multi-concurrency
+ * function. Every local handler runs in one Node process, so without this the Lambda context and
+ * the correlation keys of one invocation show on the log lines of another that overlaps it.
+ * Local only (npm start's process): once it is set, Powertools calls made outside an invocation
+ * throw, so a process that also calls handlers directly must not set it.
+ */
+export function isolateConcurrentInvocations(): void {
+  process.env.AWS_LAMBDA_MAX_CONCURRENCY ??= '64';
+}
 
 /** Thrown when a handler module cannot be loaded or does not export `handler`. */
 export class HandlerLoadError extends Error {
@@ -35,9 +48,12 @@ export async function loadFunction(
   options: { stage: string; region: string; onSlow?: (message: string) => void },
 ): Promise<LocalFunction> {
   const modulePath = resolve(REPO_ROOT, definition.entry);
+  // Always the async-local store: it costs nothing when isolation is off (Powertools then ignores it).
+  const store = await InvokeStore.getInstanceAsync(true);
   let mod: { handler?: unknown };
   try {
-    mod = (await import(modulePath)) as { handler?: unknown };
+    // The module's init code (logger, metrics, tracer set-up) runs in a context of its own, like Lambda's init phase.
+    mod = (await store.run({}, () => import(modulePath))) as { handler?: unknown };
   } catch (error) {
     throw new HandlerLoadError(`cannot load ${definition.entry}: ${(error as Error).message}`);
   }
@@ -53,7 +69,8 @@ export async function loadFunction(
       const context = createLambdaContext(definition, name, options.region);
       const started = Date.now();
       try {
-        return (await handler(event, context)) as R;
+        const invocation = { [InvokeStoreBase.PROTECTED_KEYS.REQUEST_ID]: context.awsRequestId };
+        return (await store.run(invocation, () => handler(event, context))) as R;
       } finally {
         // The local runner cannot freeze a running handler the way Lambda does at its time-out;
         // it reports the overrun so a slow handler is visible before it is deployed.

@@ -2,6 +2,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import Table from 'cli-table3';
 import { DEFAULT_RECONCILE_EVERY_MINUTES, LOCAL_APPLY_EVERY_MS } from '@shared/config/functions';
 import { loadLocalConfig, LOCAL_CONFIG_PATH } from './config';
+import { isolateConcurrentInvocations } from './lambda';
 import { reconcileEverySeconds, startLocalStack, type LocalStack } from './stack';
 import { LOCAL_STATE_PATH } from './state';
 import { tableStyle } from './terminal';
@@ -81,6 +82,8 @@ function printSummary(stack: LocalStack, reconcileSeconds: number): void {
 async function main(): Promise<void> {
   // Lambda runs Node 24; the locked SDK supports the local Node 20, so its notice is noise here.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  // Every handler runs in this one process: keep each invocation's log context its own.
+  isolateConcurrentInvocations();
   program.parse();
   const opts = program.opts<{
     port?: number;
