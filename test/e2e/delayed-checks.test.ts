@@ -1,8 +1,8 @@
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStack } from '@local/stack';
 import { SUBMITTED_CHECK_SECONDS } from '@shared/domain/payout';
 import type { PayoutRepository } from '@shared/ports/payouts';
+import { localStackPayouts, type LocalStackPayouts } from '@test/support/local-stack-payouts';
 import { untilPayoutState } from '@test/support/payout-state';
 
 /*
@@ -14,7 +14,7 @@ import { untilPayoutState } from '@test/support/payout-state';
 const MERCHANT = 'local-merchant-1';
 let stack: LocalStack;
 let repository: PayoutRepository;
-let sqs: SQSClient;
+let payouts: LocalStackPayouts;
 
 beforeAll(async () => {
   const { startLocalStack } = await import('@local/stack');
@@ -25,12 +25,11 @@ beforeAll(async () => {
     pollWaitSeconds: 1,
     handlerEnv: { POWERTOOLS_LOG_LEVEL: 'ERROR' },
   });
-  sqs = new SQSClient({ region: stack.env.AWS_REGION, endpoint: stack.env.AWS_ENDPOINT_URL_SQS, useQueueUrlAsEndpoint: false });
-  const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
-  repository = createPayoutRepository(stack.names.payoutsTable);
+  payouts = await localStackPayouts(stack);
+  repository = payouts.repository;
 }, 60_000);
 afterAll(async () => {
-  sqs?.destroy();
+  payouts?.close();
   await stack?.stop();
 });
 
@@ -38,7 +37,7 @@ describe('delayed checks in the local stack', () => {
   it('a submitted payout is checked from the checks queue and final about 10 s after its intent, with no reconciler run', async () => {
     const identity = { platform_merchant_id: MERCHANT, currency: 'GHS', withdrawal_reference: `DELAYED-CHECK-${process.pid}` };
     const request = { version: 1, ...identity, amount: '12.00', account_number: '0244123456', account_code: 'MTN', expected_name: 'Kwame Mensah' };
-    await sqs.send(new SendMessageCommand({ QueueUrl: stack.queueUrls.payouts, MessageBody: JSON.stringify(request) }));
+    await payouts.send(stack.queueUrls.payouts, JSON.stringify(request));
     const payout = await untilPayoutState(repository, identity, 'SUCCEEDED');
     const intent = Date.parse(payout.record.submitIntentAt ?? '');
     const final = Date.parse(payout.record.history.at(-1)?.at ?? '');

@@ -1,7 +1,6 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStack } from '@local/stack';
 import { writeLocalState } from '@local/state';
@@ -9,6 +8,7 @@ import type { SimulatorHandle } from '@simulator/index';
 import type { Payout, PayoutState } from '@shared/domain/payout';
 import type { PayoutRepository } from '@shared/ports/payouts';
 import { runPayrelay, type CliRun } from '@test/support/payrelay-cli';
+import { localStackPayouts, type LocalStackPayouts } from '@test/support/local-stack-payouts';
 import { untilPayoutState } from '@test/support/payout-state';
 
 /*
@@ -26,7 +26,7 @@ const MERCHANT = 'local-merchant-1';
 let stack: LocalStack;
 let sim: SimulatorHandle;
 let repository: PayoutRepository;
-let sqs: SQSClient;
+let payouts: LocalStackPayouts;
 
 const cli = (args: string[]): Promise<CliRun> => runPayrelay(stateFile, args);
 
@@ -42,23 +42,13 @@ const payoutRequest = (merchant: string, reference: string) => ({
   expected_name: 'Kwame Mensah',
 });
 
-async function send(queueUrl: string, body: string, reason?: string): Promise<void> {
-  await sqs.send(
-    new SendMessageCommand({
-      QueueUrl: queueUrl,
-      MessageBody: body,
-      ...(reason ? { MessageAttributes: { reason: { DataType: 'String', StringValue: reason } } } : {}),
-    }),
-  );
-}
-
 /** Waits until the stack has moved the payout to `state`. */
 const until = (reference: string, state: PayoutState, merchant = MERCHANT): Promise<Payout> =>
   untilPayoutState(repository, { platform_merchant_id: merchant, currency: 'GHS', withdrawal_reference: reference }, state);
 
 /** Pays one payout for `merchant` through the stack, to SUCCEEDED. */
 async function pay(merchant: string, reference: string): Promise<Payout> {
-  await send(stack.queueUrls.payouts, JSON.stringify(payoutRequest(merchant, reference)));
+  await payouts.send(stack.queueUrls.payouts, JSON.stringify(payoutRequest(merchant, reference)));
   return until(reference, 'SUCCEEDED', merchant);
 }
 
@@ -87,15 +77,14 @@ beforeAll(async () => {
     handlerEnv: { POWERTOOLS_LOG_LEVEL: 'ERROR' },
   });
   sim = stack.simulator as SimulatorHandle;
-  sqs = new SQSClient({ region: stack.env.AWS_REGION, endpoint: stack.env.AWS_ENDPOINT_URL_SQS, useQueueUrlAsEndpoint: false });
-  const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
-  repository = createPayoutRepository(stack.names.payoutsTable);
+  payouts = await localStackPayouts(stack);
+  repository = payouts.repository;
   writeLocalState({ pid: process.pid, startedAt: new Date().toISOString(), stage: stack.stage, urls: stack.urls, env: stack.env }, stateFile);
   // The worker has the first keys cached once it has paid with them.
   await pay(MERCHANT, `WARM-${process.pid}`);
 }, 90_000);
 afterAll(async () => {
-  sqs?.destroy();
+  payouts?.close();
   await stack?.stop();
 });
 
@@ -142,8 +131,8 @@ describe('returned money', () => {
 describe('payouts redrive with a poison message', () => {
   it('ends: the good message is paid, the poison one fails again and stays in the DLQ, where dlq list/show read it and dlq delete drops it with an audit line', async () => {
     const ref = `DLQ-${process.pid}`;
-    await send(stack.queueUrls.deadLetter, JSON.stringify(payoutRequest(MERCHANT, ref)), 'provider was down');
-    await send(stack.queueUrls.deadLetter, '{"version":1,"withdrawal_reference":"POISON","account_number":"0244123456"', 'message body is not JSON');
+    await payouts.send(stack.queueUrls.deadLetter, JSON.stringify(payoutRequest(MERCHANT, ref)), 'provider was down');
+    await payouts.send(stack.queueUrls.deadLetter, '{"version":1,"withdrawal_reference":"POISON","account_number":"0244123456"', 'message body is not JSON');
     const redrive = await cli(['--json', 'payouts', 'redrive', '--wait', '20']);
     // Exit 1: a moved message failed again; the report says so, and the run ended.
     expect(redrive.code, redrive.stderr).toBe(1);

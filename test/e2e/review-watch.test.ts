@@ -1,9 +1,9 @@
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStack } from '@local/stack';
 import type { SimulatorHandle } from '@simulator/index';
 import { SETTLED_AFTER_REVIEW, type Payout, type PayoutState } from '@shared/domain/payout';
 import type { PayoutRepository } from '@shared/ports/payouts';
+import { localStackPayouts, type LocalStackPayouts } from '@test/support/local-stack-payouts';
 import { untilPayoutState } from '@test/support/payout-state';
 
 /*
@@ -19,7 +19,7 @@ const MERCHANT = 'local-merchant-1';
 let stack: LocalStack;
 let sim: SimulatorHandle;
 let repository: PayoutRepository;
-let sqs: SQSClient;
+let payouts: LocalStackPayouts;
 
 const identity = { platform_merchant_id: MERCHANT, currency: 'GHS', withdrawal_reference: `REVIEW-WATCH-${process.pid}` };
 
@@ -37,19 +37,18 @@ beforeAll(async () => {
     handlerEnv: { REVIEW_AFTER_MINUTES: String(REVIEW_AFTER_MINUTES), POWERTOOLS_LOG_LEVEL: 'ERROR' },
   });
   sim = stack.simulator as SimulatorHandle;
-  sqs = new SQSClient({ region: stack.env.AWS_REGION, endpoint: stack.env.AWS_ENDPOINT_URL_SQS, useQueueUrlAsEndpoint: false });
-  const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
-  repository = createPayoutRepository(stack.names.payoutsTable);
+  payouts = await localStackPayouts(stack);
+  repository = payouts.repository;
 }, 60_000);
 afterAll(async () => {
-  sqs?.destroy();
+  payouts?.close();
   await stack?.stop();
 });
 
 describe('NEEDS_REVIEW is watched at a low rate and settled by the provider', () => {
   it('a payout held in progress past the review window goes to review; when the provider settles it, the watch settles it, not a person', async () => {
     const request = { version: 1, ...identity, amount: '12.00', account_number: '0244123456', account_code: 'MTN', expected_name: 'Kwame Mensah' };
-    await sqs.send(new SendMessageCommand({ QueueUrl: stack.queueUrls.payouts, MessageBody: JSON.stringify(request) }));
+    await payouts.send(stack.queueUrls.payouts, JSON.stringify(request));
     const submitted = await until('SUBMITTED');
 
     // Past the review window the provider reports it still in progress (an order notification, which
