@@ -24,6 +24,18 @@ const ESM_REQUIRE_BANNER =
  */
 export const XRAY_SDK_FOR_LAMBDA = './infra/bundling/xray-sdk-for-lambda.cjs';
 
+/**
+ * The context store that SDK build runs on in place of `cls-hooked/context`: the same namespace API
+ * on Node's AsyncLocalStorage, without cls-hooked's process-wide async hook (see the file's header).
+ */
+export const CLS_CONTEXT_FOR_LAMBDA = './infra/bundling/cls-context-for-lambda.ts';
+
+/** The esbuild aliases of every bundle: package (or package file) => the module bundled in its place. */
+export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
+  'aws-xray-sdk-core': XRAY_SDK_FOR_LAMBDA,
+  'cls-hooked/context': CLS_CONTEXT_FOR_LAMBDA,
+};
+
 export interface PayrelayFunctionProps {
   /** The function's entry, timeout and memory from shared/config/functions.ts. */
   readonly definition: FunctionDefinition;
@@ -74,7 +86,7 @@ const VPC_ENI_ACTIONS = [
 /**
  * A payrelay Lambda function with the project's defaults: Node.js 24 (nodejs24.x) on arm64, bundled locally by
  * esbuild (minified ESM with source maps, tsconfig path aliases honoured, the X-Ray SDK's Lambda
- * build), X-Ray tracing, its own
+ * build on AsyncLocalStorage), X-Ray tracing, its own
  * log group with a retention, and the Powertools service, namespace and log level.
  *
  * Its role starts empty: no AWS-managed policy (their log permissions cover every log group).
@@ -134,7 +146,7 @@ export class PayrelayFunction extends NodejsFunction {
         // Bundle the AWS SDK too, so the deployed code runs the SDK version the tests ran.
         bundleAwsSDK: true,
         externalModules: [],
-        esbuildArgs: { '--alias': `aws-xray-sdk-core=${XRAY_SDK_FOR_LAMBDA}` },
+        esbuildArgs: { '--alias': Object.entries(BUNDLE_ALIASES).map(([from, to]) => `${from}=${to}`) },
       },
     });
   }

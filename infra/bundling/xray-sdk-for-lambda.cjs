@@ -13,6 +13,9 @@
  * clear error when called. test/infra/xray-sdk-for-lambda.test.ts holds it to the members the
  * installed Powertools tracer takes from the SDK; test/infra/synth.test.ts traces a deployed bundle.
  *
+ * The SDK's context (which segment is current) runs on infra/bundling/cls-context-for-lambda.ts, the
+ * same namespace API on Node's AsyncLocalStorage, in place of cls-hooked (a second alias).
+ *
  * The paths are relative (esbuild's alias also rewrites `aws-xray-sdk-core/...` subpaths), so the
  * package must sit in the project's node_modules: the bundling fails loudly if it does not.
  */

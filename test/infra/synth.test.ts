@@ -109,21 +109,23 @@ describe('npm run synth', () => {
       await expect(result.catch((error: { stderr?: string }) => Promise.reject(failure(error)))).resolves.toBeDefined();
     }
   }, 120_000);
-  // The bundles carry the X-Ray SDK's Lambda build (infra/bundling/xray-sdk-for-lambda.cjs): a
-  // deployed bundle, traced as Lambda runs it, sends its handler segment and its captured SDK call
-  // to the X-Ray daemon (a UDP socket here). The secret read fails fast on a closed port.
+  // The bundles carry the X-Ray SDK's Lambda build (infra/bundling/xray-sdk-for-lambda.cjs, its
+  // context on infra/bundling/cls-context-for-lambda.ts): a deployed bundle, traced as Lambda runs
+  // it, sends its handler segment and its captured SDK call under it to the X-Ray daemon (a UDP socket here). The secret read fails fast on a closed port.
   it('a bundle traced as in Lambda sends the handler segment and the captured SDK call to the X-Ray daemon', async () => {
     const fn = deployedFunctions().find((f) => f.id === 'kyc-callback');
     if (!fn) throw new Error('no kyc-callback bundle');
     const daemon = createSocket('udp4');
-    const names: string[] = [];
+    type SegmentDocument = { id: string; name: string; parent_id?: string; subsegments?: SegmentDocument[] };
+    const documents: SegmentDocument[] = [];
     daemon.on('message', (packet) => {
-      const collect = (doc: { name: string; subsegments?: unknown[] }): void => {
-        names.push(doc.name);
-        for (const sub of doc.subsegments ?? []) collect(sub as { name: string });
+      const collect = (doc: SegmentDocument, parent?: SegmentDocument): void => {
+        documents.push({ ...doc, parent_id: doc.parent_id ?? parent?.id });
+        for (const sub of doc.subsegments ?? []) collect(sub, doc);
       };
-      collect(JSON.parse(packet.toString('utf8').split('\n').slice(1).join('\n')) as { name: string });
+      collect(JSON.parse(packet.toString('utf8').split('\n').slice(1).join('\n')) as SegmentDocument);
     });
+    const names = (): string[] => documents.map((d) => d.name);
     await new Promise<void>((resolve) => daemon.bind(0, '127.0.0.1', resolve));
     // A port that was just free and is closed again: the Secrets Manager call is refused at once.
     const probe = createServer();
@@ -167,8 +169,12 @@ describe('npm run synth', () => {
         timeout: 30_000,
       });
       expect(stderr).toMatch(/status 5\d\d/);
-      for (let i = 0; i < 20 && !names.includes('## index.handler'); i++) await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(names).toEqual(expect.arrayContaining(['## index.handler', 'SecretsManager']));
+      for (let i = 0; i < 20 && !names().includes('## index.handler'); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(names()).toEqual(expect.arrayContaining(['## index.handler', 'SecretsManager']));
+      // The SDK call hangs under the handler segment: the context (AsyncLocalStorage in the bundle)
+      // carried the segment the tracer set at the start of the invocation to the SDK's middleware.
+      const handlerSegment = documents.find((d) => d.name === '## index.handler');
+      expect(documents.find((d) => d.name === 'SecretsManager')?.parent_id).toBe(handlerSegment?.id);
     } finally {
       daemon.close();
     }

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { PAYRELAY_PROJECT_ROOT } from '@infra/payrelay';
-import { XRAY_SDK_FOR_LAMBDA } from '@infra/payrelay-function';
+import { BUNDLE_ALIASES, XRAY_SDK_FOR_LAMBDA } from '@infra/payrelay-function';
 
 /*
  * The X-Ray SDK build the Lambda bundles carry (PayrelayFunction aliases `aws-xray-sdk-core` to it)
@@ -65,9 +65,12 @@ describe("the X-Ray SDK's Lambda build", () => {
     }
   });
 
-  it('bundles without the AWS SDK v2 patcher, semver, the plugins and the global HTTP and promise patchers', async () => {
+  it('bundles without the AWS SDK v2 patcher, semver, the plugins, the global HTTP and promise patchers and cls-hooked', async () => {
+    // As PayrelayFunction bundles it: from the project root, with the construct's aliases.
     const { metafile } = await build({
       entryPoints: [path.join(PAYRELAY_PROJECT_ROOT, XRAY_SDK_FOR_LAMBDA)],
+      absWorkingDir: PAYRELAY_PROJECT_ROOT,
+      alias: { ...BUNDLE_ALIASES },
       bundle: true,
       platform: 'node',
       write: false,
@@ -75,7 +78,13 @@ describe("the X-Ray SDK's Lambda build", () => {
       logLevel: 'silent',
     });
     const inputs = Object.keys(metafile.inputs);
-    expect(inputs).toEqual(expect.arrayContaining([expect.stringMatching(/aws-xray-sdk-core\/dist\/lib\/patchers\/aws3_p\.js$/)]));
-    expect(inputs.filter((file) => /\/semver\/|patchers\/(aws_p|http_p|promise_p)\.js$|segments\/plugins\//.test(file))).toEqual([]);
+    expect(inputs).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/aws-xray-sdk-core\/dist\/lib\/patchers\/aws3_p\.js$/),
+        expect.stringMatching(/infra\/bundling\/cls-context-for-lambda\.ts$/),
+      ]),
+    );
+    const leftOut = /\/semver\/|patchers\/(aws_p|http_p|promise_p)\.js$|segments\/plugins\/|\/(cls-hooked|emitter-listener|shimmer)\//;
+    expect(inputs.filter((file) => leftOut.test(file))).toEqual([]);
   });
 });
