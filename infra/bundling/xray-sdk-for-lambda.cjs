@@ -5,11 +5,12 @@
  * the parts a traced Lambda function uses (segments, the context, the AWS SDK v3 client patcher, the
  * Lambda facade set-up) and not the rest of the package's entry: the AWS SDK v2 patcher with semver,
  * the global HTTP and promise patchers, the EC2/ECS/Beanstalk plugins, the SQL and web-framework
- * middleware helpers. That cut the traced cold start by about a fifth of its gap to the DynamoDB-only
- * floor (docs/performance.md, "Cold start").
+ * middleware helpers with the centralized sampling client they use. That cut the traced cold start
+ * by about a fifth of its gap to the DynamoDB-only floor (docs/performance.md, "Cold start").
  *
  * Every member it keeps is the package's own object (same files, one instance), and it sets the SDK
- * up at load exactly as the package's entry does (lib/aws-xray.js). A member it leaves out throws a
+ * up at load as the package's entry does (lib/aws-xray.js), the Lambda set-up through
+ * xray-lambda-setup.cjs (the package's, less the sampling client). A member it leaves out throws a
  * clear error when called. test/infra/xray-sdk-for-lambda.test.ts holds it to the members the
  * installed Powertools tracer takes from the SDK; test/infra/synth.test.ts traces a deployed bundle.
  *
@@ -69,7 +70,8 @@ const AWSXRay = {
 };
 
 // The set-up the package's entry runs at load: the SDK and service data every segment carries, and
-// in Lambda the facade segment the function's subsegments hang under.
+// in Lambda the facade segment the function's subsegments hang under (xray-lambda-setup.cjs: the
+// package's Lambda set-up without the sampling client it loads for nothing).
 segmentUtils.setSDKData({
   sdk: 'X-Ray for Node.js',
   sdk_version: pkginfo.version || 'unknown',
@@ -81,6 +83,6 @@ segmentUtils.setServiceData({
   version: process.env.npm_package_version || 'unknown',
   name: process.env.npm_package_name || 'unknown',
 });
-if (process.env.LAMBDA_TASK_ROOT) require('../../node_modules/aws-xray-sdk-core/dist/lib/env/aws_lambda').init();
+if (process.env.LAMBDA_TASK_ROOT) require('./xray-lambda-setup.cjs').init();
 
 module.exports = AWSXRay;
