@@ -2,7 +2,7 @@ import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent, ScheduledEven
 import { createCollectionRepository } from '@shared/adapters/collection-repository';
 import { createEventStore, eventFromStreamImage } from '@shared/adapters/event-store';
 import { createKycRepository } from '@shared/adapters/kyc-repository';
-import { createPayoutRepository } from '@shared/adapters/payout-repository';
+import { createPayoutNudge } from '@shared/adapters/payout-nudge';
 import { systemClock } from '@shared/adapters/system-clock';
 import { telemetryFrom } from '@shared/adapters/telemetry';
 import { applyCallbackBatch, sweepUnappliedCallbacks, type SweepResult } from '@shared/app/apply-callback';
@@ -22,7 +22,7 @@ const config = loadConfig(callbackApplierEnvSchema);
 const deps = {
   events: createEventStore({ tableName: config.EVENTS_TABLE_NAME }),
   subjects: createKycRepository({ tableName: config.KYC_TABLE_NAME }),
-  payouts: createPayoutRepository(config.PAYOUTS_TABLE_NAME),
+  payouts: createPayoutNudge(config.PAYOUTS_TABLE_NAME),
   collections: createCollectionRepository({ tableName: config.COLLECTIONS_TABLE_NAME }),
   clock: systemClock,
   log: logger,

@@ -1,5 +1,5 @@
 import { createEventStore } from '@shared/adapters/event-store';
-import { createPayoutRepository } from '@shared/adapters/payout-repository';
+import { createPayoutNudge } from '@shared/adapters/payout-nudge';
 import { createQuarantineStore } from '@shared/adapters/quarantine-store';
 import { cachedSecret, previousSecret, providerSecretSchema } from '@shared/adapters/secrets';
 import { credentialsFromCachedSecret, previousCredentialsFrom } from '@shared/adapters/credentials';
@@ -33,7 +33,7 @@ logger.info('order notifications verified with signing profile', { signingProfil
 
 const deps = {
   events: createEventStore({ tableName: config.EVENTS_TABLE_NAME }),
-  payouts: createPayoutRepository(config.PAYOUTS_TABLE_NAME),
+  payouts: createPayoutNudge(config.PAYOUTS_TABLE_NAME),
   credentials: refreshable(credentialsFromCachedSecret(cachedSecret(config.PROVIDER_SECRET_ID, providerSecretSchema)), systemClock),
   previousCredentials: previousCredentialsFrom(previousSecret(config.PROVIDER_SECRET_ID, providerSecretSchema)),
   rotationWindowMs: config.KEY_ROTATION_WINDOW_HOURS * 3_600_000,

@@ -4,7 +4,6 @@ import {
   GetCommand,
   PutCommand,
   QueryCommand,
-  UpdateCommand,
   type DynamoDBDocumentClient,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
@@ -15,6 +14,8 @@ import { ConcurrentModificationError } from '@shared/domain/errors';
 import { decodeCursor, encodeCursor } from './list-cursor';
 import type { DuePage, PayoutListPage, PayoutListQuery, PayoutRepository } from '@shared/ports/payouts';
 import { documentClient } from './dynamodb-client';
+import { createPayoutNudge } from './payout-nudge';
+import { queryAll } from './query-all';
 
 const [OPEN_INDEX, REFERENCE_INDEX, STATE_INDEX] = PAYOUTS_TABLE.indexes;
 
@@ -224,6 +225,7 @@ export function isListedState(state: PayoutState): boolean {
  * version, with the history list on the same item. No transactions (dynalite has none; they cost double).
  */
 export function createPayoutRepository(tableName: string, client: DynamoDBDocumentClient = documentClient): PayoutStore {
+  const nudge = createPayoutNudge(tableName, client);
   const get = async (identity: PayoutIdentity): Promise<Payout | undefined> => {
     const out = await client.send(
       new GetCommand({ TableName: tableName, Key: { pk: payoutKey(identity) }, ConsistentRead: true }),
@@ -249,18 +251,6 @@ export function createPayoutRepository(tableName: string, client: DynamoDBDocume
       }
       return next ? { ...page, cursor: encodeCursor(next) } : page;
     }
-  }
-
-  /** Every page of a query, following LastEvaluatedKey. */
-  async function queryAll(input: QueryCommandInput): Promise<Key[]> {
-    const items: Key[] = [];
-    let start: Key | undefined;
-    do {
-      const out = await client.send(new QueryCommand({ ...input, ExclusiveStartKey: start }));
-      items.push(...(out.Items ?? []));
-      start = out.LastEvaluatedKey;
-    } while (start);
-    return items;
   }
 
   /**
@@ -349,7 +339,7 @@ export function createPayoutRepository(tableName: string, client: DynamoDBDocume
     const entries = (
       await Promise.all(
         IN_FLIGHT_KEYS.map((shard) =>
-          queryAll({
+          queryAll(client, {
             TableName: tableName,
             IndexName: OPEN_INDEX.indexName,
             KeyConditionExpression: '#shard = :shard',
@@ -501,7 +491,7 @@ export function createPayoutRepository(tableName: string, client: DynamoDBDocume
       const range = updatedRange({ state, limit: 1, updatedFrom, updatedTo });
       const shards = await Promise.all(
         Array.from({ length: SHARDS.byState }, (_, n) =>
-          queryAll({
+          queryAll(client, {
             TableName: tableName,
             IndexName: STATE_INDEX.indexName,
             KeyConditionExpression: `#shard = :shard AND ${range.condition}`,
@@ -515,7 +505,7 @@ export function createPayoutRepository(tableName: string, client: DynamoDBDocume
     },
 
     async findByReference(withdrawalReference) {
-      const entries = await queryAll({
+      const entries = await queryAll(client, {
         TableName: tableName,
         IndexName: REFERENCE_INDEX.indexName,
         KeyConditionExpression: '#ref = :ref',
@@ -526,54 +516,6 @@ export function createPayoutRepository(tableName: string, client: DynamoDBDocume
       return found.filter((p): p is Payout => p !== undefined);
     },
 
-    async markDueNow(withdrawalReference, now, options) {
-      const entries = await queryAll({
-        TableName: tableName,
-        IndexName: REFERENCE_INDEX.indexName,
-        KeyConditionExpression: '#ref = :ref',
-        ExpressionAttributeNames: { '#ref': 'withdrawal_reference' },
-        ExpressionAttributeValues: { ':ref': withdrawalReference },
-      });
-      let marked = 0;
-      for (const item of entries) {
-        try {
-          // No version bump: this only moves the next check earlier, so it must not make a
-          // concurrent worker's conditional write fail. A SUCCEEDED or NEEDS_REVIEW payout whose watch
-          // ended comes back for one look: a notification may report returned money or a late answer.
-          // A throttled nudge (a quarantined notification) also records its time and is skipped while
-          // the previous one is younger than the interval.
-          const throttled = options?.atMostEveryMs !== undefined;
-          await client.send(
-            new UpdateCommand({
-              TableName: tableName,
-              Key: { pk: item.pk },
-              // Without a shard the condition only passes for a final payout whose watch ended: it comes
-              // back under its watch partition.
-              UpdateExpression: `SET #next = :now, #shard = if_not_exists(#shard, :watch)${throttled ? ', #nudged = :now' : ''}`,
-              ConditionExpression: throttled
-                ? '(attribute_exists(#shard) OR #state IN (:succeeded, :review)) AND (attribute_not_exists(#nudged) OR #nudged <= :cutoff)'
-                : 'attribute_exists(#shard) OR #state IN (:succeeded, :review)',
-              ExpressionAttributeNames: {
-                '#next': 'nextCheckAt',
-                '#shard': 'openShard',
-                '#state': 'state',
-                ...(throttled ? { '#nudged': 'mismatchNudgedAt' } : {}),
-              },
-              ExpressionAttributeValues: {
-                ':now': now.toISOString(),
-                ':watch': watchShardOf(String(item.pk), SHARDS.open),
-                ':succeeded': 'SUCCEEDED',
-                ':review': 'NEEDS_REVIEW',
-                ...(throttled ? { ':cutoff': new Date(now.getTime() - (options?.atMostEveryMs ?? 0)).toISOString() } : {}),
-              },
-            }),
-          );
-          marked += 1;
-        } catch (error) {
-          if (!(error instanceof ConditionalCheckFailedException)) throw error;
-        }
-      }
-      return marked;
-    },
+    markDueNow: nudge.markDueNow,
   };
 }
