@@ -7,6 +7,17 @@ import { queryAll } from './query-all';
 
 const REFERENCE_INDEX = PAYOUTS_TABLE.indexes[1];
 
+/** The keys of every payout with this withdrawal_reference (the `by-withdrawal-reference` index, every page). */
+export function payoutKeysByReference(client: DynamoDBDocumentClient, tableName: string, withdrawalReference: string): Promise<Array<Record<string, unknown>>> {
+  return queryAll(client, {
+    TableName: tableName,
+    IndexName: REFERENCE_INDEX.indexName,
+    KeyConditionExpression: '#ref = :ref',
+    ExpressionAttributeNames: { '#ref': 'withdrawal_reference' },
+    ExpressionAttributeValues: { ':ref': withdrawalReference },
+  });
+}
+
 /**
  * Makes the payouts of a withdrawal_reference due for their next check now: what an order
  * notification (the applier) and a quarantined one (the receiver) do to the payouts table, and all
@@ -16,13 +27,7 @@ const REFERENCE_INDEX = PAYOUTS_TABLE.indexes[1];
 export function createPayoutNudge(tableName: string, client: DynamoDBDocumentClient = documentClient): PayoutNudge {
   return {
     async markDueNow(withdrawalReference, now, options) {
-      const entries = await queryAll(client, {
-        TableName: tableName,
-        IndexName: REFERENCE_INDEX.indexName,
-        KeyConditionExpression: '#ref = :ref',
-        ExpressionAttributeNames: { '#ref': 'withdrawal_reference' },
-        ExpressionAttributeValues: { ':ref': withdrawalReference },
-      });
+      const entries = await payoutKeysByReference(client, tableName, withdrawalReference);
       let marked = 0;
       for (const item of entries) {
         try {

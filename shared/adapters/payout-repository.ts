@@ -14,10 +14,10 @@ import { ConcurrentModificationError } from '@shared/domain/errors';
 import { decodeCursor, encodeCursor } from './list-cursor';
 import type { DuePage, PayoutListPage, PayoutListQuery, PayoutRepository } from '@shared/ports/payouts';
 import { documentClient } from './dynamodb-client';
-import { createPayoutNudge } from './payout-nudge';
+import { createPayoutNudge, payoutKeysByReference } from './payout-nudge';
 import { queryAll } from './query-all';
 
-const [OPEN_INDEX, REFERENCE_INDEX, STATE_INDEX] = PAYOUTS_TABLE.indexes;
+const [OPEN_INDEX, , STATE_INDEX] = PAYOUTS_TABLE.indexes;
 
 /** States kept in the `by-state` index; the others are in flight, listed from the `OPEN#<n>` partitions of `open-by-next-check`. */
 const LISTED_STATES: ReadonlySet<PayoutState> = new Set<PayoutState>(['UNKNOWN', ...FINAL_STATES]);
@@ -505,13 +505,7 @@ export function createPayoutRepository(tableName: string, client: DynamoDBDocume
     },
 
     async findByReference(withdrawalReference) {
-      const entries = await queryAll(client, {
-        TableName: tableName,
-        IndexName: REFERENCE_INDEX.indexName,
-        KeyConditionExpression: '#ref = :ref',
-        ExpressionAttributeNames: { '#ref': 'withdrawal_reference' },
-        ExpressionAttributeValues: { ':ref': withdrawalReference },
-      });
+      const entries = await payoutKeysByReference(client, tableName, withdrawalReference);
       const found = await Promise.all(entries.map((item) => get(parsePayoutKey(String(item.pk)))));
       return found.filter((p): p is Payout => p !== undefined);
     },
