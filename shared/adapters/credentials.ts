@@ -1,6 +1,6 @@
 import type { CredentialsSource, ProviderCredentials } from '@shared/ports/payouts';
 import type { PreviousSecret } from '@shared/ports/secrets';
-import { credentialsFromSecret, type ProviderSecretFields } from '@shared/providers/payout-client';
+import { credentialsFromSecret, type ProviderSecretFields } from '@shared/providers/provider-credentials';
 
 /**
  * Credentials from the cached provider secret (snake_case JSON) in the client's camelCase shape,
