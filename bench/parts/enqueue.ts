@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -7,6 +7,7 @@ import { once } from 'node:events';
 import { REPO_ROOT } from '@local/lambda';
 import { BENCH_PROVIDER_SECRET } from '../lib/local-env';
 import { startEmulators } from '../lib/emulator-host';
+import { cpuSeconds, peakRssKiB } from '../lib/process-usage';
 import { ENQUEUE_CSV_HEADER, enqueueCsvRow, runFloor, runFloorProcess, type FloorResult } from '../lib/enqueue-floor';
 import { verdict, type Part } from '../lib/part';
 import { ratio } from '../lib/stats';
@@ -33,30 +34,6 @@ async function writeCsv(path: string, merchant: string, prefix: string, limit: {
   out.end();
   await once(out, 'finish');
   return i;
-}
-
-/** VmHWM (peak resident set) of a live process, in KiB; undefined once it is gone. */
-function peakRssKiB(pid: number): number | undefined {
-  try {
-    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Linux clock ticks per second (`getconf CLK_TCK`), the unit of /proc/<pid>/stat's CPU times. */
-const CLOCK_TICKS = 100;
-
-/** CPU seconds (user + system) a live process has used so far; undefined once it is gone. */
-function cpuSeconds(pid: number): number | undefined {
-  try {
-    // Fields after the parenthesised command name: state is field 3, utime 14 and stime 15.
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-  } catch {
-    return undefined;
-  }
 }
 
 /**
