@@ -32,7 +32,7 @@ export function withExample(command: Command, ...examples: string[]): Command {
   return command.addHelpText('after', `\nExample${examples.length > 1 ? 's' : ''}:\n${examples.map((e) => `  $ ${e}`).join('\n')}\n`);
 }
 
-/** Option parser for a positive whole number; commander prints the error and exits 1. */
+/** Option parser for a positive whole number; commander prints the error and the CLI exits 2 (usage). */
 export function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('must be a positive whole number');
@@ -51,7 +51,7 @@ export function isCalendarDay(value: string): boolean {
   return /^\d{4}-\d{2}-\d{2}$/.test(value) && !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value);
 }
 
-/** Option parser for `--day`: a calendar day as YYYY-MM-DD; commander prints the error and exits 1. */
+/** Option parser for `--day`: a calendar day as YYYY-MM-DD; commander prints the error and the CLI exits 2 (usage). */
 export function calendarDay(value: string): string {
   if (!isCalendarDay(value)) throw new InvalidArgumentError('must be a calendar day as YYYY-MM-DD');
   return value;

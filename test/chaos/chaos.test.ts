@@ -31,7 +31,7 @@ describe(`chaos run (${PAYOUTS} payouts, seed ${SEED})`, () => {
     expect(f.simulator.payout?.reset ?? 0).toBeGreaterThan(0);
     expect(f.simulator.payout?.error ?? 0).toBeGreaterThan(0);
     expect(f.simulator.payout?.latency ?? 0).toBeGreaterThan(0);
-    // Issue 12's provider: refusals before and after commit in any words (bad input included), 429
+    // The provider's harder faults: refusals before and after commit in any words (bad input included), 429
     // with Retry-After on AccountVerification and GetPayout, a read side that forgets shown payouts.
     expect(f.simulator.payout?.refusal ?? 0).toBeGreaterThan(0);
     expect(f.simulator.payout?.refusalAfterCommit ?? 0).toBeGreaterThan(0);

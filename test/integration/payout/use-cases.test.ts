@@ -317,7 +317,7 @@ function scriptedReads(r: PayoutRequestInput, script: string[], clock: () => Dat
   return { provider, answers, runStart, everFound: () => answers.some((a) => a.found) };
 }
 
-describe('issue 15: gateway error words are not final, and get their own shorter review window', () => {
+describe('gateway error words are not final, and get their own shorter review window', () => {
   /** Reconciles the payout each time it is due until it is final (or `checks` runs); returns its age at the last run. */
   async function reconcileUntilFinal(s: ReturnType<typeof system>, r: PayoutRequestInput, checks: number): Promise<number> {
     for (let i = 0; i < checks; i++) {
@@ -369,7 +369,7 @@ describe('issue 15: gateway error words are not final, and get their own shorter
   });
 });
 
-describe('issue 12: "not found" is an unbroken run, and a refusal is settled through GetPayout', () => {
+describe('"not found" is an unbroken run, and a refusal is settled through GetPayout', () => {
   /**
    * Runs the reconciler each time the payout is due, `checks` times or until it is final, and after
    * each run checks rule 1: a resubmission token or a "does not know" review only after an unbroken
@@ -623,7 +623,7 @@ describe('worker outcomes the simulator produces only through explicit ports', (
   });
 });
 
-describe('issue 12: Retry-After on 429/503 is honoured by the worker and the reconciler (simulator over HTTP)', () => {
+describe('Retry-After on 429/503 is honoured by the worker and the reconciler (simulator over HTTP)', () => {
   /** The real client, counting the GetPayout calls the reconciler makes. */
   function countingReads(): { provider: PayoutProvider; asked: string[] } {
     const asked: string[] = [];
