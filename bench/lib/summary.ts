@@ -23,6 +23,8 @@ export const SUMMARY_KEYS = [
   'costPer1MPayouts',
   'consolePageMaxMs',
   'coldStartRatioUntraced',
+  'throughputBareRatio100ms',
+  'coldStartFrameworkRatio',
 ] as const;
 
 export type SummaryKey = (typeof SUMMARY_KEYS)[number];

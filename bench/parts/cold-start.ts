@@ -17,6 +17,7 @@ export const COLD_START_TARGET = 1.5;
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const PROBE = fileURLToPath(new URL('../cold-start/import-probe.mjs', import.meta.url));
 const FLOOR_ID = 'dynamodb-client-only';
+const FRAMEWORK_ID = 'worker-libraries-only';
 
 /** The floor goes through the same construct; its id is outside the project's function ids on purpose. */
 const FLOOR_DEFINITION = {
@@ -26,6 +27,12 @@ const FLOOR_DEFINITION = {
   memoryMb: 256,
   callsProvider: false,
 } as unknown as FunctionDefinition;
+
+/** The worker's libraries without payrelay's code (bench/cold-start/framework-only.ts): a second reference. */
+const FRAMEWORK_DEFINITION = { ...FLOOR_DEFINITION, id: FRAMEWORK_ID, entry: 'bench/cold-start/framework-only.ts' } as unknown as FunctionDefinition;
+
+/** The reference bundles, which are not payrelay functions: no row, verdict or worst ratio of their own. */
+const REFERENCE_IDS: ReadonlySet<string> = new Set([FLOOR_ID, FRAMEWORK_ID]);
 
 /** Dummy values for every variable a handler validates at module load (docs/architecture.md). */
 const HANDLER_ENV: Record<string, string> = {
@@ -86,7 +93,7 @@ export interface Bundle {
 export function synthesizeBundles(outdir: string): Bundle[] {
   const app = new App({ outdir, context: { 'aws:cdk:enable-asset-metadata': true } });
   const stack = new Stack(app, 'PayrelayBenchBundles');
-  const definitions: FunctionDefinition[] = [...Object.values(FUNCTIONS), KYC_CATCH_UP_FUNCTION, FLOOR_DEFINITION];
+  const definitions: FunctionDefinition[] = [...Object.values(FUNCTIONS), KYC_CATCH_UP_FUNCTION, FLOOR_DEFINITION, FRAMEWORK_DEFINITION];
   const logicalIds = new Map<string, string>();
   for (const definition of definitions) {
     const fn = new PayrelayFunction(stack, `Fn-${definition.id}`, {
@@ -208,7 +215,7 @@ export const coldStart: Part = async ({ options, progress }): Promise<PartResult
         .map((p) => `${p.pkg} ${bytes(p.bytes)}`)
         .join(', ');
     for (const f of figures) {
-      if (f.id === FLOOR_ID) continue;
+      if (REFERENCE_IDS.has(f.id)) continue;
       for (const mode of modes) {
         rows.push({
           metric: `${f.id}, ${MODES[mode].label}: bundle size, import CPU time (wall time), medians`,
@@ -225,17 +232,27 @@ export const coldStart: Part = async ({ options, progress }): Promise<PartResult
         verdict: 'info',
       });
     }
-    const worst = (mode: Mode): number => Math.max(...figures.filter((f) => f.id !== FLOOR_ID).map((f) => f[mode].ratio));
+    const framework = figures.find((f) => f.id === FRAMEWORK_ID) as (typeof figures)[number];
+    const worker = figures.find((f) => f.id === FUNCTIONS.payoutWorker.id) as (typeof figures)[number];
+    rows.push({
+      metric: "the worker's libraries alone, wired as the worker wires them, none of payrelay's code (bench/cold-start/framework-only.ts): bundle size; ratio X-Ray on (off)",
+      value: `${bytes(framework.bytes)}; ${ratio(framework.traced.ratio)} (${ratio(framework.untraced.ratio)})`,
+      reference: `payout-worker ${ratio(worker.traced.ratio)} (${ratio(worker.untraced.ratio)}): payrelay's own code adds ${(worker.traced.ratio - framework.traced.ratio).toFixed(2)}x (${(worker.untraced.ratio - framework.untraced.ratio).toFixed(2)}x)`,
+      ratio: ratio(framework.traced.ratio),
+      verdict: 'info',
+    });
+    const worst = (mode: Mode): number => Math.max(...figures.filter((f) => !REFERENCE_IDS.has(f.id)).map((f) => f[mode].ratio));
     return {
       part: 'cold-start',
       title: '2. Cold start (the CDK bundles, import in a fresh Node process)',
       rows,
       data: { runs: options.coldRuns, synthSeconds, bundles: figures },
-      summary: { coldStartRatio: worst('traced'), coldStartRatioUntraced: worst('untraced') },
+      summary: { coldStartRatio: worst('traced'), coldStartRatioUntraced: worst('untraced'), coldStartFrameworkRatio: framework.traced.ratio },
       notes: [
         `Bundles built by PayrelayFunction (infra/payrelay-function.ts) at synth (${synthSeconds.toFixed(0)} s for ${bundles.length} bundles): ESM, minified, node24 target, source maps, AWS SDK bundled. Size is index.mjs without its .map.`,
         `Import time: \`await import(bundle)\` timed inside a fresh \`node\` process with NODE_OPTIONS=--enable-source-maps, AWS_EXECUTION_ENV and LAMBDA_TASK_ROOT set (as on Lambda) and dummy handler env; median of ${options.coldRuns} processes per bundle and mode, round-robin. "X-Ray on" is how the functions are deployed (the tracer and the X-Ray SDK load at init); "X-Ray off" is POWERTOOLS_TRACE_ENABLED=false, how a stage deployed with \`tracing: false\` starts, where they are never loaded. The ratio is on CPU time (user + system of the process during the import): an import is CPU-bound, and on a shared machine wall time mostly measures the other processes (wall ratio in brackets). It is the median over the rounds of each import divided by the floor's in the same round, so a load that drifts during the run cancels out; the times shown are plain medians.`,
         'Floor: a handler that imports only @aws-sdk/client-dynamodb and builds the client, bundled by the same construct (its median over both modes). Node start-up itself is outside both figures. kyc-catch-up is deployed only when a stage sets kycCatchUp.',
+        "Worker's libraries alone: a second reference bundle, measured like the functions, that builds at module load what the payout worker builds from packages (the tracer when tracing is on, the document, SQS and Secrets Manager clients, Powertools logger, metrics, parameters and batch, middy with the worker's three middlewares, zod's functional build) with one schema and none of payrelay's code. The worker's ratio minus its ratio is what payrelay's own code adds at start.",
         `Largest packages come from the bundle's source map (generated bytes per npm package). Floor: ${largest(figures.find((f) => f.id === FLOOR_ID) as (typeof figures)[number])}.`,
         'Local Node 20 stands in for the Lambda nodejs24.x runtime; the Lambda init phase also downloads and unpacks the code, which grows with bundle size.',
       ],

@@ -5,6 +5,7 @@ import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { payoutKey } from '@shared/domain/identity';
 import type { PayoutRequestInput } from '@shared/messages/payout-request';
 import type { LedgerEntry } from '@simulator/index';
+import { createBareWorker, type BarePayout } from '../lib/bare-worker';
 import { countHttpCalls } from '../lib/http-calls';
 import { cpuSeconds } from '../lib/process-usage';
 import { startHandlerEnv } from '../lib/local-env';
@@ -97,6 +98,19 @@ async function statesOf(prefix: string): Promise<Record<string, number>> {
   return states;
 }
 
+/** The payout item the worker stored for a reference (a SUBMITTED payout with its history). */
+async function storedPayoutItem(platformMerchantId: string, reference: string): Promise<Record<string, unknown>> {
+  const { documentClient } = await import('@shared/adapters/dynamodb-client');
+  const stored = await documentClient.send(
+    new GetCommand({
+      TableName: process.env.PAYOUTS_TABLE_NAME,
+      Key: { pk: payoutKey({ platform_merchant_id: platformMerchantId, currency: ACCOUNT.currency, withdrawal_reference: reference }) },
+    }),
+  );
+  if (!stored.Item) throw new Error(`payout ${reference} is not in the table`);
+  return stored.Item;
+}
+
 /** One DynamoDB call of the worker: the state its PutItem writes (if any), when it was sent and answered. */
 interface DynamoCall {
   state?: string;
@@ -165,6 +179,41 @@ interface LatencyRun {
   workerCpuMsPerBatch: number;
   /** CPU time of the emulator host per batch (dynalite, fauxqs, the secrets stand-in, the simulator). */
   hostCpuMsPerBatch: number;
+  /** The same payouts through the bare worker (bench/lib/bare-worker.ts), right after this run. */
+  bare: BareRun;
+}
+
+/** A run of the bare worker: the worker's calls with none of payrelay's code. */
+interface BareRun {
+  payoutsPerSecond: number;
+  ratio: number;
+  batch: ReturnType<typeof summarize>;
+  workerCpuMsPerBatch: number;
+}
+
+/** The bare worker's payouts: the same account and amount as payoutRequests. */
+function barePayouts(platformMerchantId: string, prefix: string, count: number): BarePayout[] {
+  return payoutRequests(platformMerchantId, prefix, count).map((r) => ({
+    identity: { platform_merchant_id: r.platform_merchant_id, currency: r.currency, withdrawal_reference: r.withdrawal_reference },
+    amount: r.amount,
+    account_number: r.account_number,
+    account_code: r.account_code,
+  }));
+}
+
+/** Runs the payouts through the bare worker in consecutive batches of `batchSize`, as runWorkerBatches does. */
+async function runBare(pay: (payouts: readonly BarePayout[]) => Promise<void>, payouts: readonly BarePayout[], batchSize: number, bound: number): Promise<BareRun> {
+  const durations: number[] = [];
+  const started = performance.now();
+  const cpuBefore = process.cpuUsage();
+  for (let i = 0; i < payouts.length; i += batchSize) {
+    const batchStarted = performance.now();
+    await pay(payouts.slice(i, i + batchSize));
+    durations.push(performance.now() - batchStarted);
+  }
+  const rate = payouts.length / ((performance.now() - started) / 1000);
+  const cpu = process.cpuUsage(cpuBefore);
+  return { payoutsPerSecond: rate, ratio: rate / bound, batch: summarize(durations), workerCpuMsPerBatch: (cpu.user + cpu.system) / 1000 / durations.length };
 }
 
 /**
@@ -253,6 +302,9 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
     progress(`throughput: ${JIT_WARMUP_PAYOUTS} payouts to warm up V8, L = 0 ms`);
     await rig.setLatency(0);
     await rig.runBatches(payoutRequests(rig.platformMerchantId, 'bench-jit', JIT_WARMUP_PAYOUTS), B);
+    const bare = await createBareWorker(await storedPayoutItem(rig.platformMerchantId, 'bench-jit-0'));
+    progress(`throughput: ${JIT_WARMUP_PAYOUTS} payouts through the bare worker to warm it up, L = 0 ms`);
+    await runBare(bare, barePayouts(rig.platformMerchantId, 'bench-bare-jit', JIT_WARMUP_PAYOUTS), B, 1);
     const runs: LatencyRun[] = [];
     for (const L of latencies) {
       await rig.setLatency(L);
@@ -280,6 +332,12 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
       }
       const rate = n / seconds;
       const bound = C / (2 * (L / 1000));
+      progress(`throughput: the same ${n} payouts through the bare worker, L = ${L} ms`);
+      const bareRun = await runBare(bare, barePayouts(rig.platformMerchantId, `bench-bare-${L}`, n), B, bound);
+      const bareLedger = (await rig.ledger()).filter((e) => e.withdrawal_reference.startsWith(`bench-bare-${L}-`));
+      if (bareLedger.length !== n || bareLedger.some((e) => e.executions !== 1)) {
+        throw new Error(`the simulator ledger holds ${bareLedger.length} of the bare worker's ${n} payouts, or one not executed exactly once`);
+      }
       runs.push({
         latencyMs: L,
         seconds,
@@ -293,6 +351,7 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
         providerCalls: provider.counts(),
         workerCpuMsPerBatch: (cpu.user + cpu.system) / 1000 / durations.length,
         hostCpuMsPerBatch: (hostCpuSeconds * 1000) / durations.length,
+        bare: bareRun,
       });
     }
     // The same payouts one per batch: what a record costs with no other record of its batch to wait for.
@@ -311,6 +370,13 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
           ratio: ratio(r.ratio),
           target: `>= ${THROUGHPUT_TARGET}x`,
           verdict: verdict(r.ratio >= THROUGHPUT_TARGET),
+        },
+        {
+          metric: `L = ${L} ms: the same payouts through the bare worker (the same calls, none of payrelay's code; bench/lib/bare-worker.ts): payouts/s; one batch, median; its CPU per batch`,
+          value: `${r.bare.payoutsPerSecond.toFixed(1)}; ${ms(r.bare.batch.median)}; ${ms(r.bare.workerCpuMsPerBatch)}`,
+          reference: `payrelay reaches ${ratio(r.ratio / r.bare.ratio)} of it`,
+          ratio: ratio(r.bare.ratio),
+          verdict: 'info',
         },
         {
           metric: `L = ${L} ms: one batch (invocation), median (p99)`,
@@ -345,17 +411,9 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
       verdict: 'info',
     });
     verifications.stop();
-    const { documentClient } = await import('@shared/adapters/dynamodb-client');
     const lastPrefix = `bench-tp-${latencies[latencies.length - 1] as number}`;
-    const stored = await documentClient.send(
-      new GetCommand({
-        TableName: process.env.PAYOUTS_TABLE_NAME,
-        Key: { pk: payoutKey({ platform_merchant_id: rig.platformMerchantId, currency: ACCOUNT.currency, withdrawal_reference: `${lastPrefix}-0` }) },
-      }),
-    );
-    if (!stored.Item) throw new Error(`payout ${lastPrefix}-0 is not in the table`);
     progress(`throughput: dynalite alone, ${C} conditional writes at once`);
-    const floor = await dynaliteFloor(stored.Item, C);
+    const floor = await dynaliteFloor(await storedPayoutItem(rig.platformMerchantId, `${lastPrefix}-0`), C);
     rows.push({
       metric: `dynalite alone: ${C} conditional writes of a stored payout item sent at once (as a batch's ${C} intents), until the last is answered (median of 20); one such write alone`,
       value: `${ms(floor.together)}; ${ms(floor.alone)}`,
@@ -377,11 +435,13 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
       summary: {
         throughputRatio100ms: runs.find((r) => r.latencyMs === 100)?.ratio,
         throughputRatio500ms: runs.find((r) => r.latencyMs === 500)?.ratio,
+        throughputBareRatio100ms: runs.find((r) => r.latencyMs === 100)?.bare.ratio,
       },
       notes: [
         `The worker's own handler (functions/payout-worker.ts) invoked directly with SQS batch events of ${B} records (test/factories/sqs-events), one invocation after another as one Lambda instance would; no SQS polling. WORKER_CONCURRENCY = ${C}${B <= C ? ', so a batch runs all its records at once' : `, so a batch of ${B} takes ${Math.ceil(B / C)} rounds`}.`,
         `The simulator adds L ms to every AccountVerification and Payout call (fault latencyMs), for L = ${latencies.join(' and ')} ms. Each payout: 2 provider calls and 3 conditional writes, of which 2 wait in line (the create overlaps AccountVerification, and is built only after the verification request has left). Every payout was checked executed exactly once in the simulator ledger.`,
         'The bound C/(2L) counts only the provider latency; DynamoDB writes, logging and the wait for the slowest record of each batch are what the ratio loses. dynalite answers one request at a time (single-threaded, in memory, in the same process as the simulator), so the C writes of a phase queue behind each other and behind the provider answers; DynamoDB serves them in parallel. The "dynalite alone" row measures that queue with nothing else running; the worker\'s CPU per batch is the other half (one event loop handles every record of the batch).',
+        `The bare worker (bench/lib/bare-worker.ts) makes the worker's calls for the same payouts with the same clients, in the same order and overlap (AccountVerification beside the create, the intent after the answer, Payout after the intent, the outcome beside the first check), and nothing else: no message parsing, domain, name policy, logging, metrics, batch processor or middleware. It runs right after each timed run, in the same process against the same emulators, so its figure is the floor of those calls on this machine: what the bound C/(2L) cannot show, since it counts only the provider latency.`,
         `The "one payout per batch" row runs the same worker with batches of one record at L = ${firstL} ms: the batch pays the provider latency, two write round trips and the invocation's own work, with no other record to wait for. The difference to the batch of ${B}, per further record, is what each record's work costs the others: its verification answer, intent write and Payout request in the first window, its Payout answer, outcome write and first check in the second, handled one after another by the worker's event loop and by the emulator host's.`,
       ],
     };

@@ -1,0 +1,69 @@
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { PayoutIdentity } from '@shared/domain/identity';
+
+/** The conditional write of one payout version, as the repository makes it (state and version). */
+function conditionOn(state: string, version: number) {
+  return {
+    ConditionExpression: '#state = :state AND #version = :version',
+    ExpressionAttributeNames: { '#state': 'state', '#version': 'version' },
+    ExpressionAttributeValues: { ':state': state, ':version': version },
+  };
+}
+
+/** Resolves on the next turn of the event loop, as the worker lets its verification requests leave first. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** One payout of the bare worker: its identity and the account it pays. */
+export interface BarePayout {
+  readonly identity: PayoutIdentity;
+  readonly amount: string;
+  readonly account_number: string;
+  readonly account_code: string;
+}
+
+/**
+ * The worker's happy path with nothing of payrelay's own: the same clients (the document client,
+ * the payout service client with its cached credentials, the checks queue), the same requests in
+ * the same order and overlap — AccountVerification beside the create, the intent after the answer,
+ * Payout after the intent, the outcome beside the first check — and no message parsing, domain,
+ * name policy, logging, metrics, batch processor or middleware. What a batch of these takes is the
+ * floor any worker making those calls has on the machine and emulators it runs on.
+ *
+ * `item` is a payout item the real worker stored: every write carries a copy of it under the
+ * payout's own key, with the state and version of that step, so the writes are the same size and
+ * touch the same indexes as the worker's.
+ */
+export async function createBareWorker(item: Record<string, unknown>): Promise<(payouts: readonly BarePayout[]) => Promise<void>> {
+  const { documentClient } = await import('@shared/adapters/dynamodb-client');
+  const { payoutProviderFrom } = await import('@shared/adapters/payout-provider');
+  const { createPayoutCheckQueue } = await import('@shared/adapters/payout-check-queue');
+  const { loadConfig } = await import('@shared/config/env');
+  const { workerEnvSchema } = await import('@shared/config/worker');
+  const { payoutKey } = await import('@shared/domain/identity');
+  const config = loadConfig(workerEnvSchema);
+  const { provider, credentials } = payoutProviderFrom(config);
+  const checks = createPayoutCheckQueue(config.PAYOUT_CHECKS_QUEUE_URL);
+  const TableName = config.PAYOUTS_TABLE_NAME;
+
+  async function pay(payout: BarePayout): Promise<void> {
+    const creds = await credentials.get();
+    const account = { account_number: payout.account_number, account_code: payout.account_code, currency: payout.identity.currency };
+    const verification = provider.verifyAccount(account, creds);
+    await nextTurn();
+    const copy = { ...item, pk: payoutKey(payout.identity), withdrawal_reference: payout.identity.withdrawal_reference };
+    await documentClient.send(new PutCommand({ TableName, Item: { ...copy, state: 'VERIFYING', version: 1 }, ConditionExpression: 'attribute_not_exists(pk)' }));
+    await verification;
+    await documentClient.send(new PutCommand({ TableName, Item: { ...copy, state: 'SUBMITTING', version: 2 }, ...conditionOn('VERIFYING', 1) }));
+    await provider.payout({ amount: payout.amount, ...account, withdrawal_reference: payout.identity.withdrawal_reference }, creds);
+    await Promise.all([
+      checks.schedule(payout.identity, 3, 10),
+      documentClient.send(new PutCommand({ TableName, Item: { ...copy, state: 'SUBMITTED', version: 3 }, ...conditionOn('SUBMITTING', 2) })),
+    ]);
+  }
+
+  return async (payouts) => {
+    await Promise.all(payouts.map(pay));
+  };
+}
