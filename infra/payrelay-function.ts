@@ -30,10 +30,17 @@ export const XRAY_SDK_FOR_LAMBDA = './infra/bundling/xray-sdk-for-lambda.cjs';
  */
 export const CLS_CONTEXT_FOR_LAMBDA = './infra/bundling/cls-context-for-lambda.ts';
 
+/**
+ * `node:stream/web` resolved on first use, since middy 6 imports it at its top only for streamed
+ * responses, which no payrelay function returns (see the file's header).
+ */
+export const STREAM_WEB_FOR_LAMBDA = './infra/bundling/stream-web-for-lambda.ts';
+
 /** The esbuild aliases of every bundle: package (or package file) => the module bundled in its place. */
 export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   'aws-xray-sdk-core': XRAY_SDK_FOR_LAMBDA,
   'cls-hooked/context': CLS_CONTEXT_FOR_LAMBDA,
+  'node:stream/web': STREAM_WEB_FOR_LAMBDA,
 };
 
 export interface PayrelayFunctionProps {

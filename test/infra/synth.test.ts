@@ -96,10 +96,15 @@ describe('npm run synth', () => {
   });
 
   // The contract between infra and the handlers: each bundle loads (module-scope loadConfig included)
-  // with exactly the environment the template gives it.
+  // with exactly the environment the template gives it, and without loading Node's web streams, which
+  // no function uses at start (infra/bundling/stream-web-for-lambda.ts).
   it('each bundle loads with the environment its template gives it', async () => {
     for (const fn of deployedFunctions()) {
-      const script = `const m = await import(${JSON.stringify(path.join(fn.bundle, 'index.mjs'))}); if (typeof m.handler !== 'function') throw new Error('no handler export');`;
+      const script = [
+        `const m = await import(${JSON.stringify(path.join(fn.bundle, 'index.mjs'))});`,
+        "if (typeof m.handler !== 'function') throw new Error('no handler export');",
+        "if (process.moduleLoadList.includes('NativeModule internal/webstreams/readablestream')) throw new Error('the bundle loaded node:stream/web at start');",
+      ].join(' ');
       const result = run(process.execPath, ['--input-type=module', '-e', script], {
         env: { PATH: process.env.PATH, AWS_REGION: 'eu-west-1', ...fn.env },
         timeout: 30_000,
