@@ -39,6 +39,13 @@ export function positiveInt(value: string): number {
   return n;
 }
 
+/** Option parser for a whole number of 0 or more (`--wait 0`: do not wait); errors as positiveInt. */
+export function nonNegativeInt(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number, 0 or more');
+  return n;
+}
+
 /** `--limit` of a listing: 1 to 1000, one page of the repository; more pages come through `--cursor`. */
 export function listLimit(value: string): number {
   const n = positiveInt(value);

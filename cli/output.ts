@@ -106,6 +106,8 @@ const ERROR_CLASSES: Readonly<Record<string, { exit: number; words: (message: st
   UnsupportedCurrencyError: { exit: EXIT.invalidInput, words: (m) => m },
   CollectionOrderShapeError: { exit: EXIT.invalidInput, words: (m) => m },
   OperatorActionRefusedError: { exit: EXIT.refused, words: (m) => m },
+  InvalidListCursorError: { exit: EXIT.invalidInput, words: (m) => `--cursor: ${m}` },
+  ReplayRangeError: { exit: EXIT.invalidInput, words: (m) => `--since/--until: ${m}` },
   ConcurrentModificationError: { exit: EXIT.failure, words: () => 'the payout changed while this command ran; run it again to act on its new state' },
   ProviderRejectedError: { exit: EXIT.refused, words: (m) => `the provider refused: ${m}` },
   ProviderUnauthorizedError: { exit: EXIT.refused, words: (m) => `the provider refused the keys (check them with \`payrelay secrets\`): ${m}` },

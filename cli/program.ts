@@ -32,6 +32,8 @@ export function buildProgram(): Command {
     .option('--provider-url <url>', 'payout service base URL (overrides the target)')
     .option('--kyc-url <url>', 'KYC service base URL (overrides the target)')
     .exitOverride()
+    // Usage errors start `payrelay:` like every other failure line, not commander's `error:`.
+    .configureOutput({ outputError: (text, write) => write(text.replace(/^error: /, 'payrelay: ')) })
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText(
       'after',

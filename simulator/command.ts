@@ -166,7 +166,11 @@ Admin API (loopback only): GET /__admin/ledger, /__admin/outbox, /__admin/faults
 POST /__admin/kyc/advance, /__admin/partners, /__admin/reset. Details: docs/simulator.md.`,
     )
     .action(async (raw: SimulatorCommandOptions) => {
-      const sim = await startSimulator(toSimulatorOptions(raw));
+      const sim = await startSimulator(toSimulatorOptions(raw)).catch((error: unknown) => {
+        if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+        // Say which port and what to do, not a bare EADDRINUSE.
+        throw new Error(`port ${raw.port} on ${raw.host} is in use (npm start runs a simulator on 4010): pick another with --port, or 0 for a free one`);
+      });
       console.log(`payout service: ${sim.payoutBaseUrl}`);
       console.log(`KYC service:    ${sim.kycBaseUrl}`);
       console.log(`admin API:      ${sim.url}/__admin`);

@@ -4,6 +4,6 @@ import { configureSimulatorCommand } from './command';
 // `npm run simulator -- --help`: the same command as `payrelay simulator`.
 const program = configureSimulatorCommand(new Command('simulator'));
 program.parseAsync(process.argv).catch((error: unknown) => {
-  console.error(error instanceof Error ? `${error.name}: ${error.message}` : error);
+  console.error(`simulator: ${error instanceof Error ? error.message : String(error)}`);
   process.exitCode = 1;
 });

@@ -130,17 +130,10 @@ function registerStatusAndList(collections: Command): void {
         const until = opts.until === undefined ? now : parseSince(opts.until, now);
         const { collections } = await collectionStore(ctx);
         const { listCollections } = await import('@shared/app/collections');
-        const { InvalidListCursorError } = await import('@shared/domain/errors');
-        let page;
-        try {
-          page = await listCollections(
-            { collections, clock: { now: () => now } },
-            { since, until, orderStatus: opts.orderStatus, paymentStatus: opts.paymentStatus, limit: opts.limit, cursor: opts.cursor },
-          );
-        } catch (error) {
-          if (error instanceof InvalidListCursorError) throw new CliError(`--cursor: ${error.message}`, EXIT.invalidInput);
-          throw error;
-        }
+        const page = await listCollections(
+          { collections, clock: { now: () => now } },
+          { since, until, orderStatus: opts.orderStatus, paymentStatus: opts.paymentStatus, limit: opts.limit, cursor: opts.cursor },
+        );
         const shown = page.collections;
         ctx.out.result({ collections: shown.map(collectionSummary), cursor: page.cursor ?? null }, () => {
           printTable(

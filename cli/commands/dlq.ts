@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { RedriveReport } from '@shared/app/dead-letters';
 import type { DeadLetterQueue } from '@shared/ports/dead-letters';
 import type { Log } from '@shared/ports/runtime';
-import { contextOf, positiveInt, withExample, type CommandContext } from '../context';
+import { contextOf, nonNegativeInt, positiveInt, withExample, type CommandContext } from '../context';
 import { operatorName } from '../operator';
 import { CliError, printRecord, printTable } from '../output';
 import { requireEnv } from '../target';
@@ -36,7 +36,7 @@ const identityText = (identity?: { platform_merchant_id: string; currency: strin
 export function printRedriveReport(ctx: CommandContext, report: RedriveReport): void {
   ctx.out.result(report, () => {
     printTable(['present at start', 'moved', 'failed again', 'skipped'], [[report.presentAtStart, report.moved, report.failedAgain, report.skipped]]);
-    if (report.failedAgain > 0) console.log(`See why with: payrelay dlq list (messages marked with redrive run ${report.runId})`);
+    if (report.failedAgain > 0) console.log(`See why with: payrelay dlq list, then payrelay dlq show <id> (attribute payrelayRedriveRun ${report.runId} marks this run's messages)`);
   });
   if (report.failedAgain > 0) throw new CliError(`${report.failedAgain} moved message(s) failed again and are back in the DLQ; fix their cause first`);
 }
@@ -54,7 +54,7 @@ export function registerRedriveCommand(parent: Command, example: string): void {
     parent
       .command('redrive')
       .option('--max <n>', 'move at most n messages', positiveInt)
-      .option('--wait <seconds>', 'then watch the DLQ this long and report the moved messages that fail again', (v) => positiveInt(v), 0),
+      .option('--wait <seconds>', 'then watch the DLQ this long and report the moved messages that fail again (0: do not wait)', nonNegativeInt, 0),
     example,
   )
     .description(

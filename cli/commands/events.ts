@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { CALLBACK_SOURCES, receivedDayOf, type CallbackSource } from '@shared/domain/callbacks';
-import { calendarDay, contextOf, listLimit, parseSince, withExample } from '../context';
+import { calendarDay, contextOf, listLimit, parseSince, positiveInt, withExample } from '../context';
 import { CliError, EXIT, printTable } from '../output';
 import { requireEnv } from '../target';
 import { cliLog, noTelemetry } from './kyc';
@@ -48,18 +48,11 @@ function registerBackfillCommand(events: Command): void {
       const range = rangeOf(opts);
       const target = await ctx.target();
       const { backfillReferenceIndex } = await import('@shared/app/backfill-reference-index');
-      const { ReplayRangeError } = await import('@shared/app/replay-events');
       const { createEventStore } = await import('@shared/adapters/event-store');
-      let result;
-      try {
-        result = await backfillReferenceIndex(
-          { events: createEventStore({ tableName: requireEnv(target, 'EVENTS_TABLE_NAME') }), clock: { now: () => range.until }, log: cliLog },
-          range,
-        );
-      } catch (error) {
-        if (error instanceof ReplayRangeError) throw new CliError(`--since/--until: ${error.message}`, EXIT.invalidInput);
-        throw error;
-      }
+      const result = await backfillReferenceIndex(
+        { events: createEventStore({ tableName: requireEnv(target, 'EVENTS_TABLE_NAME') }), clock: { now: () => range.until }, log: cliLog },
+        range,
+      );
       printRangeResult(ctx, range, result, ['scanned', 'added', 'unchanged', 'noReference']);
     });
 }
@@ -80,10 +73,14 @@ function timeRangeCommand(parent: Command, name: string, sinceExamples: string, 
   );
 }
 
-/** The range a timeRangeCommand was given; `until` defaults to now. */
+/** The range a timeRangeCommand was given; `until` defaults to now. Refused before any stack is looked for when it is empty. */
 function rangeOf(opts: TimeRangeOptions): { since: Date; until: Date } {
   const now = new Date();
-  return { since: parseSince(opts.since, now), until: opts.until ? parseSince(opts.until, now) : now };
+  const range = { since: parseSince(opts.since, now), until: opts.until ? parseSince(opts.until, now) : now };
+  if (range.until <= range.since) {
+    throw new CliError(`--since/--until: the range is empty: ${range.until.toISOString()} is not after ${range.since.toISOString()}`, EXIT.invalidInput);
+  }
+  return range;
 }
 
 /** One row: the range, then the counts (JSON: the same keys). */
@@ -116,17 +113,10 @@ function registerListCommand(events: Command): void {
       const ctx = contextOf(cmd);
       const target = await ctx.target();
       const { createEventStore } = await import('@shared/adapters/event-store');
-      const { InvalidListCursorError } = await import('@shared/domain/errors');
       const store = createEventStore({ tableName: requireEnv(target, 'EVENTS_TABLE_NAME') });
       const common = { limit: opts.limit, ...(opts.source ? { source: opts.source } : {}), ...(opts.cursor ? { cursor: opts.cursor } : {}) };
       const day = opts.day ?? (opts.reference === undefined ? receivedDayOf(new Date()) : undefined);
-      let page;
-      try {
-        page = await store.listCallbacks(opts.reference === undefined ? { ...common, day: day as string } : { ...common, reference: opts.reference, ...(day ? { day } : {}) });
-      } catch (error) {
-        if (error instanceof InvalidListCursorError) throw new CliError(`--cursor: ${error.message}`, EXIT.invalidInput);
-        throw error;
-      }
+      const page = await store.listCallbacks(opts.reference === undefined ? { ...common, day: day as string } : { ...common, reference: opts.reference, ...(day ? { day } : {}) });
       const shown = page.events;
       ctx.out.result({ events: shown, cursor: page.cursor ?? null }, () => {
         printTable(
@@ -157,18 +147,16 @@ function registerQuarantineCommands(events: Command): void {
     quarantine
       .command('list')
       .option('--since <time>', 'oldest: ISO 8601 time or a duration back from now (30m, 6h, 2d)', '7d')
-      .option('--limit <n>', 'most to list, newest first', '50'),
+      .option('--limit <n>', 'most to list, newest first', positiveInt, 50),
     'payrelay events quarantine list',
     'payrelay --json events quarantine list --since 2026-11-20',
   )
     .description('list quarantined notifications, newest first (id, time, payout reference, source address, size)')
-    .action(async (opts: { since: string; limit: string }, cmd: Command) => {
+    .action(async (opts: { since: string; limit: number }, cmd: Command) => {
       const ctx = contextOf(cmd);
       const now = new Date();
       const since = parseSince(opts.since, now);
-      const limit = Number(opts.limit);
-      if (!Number.isInteger(limit) || limit < 1) throw new CliError(`--limit must be a positive whole number; got "${opts.limit}"`, EXIT.invalidInput);
-      const found = await (await store(cmd)).list(since, now, limit);
+      const found = await (await store(cmd)).list(since, now, opts.limit);
       const rows = found.map(({ body, ...rest }) => ({ ...rest, bytes: Buffer.byteLength(body, 'utf8') }));
       ctx.out.result(rows, () => {
         if (rows.length === 0) console.log(`Nothing quarantined since ${since.toISOString()}.`);

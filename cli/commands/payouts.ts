@@ -90,14 +90,7 @@ function registerStatusAndList(payouts: Command): void {
       const updatedFrom = opts.since === undefined ? undefined : parseSince(opts.since);
       const updatedTo = opts.until === undefined ? undefined : parseSince(opts.until);
       const { repository } = await adapters(ctx);
-      const { InvalidListCursorError } = await import('@shared/domain/errors');
-      let page;
-      try {
-        page = await repository.listByState({ state: opts.state, limit: opts.limit, merchant: opts.merchant, updatedFrom, updatedTo, cursor: opts.cursor });
-      } catch (error) {
-        if (error instanceof InvalidListCursorError) throw new CliError(`--cursor: ${error.message}`);
-        throw error;
-      }
+      const page = await repository.listByState({ state: opts.state, limit: opts.limit, merchant: opts.merchant, updatedFrom, updatedTo, cursor: opts.cursor });
       const shown = page.payouts;
       ctx.out.result(
         { payouts: shown.map((p) => payoutSummary(p)), cursor: page.cursor ?? null },

@@ -21,6 +21,16 @@ function newCallbackToken(): string {
   return randomBytes(36).toString('base64url');
 }
 
+/**
+ * A missing, empty or mistyped field in words ("is missing"), not zod's ("Invalid input: expected
+ * string, received undefined"); the schema's own messages (the token's length) are kept.
+ */
+function secretIssueWords(issue: { code?: string; input?: unknown; expected?: string; minimum?: unknown }): string | undefined {
+  if (issue.code === 'invalid_type') return issue.input === undefined ? 'is missing' : `must be a ${issue.expected ?? 'string'}`;
+  if (issue.code === 'too_small' && issue.minimum === 1 && issue.input === '') return 'is empty';
+  return undefined;
+}
+
 /** `payrelay secrets put provider|kyc`. */
 export function registerSecretsCommands(program: Command): void {
   const secrets = withExample(
@@ -47,7 +57,7 @@ export function registerSecretsCommands(program: Command): void {
     .action(async (name: SecretName, opts: { file?: string; newCallbackToken?: boolean }, cmd: Command) => {
       const ctx = contextOf(cmd);
       const spec = SECRETS[name];
-      if (opts.newCallbackToken && name !== 'kyc') throw new CliError('--new-callback-token applies to the kyc secret only; nothing was stored');
+      if (opts.newCallbackToken && name !== 'kyc') throw new CliError('--new-callback-token applies to the kyc secret only; nothing was stored', EXIT.usage);
       const generated: Record<string, string> = opts.newCallbackToken ? { callback_token: newCallbackToken() } : {};
       const target = await ctx.target();
       const secretId = requireEnv(target, spec.env);
@@ -61,7 +71,7 @@ export function registerSecretsCommands(program: Command): void {
         }
       }
       const { providerSecretSchema, kycSecretSchema } = await import('@shared/adapters/secrets');
-      const parsed = (name === 'provider' ? providerSecretSchema : kycSecretSchema).safeParse(value);
+      const parsed = (name === 'provider' ? providerSecretSchema : kycSecretSchema).safeParse(value, { error: secretIssueWords });
       if (!parsed.success) {
         // Field names and rules only: a value must never be echoed back.
         const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'} ${i.message}`).join('; ');

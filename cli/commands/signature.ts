@@ -2,6 +2,8 @@ import type { Command} from 'commander';
 import { Option } from 'commander';
 import {
   calibrate,
+  DEFAULT_SIGNING_PROFILE,
+  SigningProfileError,
   inferSigningOperation,
   resolveSigningProfile,
   signPayload,
@@ -10,7 +12,7 @@ import {
   type SigningProfile,
   type SigningSecrets,
 } from '@shared/signing';
-import { contextOf, parseSince, withExample, type CommandContext } from '../context';
+import { contextOf, parseSince, positiveInt, withExample, type CommandContext } from '../context';
 import { readJsonObject } from '../io';
 import { targetSigningSecrets } from '../operator';
 import { CliError, EXIT, printTable } from '../output';
@@ -40,8 +42,15 @@ async function signingSecrets(ctx: CommandContext, secretsFile?: string): Promis
   return { partnerSecret, merchantSecret };
 }
 
+/** The profile of --signing-profile, else SIGNING_PROFILE, else the default; a wrong one says which it was and what a name looks like. */
 function profileOf(value?: string): SigningProfile {
-  return resolveSigningProfile(value ?? process.env.SIGNING_PROFILE);
+  const source = value === undefined ? 'SIGNING_PROFILE' : '--signing-profile';
+  try {
+    return resolveSigningProfile(value ?? process.env.SIGNING_PROFILE);
+  } catch (error) {
+    if (!(error instanceof SigningProfileError)) throw error;
+    throw new CliError(`${source}: ${error.message} (a profile name is <algorithm>/<serialization>/<encoding>, e.g. ${DEFAULT_SIGNING_PROFILE.name}; docs/signing.md)`, EXIT.invalidInput);
+  }
 }
 
 function operationOf(body: object, given?: SigningOperation): SigningOperation {
@@ -92,6 +101,9 @@ export function registerSignatureCommands(program: Command): void {
     .action(async (file: string, opts: SigningOptions, cmd: Command) => {
       const ctx = contextOf(cmd);
       const body = readJsonObject(file);
+      if (typeof body.signature !== 'string' || body.signature === '') {
+        throw new CliError('the body has no signature field to check (payrelay signature sign prints a body with one)', EXIT.invalidInput);
+      }
       const operation = operationOf(body, opts.operation);
       const profile = profileOf(opts.signingProfile);
       const valid = verifyPayload(body, operation, await signingSecrets(ctx, opts.secretsFile), profile);
@@ -108,7 +120,7 @@ export function registerSignatureCommands(program: Command): void {
       .option('--signature <signature>', 'the known-good signature (default: the body signature field)')
       .option('--from-quarantine', 'use the quarantined order notifications (payrelay events quarantine list) instead of a body file')
       .option('--since <time>', 'with --from-quarantine: oldest notification, ISO 8601 or a duration back from now', '7d')
-      .option('--limit <n>', 'with --from-quarantine: notifications to try at most', '50')
+      .option('--limit <n>', 'with --from-quarantine: notifications to try at most', positiveInt, 50)
       .addOption(operationOption())
       .option('--secrets-file <file>', 'JSON with partner_secret_key and merchant_secret_key (default: the target provider secret)'),
     'payrelay signature calibrate sample.json --secrets-file keys.json',
@@ -120,7 +132,7 @@ export function registerSignatureCommands(program: Command): void {
     .action(
       async (
         file: string | undefined,
-        opts: { signature?: string; fromQuarantine?: boolean; since: string; limit: string; operation?: SigningOperation; secretsFile?: string },
+        opts: { signature?: string; fromQuarantine?: boolean; since: string; limit: number; operation?: SigningOperation; secretsFile?: string },
         cmd: Command,
       ) => {
         const ctx = contextOf(cmd);
@@ -147,11 +159,10 @@ export function registerSignatureCommands(program: Command): void {
  * `signature calibrate --from-quarantine`: every profile and key recipe against the quarantined
  * notifications of the period; the profile reproducing all of them is the provider's scheme.
  */
-async function calibrateQuarantine(ctx: CommandContext, opts: { since: string; limit: string; secretsFile?: string }): Promise<void> {
+async function calibrateQuarantine(ctx: CommandContext, opts: { since: string; limit: number; secretsFile?: string }): Promise<void> {
   const now = new Date();
   const since = parseSince(opts.since, now);
-  const limit = Number(opts.limit);
-  if (!Number.isInteger(limit) || limit < 1) throw new CliError(`--limit must be a positive whole number; got "${opts.limit}"`, EXIT.invalidInput);
+  const limit = opts.limit;
   const secrets = await signingSecrets(ctx, opts.secretsFile);
   const target = await ctx.target();
   const { createQuarantineStore } = await import('@shared/adapters/quarantine-store');

@@ -1,4 +1,5 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
@@ -144,6 +145,26 @@ describe('payrelay payouts status and list', () => {
     expect(stdout).toContain('G-12');
     expect(stdout).toContain('13 payout(s) in ACCEPTED');
   });
+
+  it('refuses a cursor it did not hand out as invalid input (exit 3), in one line', async () => {
+    const { code, stderr } = await cli(['payouts', 'list', '--state', 'ACCEPTED', '--cursor', 'not-a-cursor']);
+    expect(code).toBe(3);
+    expect(stderr.trim()).toBe('payrelay: --cursor: the cursor is not one this listing handed out; start again without it');
+  });
+});
+
+describe('payrelay dlq redrive (the same command as payouts redrive)', () => {
+  it('takes --wait 0 (its default: do not wait) and refuses a negative wait as a usage error, in payrelay: words', async () => {
+    const now = await cli(['--json', 'dlq', 'redrive', '--wait', '0']);
+    expect(now, now.stderr).toMatchObject({ code: 0 });
+    expect(JSON.parse(now.stdout)).toMatchObject({ presentAtStart: 0, moved: 0, failedAgain: 0 });
+    const negative = await cli(['payouts', 'redrive', '--wait', '-1']);
+    expect(negative.code).toBe(2);
+    expect(negative.stderr.trim().split('\n')).toEqual([
+      "payrelay: option '--wait <seconds>' argument '-1' is invalid. must be a whole number, 0 or more",
+      '(run with --help for usage)',
+    ]);
+  });
 });
 
 describe('payrelay secrets put', () => {
@@ -189,8 +210,15 @@ describe('payrelay secrets put', () => {
     expect(rotated.code).toBe(0);
     expect((await stored()).callback_token).not.toBe(created.callback_token);
     const wrongSecret = await cli(['secrets', 'put', 'provider', '--file', appOnly, '--new-callback-token']);
-    expect(wrongSecret.code).toBe(1);
+    expect(wrongSecret.code).toBe(2);
     expect(wrongSecret.stderr).toContain('--new-callback-token applies to the kyc secret only; nothing was stored');
+  });
+
+  it('says which fields are missing, empty or of the wrong type, in words', async () => {
+    const partial = file('partial.json', JSON.stringify({ partner_public_key: 'pk-SECRETVALUE-4', partner_secret_key: 42, merchant_secret_key: 'x', partner_id: '' }));
+    const { code, stderr } = await cli(['secrets', 'put', 'provider', '--file', partial]);
+    expect(code).toBe(3);
+    expect(stderr.trim()).toBe('payrelay: the provider secret is not valid: partner_secret_key must be a string; partner_id is empty; platform_merchant_id is missing; nothing was stored');
   });
 
   it('refuses to prompt for a secret without a terminal', async () => {
@@ -217,6 +245,16 @@ describe('payrelay signature', () => {
     const calibrated = await cli(['--json', 'signature', 'calibrate', file('signed2.json', JSON.stringify(withSig)), '--secrets-file', keys]);
     expect(JSON.parse(calibrated.stdout).map((p: { name: string }) => p.name)).toContain('hmac-sha512/compact-insertion/hex');
   });
+
+  it('refuses a body without a signature and a wrong --signing-profile as invalid input (exit 3), saying what to give', async () => {
+    const keys = file('keys.json', JSON.stringify({ partner_secret_key: 'ps', merchant_secret_key: 'ms' }));
+    const unsigned = await cli(['signature', 'verify', file('unsigned.json', JSON.stringify({ amount: '10.00', currency: 'GHS', withdrawal_reference: 'S-2' })), '--secrets-file', keys]);
+    expect(unsigned.code).toBe(3);
+    expect(unsigned.stderr.trim()).toBe('payrelay: the body has no signature field to check (payrelay signature sign prints a body with one)');
+    const profile = await cli(['signature', 'sign', file('p.json', JSON.stringify({ amount: '1.00', withdrawal_reference: 'S-3' })), '--signing-profile', 'sha1', '--secrets-file', keys]);
+    expect(profile.code).toBe(3);
+    expect(profile.stderr.trim()).toMatch(/^payrelay: --signing-profile: algorithm must be one of .*; got "sha1" \(a profile name is <algorithm>\/<serialization>\/<encoding>, e\.g\. hmac-sha512\/compact-insertion\/hex; docs\/signing\.md\)$/);
+  });
 });
 
 describe('without a running stack', () => {
@@ -225,6 +263,25 @@ describe('without a running stack', () => {
     expect(code).toBe(5);
     expect(stderr.trim().split('\n')).toHaveLength(1);
     expect(stderr).toContain('npm start');
+  });
+
+  it('refuses an empty --since/--until range (exit 3) before looking for a stack', async () => {
+    const { code, stderr } = await cli(['events', 'replay', '--since', '2026-11-21T00:00:00Z', '--until', '2026-11-20T00:00:00Z'], { PAYRELAY_STATE_FILE: join(dir, 'none.json') });
+    expect(code).toBe(3);
+    expect(stderr.trim()).toBe('payrelay: --since/--until: the range is empty: 2026-11-20T00:00:00.000Z is not after 2026-11-21T00:00:00.000Z');
+  });
+
+  it('says a simulator port is taken in one line (exit 1), not EADDRINUSE', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as AddressInfo;
+    try {
+      const { code, stderr } = await cli(['simulator', '--port', String(port)]);
+      expect(code).toBe(1);
+      expect(stderr.trim()).toBe(`payrelay: port ${port} on 127.0.0.1 is in use (npm start runs a simulator on 4010): pick another with --port, or 0 for a free one`);
+    } finally {
+      taken.close();
+    }
   });
 
   it('refuses a wrong option value first (exit 3), before looking for a stack', async () => {

@@ -110,7 +110,7 @@ describe('payrelay payouts resolve', () => {
     expect((await cli(['payouts', 'resolve', 'NOPE', '--as', 'failed', '--evidence', 'x'])).code).toBe(4);
     const usage = await cli(['payouts', 'resolve', 'NOPE', '--as', 'failed']);
     expect(usage.code).toBe(2);
-    expect(usage.stderr).toContain("required option '--evidence <text>' not specified");
+    expect(usage.stderr).toContain("payrelay: required option '--evidence <text>' not specified");
   });
 });
 

@@ -75,7 +75,7 @@ describe('payrelay events backfill-references', () => {
   it('refuses a range that ends before it starts, with the invalid-input exit code (3) and no write', async () => {
     const run = await backfill('--since', '2026-05-07T00:00:00Z', '--until', `${day}T00:00:00Z`);
     expect(run.code).toBe(3);
-    expect(run.stderr).toMatch(/--since\/--until: the backfill needs a valid range with until after since/);
+    expect(run.stderr).toMatch(/--since\/--until: the range is empty: 2026-05-\d\dT00:00:00\.000Z is not after 2026-05-07T00:00:00\.000Z/);
     expect(await referencedBy('WD-9')).toEqual([]);
   });
 });
