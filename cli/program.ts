@@ -35,6 +35,8 @@ export function buildProgram(): Command {
     // Usage errors start `payrelay:` like every other failure line, not commander's `error:`.
     .configureOutput({ outputError: (text, write) => write(text.replace(/^error: /, 'payrelay: ')) })
     .showHelpAfterError('(run with --help for usage)')
+    // Wrap descriptions beside long option names too (commander leaves them unwrapped under 40 columns).
+    .configureHelp({ minWidthToWrap: 24 })
     .addHelpText(
       'after',
       '\nExamples:\n  $ npm start                      # in one terminal\n  $ payrelay demo                  # in another\n  $ payrelay payouts status WD-1 --stack payrelay-prod --profile ops\n',

@@ -118,7 +118,7 @@ export function toSimulatorOptions(o: SimulatorCommandOptions): SimulatorOptions
 export function configureSimulatorCommand(command: Command): Command {
   return command
     .description(
-      'Run the local simulator of the payout service and the KYC service on 127.0.0.1 (one port; KYC under /kyc), with fault injection and a payout ledger.',
+      'run the local simulator of the payout service and the KYC service on 127.0.0.1 (one port; KYC under /kyc), with fault injection and a payout ledger',
     )
     .option('-p, --port <port>', 'port to listen on (0 picks a free one)', intArg('port'), 4010)
     .option('--host <address>', 'bind address', '127.0.0.1')

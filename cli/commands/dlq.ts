@@ -57,6 +57,7 @@ export function registerRedriveCommand(parent: Command, example: string): void {
       .option('--wait <seconds>', 'then watch the DLQ this long and report the moved messages that fail again (0: do not wait)', nonNegativeInt, 0),
     example,
   )
+    .summary('move the DLQ messages back to the payouts queue, each at most once')
     .description(
       'move the messages present in the dead-letter queue when it starts back to the payouts queue, each at most once, ' +
         'then print moved / failed again / skipped. A poison message that fails again stays in the DLQ (it never loops). ' +

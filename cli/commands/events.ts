@@ -7,7 +7,7 @@ import { cliLog, noTelemetry } from './kyc';
 
 /** `payrelay events list|replay` and the quarantine's commands. */
 export function registerEventsCommands(program: Command): void {
-  const events = withExample(program.command('events').description('stored callbacks'), 'payrelay events list --reference WD-2024-0001', 'payrelay events replay --since 6h');
+  const events = withExample(program.command('events').description('stored callbacks: list them, re-apply them (replay), an upgrade\'s backfill, and the quarantine of notifications whose signature did not match'), 'payrelay events list --reference WD-2024-0001', 'payrelay events replay --since 6h');
   timeRangeCommand(events, 'replay', '30m, 6h, 2d', 'payrelay events replay --since 6h', 'payrelay events replay --since 2026-11-20T00:00:00Z --until 2026-11-21T00:00:00Z')
     .description('re-apply the stored callbacks of a time range: KYC callbacks to the KYC subjects, order notifications to the collections they name (idempotent; notifications about payouts are left to the reconciler)')
     .action(async (opts: TimeRangeOptions, cmd: Command) => {

@@ -136,12 +136,12 @@ function registerOrder(kyc: Command): void {
       .requiredOption('--reference <user_reference>', 'your identifier of the user; callbacks carry it as user_reference')
       .option('--redirect <url>', 'where the user goes after the journey')
       .option('--kyc-type <id>', 'KYC type id (default: looked up by name)')
-      .option('--full-name <name>')
-      .option('--email <email>')
-      .option('--phone <phone>')
-      .option('--business-name <name>')
-      .option('--country <code>', 'three-letter country code')
-      .option('--business-email <email>')
+      .option('--full-name <name>', "--individual: the user's full name")
+      .option('--email <email>', "--individual: the user's e-mail")
+      .option('--phone <phone>', "--individual: the user's phone number, with its country code (+233...)")
+      .option('--business-name <name>', "--business: the business's registered name")
+      .option('--country <code>', '--business: three-letter country code (GHA, NGA)')
+      .option('--business-email <email>', "--business: the business's e-mail")
       .option('--state-of-jurisdiction <country>', 'country of incorporation (default: --country)')
       .option('--custom-file <name...>', 'extra files to collect from the business'),
     'payrelay kyc order create --individual --reference user-42 --full-name "Ama Mensah" --email ama@example.com --phone +233200000000',

@@ -226,6 +226,7 @@ export function registerEnqueueCommand(payouts: Command): void {
     'payrelay payouts enqueue --file payouts.csv --dry-run --merchant local-merchant-1   # no stack needed',
     'payrelay payouts enqueue --file payouts.csv --resend-authorized',
   )
+    .summary('check every row of a CSV or JSONL file, then enqueue them (nothing twice, however often it runs)')
     .description(
       "validate every row (all errors reported with row numbers, nothing sent if any; rows must name the deployment's merchant), " +
         'then enqueue in batches of 10. Each payout is recorded before its message is sent, so running the same file again ' +

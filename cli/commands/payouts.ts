@@ -128,6 +128,7 @@ function registerResolveAndRetry(payouts: Command): void {
     'payrelay payouts resolve WD-2024-0001 --as failed --evidence "provider ticket 4711: cancelled"',
     'payrelay payouts resolve WD-2024-0001 --as succeeded --evidence "bank statement 2024-05-02 line 14" --by ama',
   )
+    .summary('settle a NEEDS_REVIEW payout as SUCCEEDED or FAILED, with evidence')
     .description(
       'settle a NEEDS_REVIEW payout as SUCCEEDED or FAILED. Asks GetPayout first and refuses an outcome the provider ' +
         'contradicts (delivered vs failed) unless --force. The history entry records who, when, the evidence and the provider answer.',
@@ -167,6 +168,7 @@ function registerResolveAndRetry(payouts: Command): void {
     ),
     'payrelay payouts retry WD-2024-0001 --new-reference WD-2024-0001-R1',
   )
+    .summary('pay a FAILED payout again under a new reference, linked both ways')
     .description(
       'pay a FAILED payout again as a new payout to the same beneficiary for the same amount, linked both ways. ' +
         'Refused unless the provider confirms the first failed (or does not know it): never while it could still be delivered.',

@@ -70,7 +70,7 @@ const commonOptions = (cmd: Command): Command =>
 /** `payrelay signature sign|verify|calibrate`. */
 export function registerSignatureCommands(program: Command): void {
   const signature = withExample(
-    program.command('signature').description('sign, verify and calibrate provider signatures (shared/signing)'),
+    program.command('signature').description('sign, verify and calibrate provider signatures (docs/signing.md)'),
     'payrelay signature verify notification.json --secrets-file keys.json',
   );
 

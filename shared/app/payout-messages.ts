@@ -76,7 +76,8 @@ export function createPayoutMessageHandler(deps: PayoutMessageDeps): () => Payou
         request = parsePayoutRequest(message.body);
       } catch (error) {
         if (!(error instanceof InvalidPayoutRequestError)) throw error;
-        if (error.identity && (await deps.rejectInvalid(error.identity, error.message))) return;
+        // rejectInvalid adds "invalid payout request: " itself; the problems alone keep it from saying so twice.
+        if (error.identity && (await deps.rejectInvalid(error.identity, error.problems))) return;
         return deadLetter(message, error.message);
       }
       const key = payoutKey(request);

@@ -58,6 +58,8 @@ export class InvalidPayoutRequestError extends Error {
     message: string,
     /** The identity, when the body carried a readable one, so the payout can be recorded REJECTED. */
     readonly identity?: { platform_merchant_id: string; currency: string; withdrawal_reference: string },
+    /** What is wrong, field by field, without the message's lead-in: the reason of a REJECTED payout. */
+    readonly problems = message,
   ) {
     super(message);
   }
@@ -96,9 +98,10 @@ export function parsePayoutRequest(body: string): PayoutRequest {
   }
   const result = payoutRequestSchema.safeParse(json);
   if (result.success) return result.data;
-  const problems = result.error.issues.map((i) => `${i.path.join('.') || '(message)'}: ${i.message}`).join('; ');
+  // An issue of the whole message (the amount against its currency) names its field in its own words.
+  const problems = result.error.issues.map((i) => (i.path.length > 0 ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ');
   const identity = identityShape.safeParse(json);
-  throw new InvalidPayoutRequestError(`invalid payout request: ${problems}`, identity.success ? identity.data : undefined);
+  throw new InvalidPayoutRequestError(`invalid payout request: ${problems}`, identity.success ? identity.data : undefined, problems);
 }
 
 /** The payout identity a request names (its other fields stay out of the key). */

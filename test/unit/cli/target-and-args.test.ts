@@ -1,3 +1,4 @@
+import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { calendarDay, parseSince } from '@cli/context';
 import { demoPayouts } from '@cli/demo-scenario';
@@ -97,5 +98,24 @@ describe('payrelay --version', () => {
       process.stdout.write = write;
     }
     expect(written.join('')).toBe(`${PAYRELAY_VERSION}\n`);
+  });
+});
+
+describe('payrelay --help of every command', () => {
+  it('describes the command and each of its options, and shows an example', async () => {
+    const { buildProgram } = await import('@cli/program');
+    const gaps: string[] = [];
+    const visit = (command: Command, path: string[]): void => {
+      const name = ['payrelay', ...path].join(' ');
+      if (command.description().trim() === '') gaps.push(`${name}: no description`);
+      for (const option of command.options) if (option.description.trim() === '') gaps.push(`${name} ${option.flags}: no description`);
+      let help = '';
+      command.configureOutput({ writeOut: (text) => (help += text) });
+      command.outputHelp();
+      if (!/\nExamples?:\n/.test(help)) gaps.push(`${name}: no example`);
+      for (const sub of command.commands) if (sub.name() !== 'help') visit(sub, [...path, sub.name()]);
+    };
+    visit(buildProgram(), []);
+    expect(gaps).toEqual([]);
   });
 });
