@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { currentLoad, machineInfo } from './lib/machine';
@@ -103,6 +104,10 @@ async function main(): Promise<void> {
     .option('--full', 'bigger samples: more webhooks, cold starts and payouts (about twice as long)')
     .addOption(new Option('--ingest-iterations <n>', 'measured webhooks per variant (default: 1000; 3000 with --full)').argParser(positiveInt))
     .addOption(new Option('--cold-runs <n>', 'fresh Node processes per bundle (default: 15; 25 with --full)').argParser(positiveInt))
+    .option(
+      '--cold-baseline <dir>',
+      "a checkout of another commit with its dependencies installed (npm ci): the cold-start part builds that commit's bundles with its own construct and measures them in the same rounds, to show whether a change made cold start worse",
+    )
     .addOption(new Option('--payouts <n>', 'payouts through the worker per latency (default: 300; 1000 with --full)').argParser(positiveInt))
     .addOption(new Option('--latency-ms <list>', 'simulator latency per provider call, L (ms); a list runs the throughput part once per value').argParser(intList).default([100, 500], '100,500'))
     .addOption(new Option('--concurrency <n>', 'worker concurrency C (WORKER_CONCURRENCY, and the SQS batch size)').argParser(positiveInt).default(10))
@@ -128,6 +133,7 @@ async function main(): Promise<void> {
   const options: BenchOptions = {
     ingestIterations: o.ingestIterations ?? (full ? 3000 : 1000),
     coldRuns: o.coldRuns ?? (full ? 25 : 15),
+    ...(o.coldBaseline ? { coldBaseline: resolve(String(o.coldBaseline)) } : {}),
     payouts: o.payouts ?? (full ? 1000 : 300),
     finalPayouts: o.finalPayouts ?? (full ? 100 : 40),
     latenciesMs: o.latencyMs,

@@ -30,6 +30,11 @@ export interface PartResult {
 export interface BenchOptions {
   readonly ingestIterations: number;
   readonly coldRuns: number;
+  /**
+   * A checkout of another commit, its dependencies installed: the cold-start part builds its bundles
+   * with its own construct and measures them in the same rounds as this checkout's.
+   */
+  readonly coldBaseline?: string;
   readonly payouts: number;
   /** Provider latencies L of the throughput part; the first is also the cost part's. */
   readonly latenciesMs: readonly number[];

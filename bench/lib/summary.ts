@@ -25,6 +25,7 @@ export const SUMMARY_KEYS = [
   'coldStartRatioUntraced',
   'throughputBareRatio100ms',
   'coldStartFrameworkRatio',
+  'coldStartBaselineDelta',
 ] as const;
 
 export type SummaryKey = (typeof SUMMARY_KEYS)[number];

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { App, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -33,6 +33,54 @@ const FRAMEWORK_DEFINITION = { ...FLOOR_DEFINITION, id: FRAMEWORK_ID, entry: 'be
 
 /** The reference bundles, which are not payrelay functions: no row, verdict or worst ratio of their own. */
 const REFERENCE_IDS: ReadonlySet<string> = new Set([FLOOR_ID, FRAMEWORK_ID]);
+
+/** The id prefix of the bundles built from --cold-baseline's checkout. */
+const BASELINE_PREFIX = 'baseline:';
+
+/** A bundle that is not one of this checkout's functions (a reference, or the baseline's). */
+function isReference(id: string): boolean {
+  return REFERENCE_IDS.has(id) || id.startsWith(BASELINE_PREFIX);
+}
+
+const BASELINE_MARK = 'PAYRELAY_BASELINE_BUNDLES=';
+
+/**
+ * Builds the function bundles of another checkout (--cold-baseline) with that checkout's own
+ * construct: its bench's synthesizeBundles, run by its own tsx in its own directory (its tsconfig,
+ * its node_modules). Its reference bundles are left out: every ratio of the run is paired with this
+ * checkout's floor.
+ */
+function synthesizeBaselineBundles(dir: string, outdir: string): Promise<Bundle[]> {
+  const entry = join(dir, 'bench/parts/cold-start.ts');
+  const tsx = join(dir, 'node_modules/.bin/tsx');
+  if (!existsSync(entry)) return Promise.reject(new Error(`--cold-baseline ${dir}: no bench/parts/cold-start.ts there; give a payrelay checkout`));
+  if (!existsSync(tsx)) return Promise.reject(new Error(`--cold-baseline ${dir}: its dependencies are not installed; run npm ci there first`));
+  const script = join(outdir, 'synthesize-baseline.mts');
+  writeFileSync(
+    script,
+    [
+      `const { synthesizeBundles } = await import(${JSON.stringify(pathToFileURL(entry).href)});`,
+      `const bundles = synthesizeBundles(${JSON.stringify(join(outdir, 'cdk.out'))});`,
+      `process.stdout.write(${JSON.stringify(BASELINE_MARK)} + JSON.stringify(bundles) + '\\n');`,
+    ].join('\n'),
+  );
+  return new Promise((resolve, reject) => {
+    const child = spawn(tsx, [script], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.on('exit', (code) => {
+      const line = stdout.split('\n').find((l) => l.startsWith(BASELINE_MARK));
+      if (code !== 0 || !line) {
+        reject(new Error(`--cold-baseline ${dir}: building its bundles failed (exit ${code}): ${stderr.slice(-1500)}`));
+        return;
+      }
+      const bundles = JSON.parse(line.slice(BASELINE_MARK.length)) as Bundle[];
+      resolve(bundles.filter((b) => !REFERENCE_IDS.has(b.id)).map((b) => ({ ...b, id: `${BASELINE_PREFIX}${b.id}` })));
+    });
+  });
+}
 
 /** Dummy values for every variable a handler validates at module load (docs/architecture.md). */
 const HANDLER_ENV: Record<string, string> = {
@@ -158,8 +206,11 @@ export const coldStart: Part = async ({ options, progress }): Promise<PartResult
   try {
     progress('cold-start: synthesizing the functions with PayrelayFunction (esbuild bundling)');
     const synthStarted = Date.now();
-    const bundles = synthesizeBundles(outdir);
+    const own = synthesizeBundles(outdir);
     const synthSeconds = (Date.now() - synthStarted) / 1000;
+    const baselineDir = options.coldBaseline;
+    if (baselineDir) progress(`cold-start: building the bundles of ${baselineDir} with its own construct`);
+    const bundles = baselineDir ? [...own, ...(await synthesizeBaselineBundles(baselineDir, mkdtempSync(join(outdir, 'baseline-'))))] : own;
     const modes = Object.keys(MODES) as Mode[];
     const key = (id: string, mode: Mode): string => `${id}/${mode}`;
     const times = new Map<string, ImportTime[]>(bundles.flatMap((b) => modes.map((mode) => [key(b.id, mode), []] as [string, ImportTime[]])));
@@ -215,7 +266,7 @@ export const coldStart: Part = async ({ options, progress }): Promise<PartResult
         .map((p) => `${p.pkg} ${bytes(p.bytes)}`)
         .join(', ');
     for (const f of figures) {
-      if (REFERENCE_IDS.has(f.id)) continue;
+      if (isReference(f.id)) continue;
       for (const mode of modes) {
         rows.push({
           metric: `${f.id}, ${MODES[mode].label}: bundle size, import CPU time (wall time), medians`,
@@ -241,17 +292,42 @@ export const coldStart: Part = async ({ options, progress }): Promise<PartResult
       ratio: ratio(framework.traced.ratio),
       verdict: 'info',
     });
-    const worst = (mode: Mode): number => Math.max(...figures.filter((f) => !REFERENCE_IDS.has(f.id)).map((f) => f[mode].ratio));
+    const worst = (mode: Mode): number => Math.max(...figures.filter((f) => !isReference(f.id)).map((f) => f[mode].ratio));
+    // Against the baseline checkout: each function both have, this checkout's ratio minus the baseline's.
+    const deltas: number[] = [];
+    for (const before of figures.filter((f) => f.id.startsWith(BASELINE_PREFIX))) {
+      const id = before.id.slice(BASELINE_PREFIX.length);
+      const now = figures.find((f) => f.id === id);
+      if (!now) continue;
+      deltas.push(now.traced.ratio - before.traced.ratio);
+      rows.push({
+        metric: `${id}: the baseline checkout → this one, X-Ray on as deployed (off)`,
+        value: `${ratio(before.traced.ratio)} → ${ratio(now.traced.ratio)} (${ratio(before.untraced.ratio)} → ${ratio(now.untraced.ratio)})`,
+        reference: `${bytes(before.bytes)} → ${bytes(now.bytes)}; ${baselineDir ?? ''}`,
+        ratio: `${now.traced.ratio >= before.traced.ratio ? '+' : ''}${(now.traced.ratio - before.traced.ratio).toFixed(3)}`,
+        verdict: 'info',
+      });
+    }
     return {
       part: 'cold-start',
       title: '2. Cold start (the CDK bundles, import in a fresh Node process)',
       rows,
       data: { runs: options.coldRuns, synthSeconds, bundles: figures },
-      summary: { coldStartRatio: worst('traced'), coldStartRatioUntraced: worst('untraced'), coldStartFrameworkRatio: framework.traced.ratio },
+      summary: {
+        coldStartRatio: worst('traced'),
+        coldStartRatioUntraced: worst('untraced'),
+        coldStartFrameworkRatio: framework.traced.ratio,
+        ...(deltas.length > 0 ? { coldStartBaselineDelta: Math.max(...deltas) } : {}),
+      },
       notes: [
         `Bundles built by PayrelayFunction (infra/payrelay-function.ts) at synth (${synthSeconds.toFixed(0)} s for ${bundles.length} bundles): ESM, minified, node24 target, source maps, AWS SDK bundled. Size is index.mjs without its .map.`,
         `Import time: \`await import(bundle)\` timed inside a fresh \`node\` process with NODE_OPTIONS=--enable-source-maps, AWS_EXECUTION_ENV and LAMBDA_TASK_ROOT set (as on Lambda) and dummy handler env; median of ${options.coldRuns} processes per bundle and mode, round-robin. "X-Ray on" is how the functions are deployed (the tracer and the X-Ray SDK load at init); "X-Ray off" is POWERTOOLS_TRACE_ENABLED=false, how a stage deployed with \`tracing: false\` starts, where they are never loaded. The ratio is on CPU time (user + system of the process during the import): an import is CPU-bound, and on a shared machine wall time mostly measures the other processes (wall ratio in brackets). It is the median over the rounds of each import divided by the floor's in the same round, so a load that drifts during the run cancels out; the times shown are plain medians.`,
         'Floor: a handler that imports only @aws-sdk/client-dynamodb and builds the client, bundled by the same construct (its median over both modes). Node start-up itself is outside both figures. kyc-catch-up is deployed only when a stage sets kycCatchUp.',
+        ...(baselineDir
+          ? [
+              `Baseline: the bundles of ${baselineDir}, built by that checkout's own construct and measured in the same rounds, each paired with this checkout's floor; a function both have shows the baseline's ratio → this one's, and the difference (X-Ray on). Differences within about ±0.03 are the run-to-run spread of a ratio.`,
+            ]
+          : []),
         "Worker's libraries alone: a second reference bundle, measured like the functions, that builds at module load what the payout worker builds from packages (the tracer when tracing is on, the document, SQS and Secrets Manager clients, Powertools logger, metrics, parameters and batch, middy with the worker's three middlewares, zod's functional build) with one schema and none of payrelay's code. The worker's ratio minus its ratio is what payrelay's own code adds at start.",
         `Largest packages come from the bundle's source map (generated bytes per npm package). Floor: ${largest(figures.find((f) => f.id === FLOOR_ID) as (typeof figures)[number])}.`,
         'Local Node 20 stands in for the Lambda nodejs24.x runtime; the Lambda init phase also downloads and unpacks the code, which grows with bundle size.',
