@@ -79,6 +79,11 @@ export function flattenRecord(record: Record<string, unknown>, prefix = ''): Arr
   return rows;
 }
 
+/** A value as one shell word, quoted only when it must be, so a printed command can be pasted as is. */
+export function shellWord(value: string): string {
+  return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
 /** Prints an object's fields as a two-column table. */
 export function printRecord(record: Record<string, unknown>): void {
   printTable(['field', 'value'], flattenRecord(record));

@@ -54,6 +54,9 @@ export function envFromOutputs(outputs: ReadonlyArray<{ OutputKey?: string; Outp
 
 async function deployedTarget(options: GlobalOptions): Promise<Target> {
   const stackName = options.stack as string;
+  // Every AWS call of this run uses --profile (applyTargetEnv sets it for the adapters); set it now
+  // too, so a credentials error of this first call names the profile given, not "default".
+  if (options.profile) process.env.AWS_PROFILE = options.profile;
   const client = new CloudFormationClient({
     ...(options.region ? { region: options.region } : {}),
     ...(options.profile ? { profile: options.profile } : {}),

@@ -40,6 +40,8 @@ const program = new Command('npm start')
   .option('--reconcile-every <seconds>', `reconciler interval (default: ${DEFAULT_RECONCILE_EVERY_MINUTES * 60}, the deployed schedule; e.g. 5 for a quicker demo)`, secondsArg)
   .option('--config <file>', 'local config file', LOCAL_CONFIG_PATH)
   .option('--quiet', 'do not print the gateway access log and poller lines')
+  // Usage errors start `payrelay:` like every other line this command prints.
+  .configureOutput({ outputError: (text, write) => write(text.replace(/^error: /, 'payrelay: ')) })
   .addHelpText('after', '\nExample:\n  npm start -- --port 3100 --reconcile-every 5\n  npx payrelay demo   # in another terminal');
 
 function printSummary(stack: LocalStack, reconcileSeconds: number): void {
@@ -53,8 +55,12 @@ function printSummary(stack: LocalStack, reconcileSeconds: number): void {
     ['payouts queue', stack.queueUrls.payouts],
     ['dead-letter queue', stack.queueUrls.deadLetter],
     ['checks queue', stack.queueUrls.checks],
-    ['tables', `${stack.names.payoutsTable}, ${stack.names.eventsTable}, ${stack.names.kycTable}, ${stack.names.quarantineTable}, ${stack.names.collectionsTable}`],
-    ['secrets (local stand-in)', `${stack.names.providerSecret}${stack.providerSecret ? '' : ' (EMPTY: run payrelay secrets put provider)'}, ${stack.names.kycSecret}${stack.kycSecret ? '' : ' (EMPTY: run payrelay secrets put kyc)'}`],
+    // One name a line: the table stays about 125 columns wide, not 160.
+    ['tables', [stack.names.payoutsTable, stack.names.eventsTable, stack.names.kycTable, stack.names.quarantineTable, stack.names.collectionsTable].join('\n')],
+    [
+      'secrets (local stand-in)',
+      `${stack.names.providerSecret}${stack.providerSecret ? '' : ' (EMPTY: run payrelay secrets put provider)'}\n${stack.names.kycSecret}${stack.kycSecret ? '' : ' (EMPTY: run payrelay secrets put kyc)'}`,
+    ],
     ['SQS poller -> payout-worker', 'batch 10, long poll, partial batch failures'],
     ['SQS poller -> payout-checker', 'delayed checks: 10, 20, 40 ... s after each payout intent'],
     ['schedule -> reconciler', `every ${reconcileSeconds} s`],

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import { ORDER_STATUSES, PAYMENT_STATUSES, type Collection, type CollectionOrderStatus, type CollectionPaymentStatus } from '@shared/domain/collection';
 import { contextOf, listLimit, parseSince, withExample, type CommandContext } from '../context';
-import { CliError, EXIT, printRecord, printTable } from '../output';
+import { CliError, EXIT, printRecord, printTable, shellWord } from '../output';
 import { payoutServiceFor } from '../operator';
 import { requireEnv } from '../target';
 import { cliLog } from './kyc';
@@ -67,7 +67,7 @@ function registerCreate(collections: Command): void {
         ctx.out.result({ ...collectionSummary(collection), virtual_account_number: virtualAccountNumber ?? null }, () => {
           printRecord({ ...collectionSummary(collection), virtual_account_number: virtualAccountNumber });
           if (virtualAccountNumber) ctx.out.note('The customer pays into virtual_account_number; payrelay keeps it masked and does not show it again.');
-          ctx.out.note(`Follow it with: payrelay collections status ${collection.partnerOrderId}`);
+          ctx.out.note(`Follow it with: payrelay collections status ${shellWord(collection.partnerOrderId)}`);
         });
         if (collection.creation === 'refused') {
           const reason = collection.history.at(-1)?.note ?? 'no reason given';
@@ -76,7 +76,7 @@ function registerCreate(collections: Command): void {
         if (collection.creation === 'unknown') {
           throw new CliError(
             `the provider's answer about collection ${collection.partnerOrderId} is unclear; it stays PENDING. ` +
-              `Run the same command with --order-id ${collection.partnerOrderId} to send it again; if it exists, its notifications settle it.`,
+              `Run the same command with --order-id ${shellWord(collection.partnerOrderId)} to send it again; if it exists, its notifications settle it.`,
             EXIT.unreachable,
           );
         }

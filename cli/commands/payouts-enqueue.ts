@@ -5,7 +5,7 @@ import { LOCAL_STATE_PATH } from '@local/state';
 import { contextOf, withExample, type CommandContext } from '../context';
 import type { EnqueueReport } from '../enqueue';
 import { checkPayoutFile, formatOf, formatRowError, payoutFileSize, payoutRequests, type PayoutFileCheck } from '../payout-file';
-import { CliError, EXIT, describeError, printTable } from '../output';
+import { CliError, EXIT, describeError, printTable, shellWord } from '../output';
 import { startProgress } from '../progress';
 import { requireEnv, type Target } from '../target';
 
@@ -42,8 +42,7 @@ async function deploymentMerchant(target: Target): Promise<string> {
 
 /** The command line to run again, as the operator typed it (arguments with blanks quoted). */
 function sameCommand(): string {
-  const args = process.argv.slice(2).map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`));
-  return `payrelay ${args.join(' ')}`;
+  return `payrelay ${process.argv.slice(2).map(shellWord).join(' ')}`;
 }
 
 function printErrors(ctx: CommandContext, file: string, check: PayoutFileCheck, merchant: string | undefined): never {

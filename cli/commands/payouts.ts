@@ -3,7 +3,7 @@ import { Option } from 'commander';
 import { PAYOUT_STATES, type Payout, type PayoutState } from '@shared/domain/payout';
 import { contextOf, listLimit, parseSince, withExample, type CommandContext } from '../context';
 import { registerEnqueueCommand } from './payouts-enqueue';
-import { CliError, EXIT, printRecord, printTable } from '../output';
+import { CliError, EXIT, printRecord, printTable, shellWord } from '../output';
 import { registerRedriveCommand } from './dlq';
 import { identityOf, operatorDeps, operatorName, pickOne, type IdentityOptions } from '../operator';
 import { requireEnv } from '../target';
@@ -189,7 +189,7 @@ function registerResolveAndRetry(payouts: Command): void {
               ? `${opts.newReference} created (retry of ${reference}) and sent to the payouts queue.`
               : `${opts.newReference} already exists as the retry of ${reference} (${result.retry.state}); nothing sent again.`,
           );
-          console.log(`Follow it with: payrelay payouts status ${opts.newReference}`);
+          console.log(`Follow it with: payrelay payouts status ${shellWord(opts.newReference)}`);
         });
       } finally {
         close();

@@ -8,7 +8,12 @@ import { resolveTarget } from '@cli/target';
 // No CloudFormation emulator exists: DescribeStacks is the one call mocked, to check how a deployed
 // stack's outputs become the CLI's target.
 const cfn = mockClient(CloudFormationClient);
-afterEach(() => cfn.reset());
+const profileBefore = process.env.AWS_PROFILE;
+afterEach(() => {
+  cfn.reset();
+  if (profileBefore === undefined) delete process.env.AWS_PROFILE;
+  else process.env.AWS_PROFILE = profileBefore;
+});
 
 describe('resolveTarget --stack', () => {
   it('reads the app stack outputs into the env the adapters use, and the API URLs', async () => {
@@ -61,6 +66,16 @@ describe('resolveTarget --stack', () => {
     cfn.on(DescribeStacksCommand).rejects(new Error('Region is missing'));
     const error = await resolveTarget({ stack: 'payrelay-prod', profile: 'ops' }).catch((e: unknown) => e);
     expect((error as Error).message).toBe('cannot read the outputs of stack payrelay-prod: no AWS region: pass --region, or set a region for profile ops');
+    expect((error as CliError).exitCode).toBe(EXIT.unreachable);
+  });
+
+  it('names the --profile it tried when that profile has no usable credentials', async () => {
+    delete process.env.AWS_PROFILE;
+    cfn.on(DescribeStacksCommand).rejects(Object.assign(new Error('Could not load credentials from any providers'), { name: 'CredentialsProviderError' }));
+    const error = await resolveTarget({ stack: 'payrelay-prod', profile: 'ops', region: 'eu-west-1' }).catch((e: unknown) => e);
+    expect((error as Error).message).toBe(
+      'cannot read the outputs of stack payrelay-prod: no usable AWS credentials for profile ops: Could not load credentials from any providers (log in, e.g. `aws sso login --profile ops`, or pass --profile)',
+    );
     expect((error as CliError).exitCode).toBe(EXIT.unreachable);
   });
 });

@@ -4,7 +4,7 @@ import { calendarDay, parseSince } from '@cli/context';
 import { demoPayouts } from '@cli/demo-scenario';
 import { payoutRequestSchema } from '@shared/messages/payout-request';
 import { envFromOutputs } from '@cli/target';
-import { describeError, exitCodeOf, CliError, EXIT } from '@cli/output';
+import { describeError, exitCodeOf, shellWord, CliError, EXIT } from '@cli/output';
 
 describe('envFromOutputs', () => {
   it('maps stack outputs to the env variables of docs/architecture.md, ignoring construct prefixes and unknown outputs', () => {
@@ -117,5 +117,15 @@ describe('payrelay --help of every command', () => {
     };
     visit(buildProgram(), []);
     expect(gaps).toEqual([]);
+  });
+});
+
+describe('shellWord (the commands the CLI prints for you to paste)', () => {
+  it('leaves plain words alone and quotes anything a shell would split or expand', () => {
+    expect(shellWord('INV-2026-0042')).toBe('INV-2026-0042');
+    expect(shellWord('payouts/may.csv')).toBe('payouts/may.csv');
+    expect(shellWord('bad id')).toBe("'bad id'");
+    expect(shellWord("it's")).toBe("'it'\\''s'");
+    expect(shellWord('$HOME')).toBe("'$HOME'");
   });
 });
