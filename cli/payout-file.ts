@@ -55,6 +55,12 @@ function newlinesIn(cells: readonly string[]): number {
 
 /** The header's problems, as one error each (a missing column is one error, not one per row). */
 function headerErrors(columns: readonly string[]): string[] {
+  // A spreadsheet saved with ';' or tabs (a common locale default) reads as one long column: say that
+  // once instead of listing every column as both unknown and missing.
+  const separator = columns.length === 1 ? [';', '\t', '|'].find((s) => columns[0]?.includes(s)) : undefined;
+  if (separator !== undefined) {
+    return [`the header is one column: a payout CSV is comma-separated, and this one looks separated by ${separator === '\t' ? 'tabs' : `"${separator}"`}; save it with commas`];
+  }
   const problems: string[] = [];
   const unknown = columns.filter((c) => !CSV_FIELDS.has(c) && !(c.startsWith('metadata.') && c.length > 'metadata.'.length));
   if (unknown.length > 0) problems.push(`unknown column(s) in the header: ${unknown.join(', ')}`);

@@ -99,6 +99,9 @@ describe('checkPayoutFile (CSV)', () => {
   it('rejects unknown and repeated columns, an unterminated quote and an empty file', async () => {
     expect((await check(`${HEADER},iban\n`)).errors.map((e) => e.message)).toEqual(['unknown column(s) in the header: iban']);
     expect((await check(`${HEADER},amount\n`)).errors.map((e) => e.message)).toEqual(['column(s) named twice in the header: amount']);
+    expect((await check(`${HEADER.replaceAll(',', ';')}\nm1;GHS;WD-1;10;0244123456;MTN;\n`)).errors.map(formatRowError)).toEqual([
+      'line 1: the header is one column: a payout CSV is comma-separated, and this one looks separated by ";"; save it with commas',
+    ]);
     expect((await check(`${HEADER}\nm1,GHS,"WD-1,10,0244123456,MTN,\n`)).errors.map(formatRowError)).toEqual([
       expect.stringMatching(/^line 2: unreadable CSV: .*quote/i),
     ]);
