@@ -1,4 +1,4 @@
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, type Command, type Option } from 'commander';
 import { CliError, EXIT, createOutput, type Output } from './output';
 import { applyTargetEnv, resolveTarget, type GlobalOptions, type Target } from './target';
 
@@ -44,6 +44,18 @@ export function nonNegativeInt(value: string): number {
   const n = Number(value);
   if (value.trim() === '' || !Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number, 0 or more');
   return n;
+}
+
+/**
+ * An option whose value is one of upper-case `values` (a state, a status), taken in any case:
+ * `--state succeeded` is SUCCEEDED. Help still lists the choices; anything else is refused as commander does.
+ */
+export function upperCaseChoice(option: Option, values: readonly string[]): Option {
+  return option.choices(values).argParser((value: string) => {
+    const upper = value.trim().toUpperCase();
+    if (!values.includes(upper)) throw new InvalidArgumentError(`Allowed choices are ${values.join(', ')}.`);
+    return upper;
+  });
 }
 
 /** `--limit` of a listing: 1 to 1000, one page of the repository; more pages come through `--cursor`. */

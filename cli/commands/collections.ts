@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { ORDER_STATUSES, PAYMENT_STATUSES, type Collection, type CollectionOrderStatus, type CollectionPaymentStatus } from '@shared/domain/collection';
-import { contextOf, listLimit, parseSince, withExample, type CommandContext } from '../context';
+import { contextOf, listLimit, parseSince, upperCaseChoice, withExample, type CommandContext } from '../context';
 import { CliError, EXIT, printRecord, printTable, shellWord } from '../output';
 import { payoutServiceFor } from '../operator';
 import { requireEnv } from '../target';
@@ -111,8 +111,8 @@ function registerStatusAndList(collections: Command): void {
       .command('list')
       .option('--since <time>', 'oldest creation time: ISO 8601 or a duration back from now (30m, 6h, 2d)', '7d')
       .option('--until <time>', 'newest creation time, exclusive (same forms; default: now)')
-      .addOption(new Option('--order-status <status>', 'only orders in this order status').choices([...ORDER_STATUSES]))
-      .addOption(new Option('--payment-status <status>', 'only orders in this payment status').choices([...PAYMENT_STATUSES]))
+      .addOption(upperCaseChoice(new Option('--order-status <status>', 'only orders in this order status (any case)'), ORDER_STATUSES))
+      .addOption(upperCaseChoice(new Option('--payment-status <status>', 'only orders in this payment status (any case)'), PAYMENT_STATUSES))
       .option('--limit <n>', 'show at most n, newest first (at most 1000)', listLimit, 100)
       .option('--cursor <cursor>', 'the next page: the cursor printed under the previous page'),
     'payrelay collections list',

@@ -1,7 +1,7 @@
 import type { Command} from 'commander';
 import { Option } from 'commander';
 import { PAYOUT_STATES, type Payout, type PayoutState } from '@shared/domain/payout';
-import { contextOf, listLimit, parseSince, withExample, type CommandContext } from '../context';
+import { contextOf, listLimit, parseSince, upperCaseChoice, withExample, type CommandContext } from '../context';
 import { registerEnqueueCommand } from './payouts-enqueue';
 import { CliError, EXIT, printRecord, printTable, shellWord } from '../output';
 import { registerRedriveCommand } from './dlq';
@@ -75,7 +75,7 @@ function registerStatusAndList(payouts: Command): void {
   withExample(
     payouts
       .command('list')
-      .addOption(new Option('--state <state>', 'payouts in this state').choices([...PAYOUT_STATES]).makeOptionMandatory())
+      .addOption(upperCaseChoice(new Option('--state <state>', 'payouts in this state (any case)'), PAYOUT_STATES).makeOptionMandatory())
       .option('--limit <n>', 'show at most n, newest change first (at most 1000)', listLimit, 100)
       .option('--merchant <platform_merchant_id>', 'only payouts of this merchant')
       .option('--since <time>', 'only payouts last changed at or after this time: ISO 8601 or a duration back from now (30m, 6h, 2d)')

@@ -147,7 +147,7 @@ describe('payrelay payouts status and list', () => {
   });
 
   it('refuses a cursor it did not hand out as invalid input (exit 3), in one line', async () => {
-    const { code, stderr } = await cli(['payouts', 'list', '--state', 'ACCEPTED', '--cursor', 'not-a-cursor']);
+    const { code, stderr } = await cli(['payouts', 'list', '--state', 'accepted', '--cursor', 'not-a-cursor']);
     expect(code).toBe(3);
     expect(stderr.trim()).toBe('payrelay: --cursor: the cursor is not one this listing handed out; start again without it');
   });

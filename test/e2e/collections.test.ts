@@ -62,7 +62,7 @@ describe('payrelay collections, end to end through the local stack', () => {
     const [refusedRun, statusRun, listRun, replayRun] = await Promise.all([
       cli(['collections', 'create', '--amount', '5', '--currency', 'GHS', '--order-id', 'E2E-COL-2']),
       cli(['--json', 'collections', 'status', 'E2E-COL-1']),
-      cli(['--json', 'collections', 'list', '--since', '1h', '--payment-status', 'PAID']),
+      cli(['--json', 'collections', 'list', '--since', '1h', '--payment-status', 'paid']),
       cli(['--json', 'events', 'replay', '--since', '1h']),
     ]);
     stack.simulator?.admin.clearFaults();

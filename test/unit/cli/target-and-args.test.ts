@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { calendarDay, parseSince } from '@cli/context';
+import { calendarDay, parseSince, upperCaseChoice } from '@cli/context';
 import { demoPayouts } from '@cli/demo-scenario';
 import { payoutRequestSchema } from '@shared/messages/payout-request';
 import { envFromOutputs } from '@cli/target';
@@ -127,5 +127,21 @@ describe('shellWord (the commands the CLI prints for you to paste)', () => {
     expect(shellWord('bad id')).toBe("'bad id'");
     expect(shellWord("it's")).toBe("'it'\\''s'");
     expect(shellWord('$HOME')).toBe("'$HOME'");
+  });
+});
+
+describe('upperCaseChoice (--state, --order-status, --payment-status)', () => {
+  it('takes a state in any case, and refuses anything else naming the choices', async () => {
+    const { Command, Option } = await import('commander');
+    const parse = (value: string): unknown =>
+      new Command()
+        .exitOverride()
+        .configureOutput({ writeErr: () => undefined })
+        .addOption(upperCaseChoice(new Option('--state <state>'), ['SUCCEEDED', 'NEEDS_REVIEW']))
+        .parse(['--state', value], { from: 'user' })
+        .opts().state;
+    expect(parse('succeeded')).toBe('SUCCEEDED');
+    expect(parse(' Needs_Review ')).toBe('NEEDS_REVIEW');
+    expect(() => parse('done')).toThrow("option '--state <state>' argument 'done' is invalid. Allowed choices are SUCCEEDED, NEEDS_REVIEW.");
   });
 });
