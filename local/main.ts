@@ -76,7 +76,8 @@ function printSummary(stack: LocalStack, reconcileSeconds: number): void {
     [
       'Try next, in another terminal:',
       '  npx payrelay demo                         # KYC journey, a paid collection + 50 payouts, then a summary',
-      '  npx payrelay payouts enqueue --file <f>   # your own payouts (CSV or JSONL)',
+      '  npx payrelay payouts enqueue --file docs/examples/payouts.csv   # 5 payouts: 3 paid, a name mismatch, a FAILED one',
+      '  npx payrelay payouts enqueue --file <f>   # your own payouts (CSV or JSONL, docs/cli.md)',
       '  npx payrelay payouts list --state SUCCEEDED',
       '  npx payrelay collections create --amount 40 --currency GHS   # money coming in (docs/collections.md)',
       '  npx payrelay --help',

@@ -136,7 +136,7 @@ async function applyRecognized(deps: ApplyCallbackDeps, stored: StoredEvent, rec
 }
 
 /**
- * Applies one stored callback exactly as the receivers used to before answering, then records it
+ * Applies one stored callback to its projection (KYC subject, collection, payout due now), then records it
  * (a conditional write that also takes it out of the not-yet-applied index). Safe to run twice, or
  * concurrently: every projection write is idempotent and guarded, so a second run changes nothing.
  * An unrecognized event is never applied. A recognized event the current code no longer

@@ -197,3 +197,18 @@ describe('payoutRequests (the send pass)', () => {
     expect(read).toEqual(['WD-1']);
   });
 });
+
+describe('docs/examples/payouts.csv (the file the docs and npm start tell a newcomer to enqueue)', () => {
+  it('is valid for the local merchant and pays only accounts the simulator knows, as the docs say', async () => {
+    const { SEEDED_ACCOUNTS } = await import('@simulator/index');
+    const path = 'docs/examples/payouts.csv';
+    expect((await checkPayoutFile(path, 'csv', { merchant: 'local-merchant-1' })).errors).toEqual([]);
+    const requests: PayoutRequest[] = [];
+    for await (const r of payoutRequests(path, 'csv')) requests.push(r);
+    expect(requests.map((r) => r.withdrawal_reference)).toEqual(['EX-0001', 'EX-0002', 'EX-0003', 'EX-0004', 'EX-0005']);
+    const seeded = (r: PayoutRequest) => SEEDED_ACCOUNTS.find((a) => a.account_number === r.account_number && a.account_code === r.account_code);
+    for (const r of requests) expect(seeded(r), r.withdrawal_reference).toBeDefined();
+    expect(seeded(requests[4] as PayoutRequest)?.failPayouts).toBe(true);
+    expect(requests[3]?.expected_name).not.toBe(seeded(requests[3] as PayoutRequest)?.account_name);
+  });
+});
