@@ -58,6 +58,13 @@ export function upperCaseChoice(option: Option, values: readonly string[]): Opti
   });
 }
 
+/** Option parser for a country: three letters as the KYC service takes them (`gha` is GHA). */
+export function countryCode(value: string): string {
+  const code = value.trim().toUpperCase();
+  if (!/^[A-Z]{3}$/.test(code)) throw new InvalidArgumentError('must be a three-letter country code (ISO 3166 alpha-3), e.g. GHA or NGA');
+  return code;
+}
+
 /** `--limit` of a listing: 1 to 1000, one page of the repository; more pages come through `--cursor`. */
 export function listLimit(value: string): number {
   const n = positiveInt(value);

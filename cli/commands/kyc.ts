@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Log, Telemetry } from '@shared/ports/runtime';
-import { contextOf, parseSince, positiveInt, withExample, type CommandContext } from '../context';
+import { contextOf, countryCode, parseSince, positiveInt, withExample, type CommandContext } from '../context';
 import { CliError, EXIT, printRecord, printTable } from '../output';
 import { startProgress, type Progress } from '../progress';
 import { requireEnv, type Target } from '../target';
@@ -140,9 +140,9 @@ function registerOrder(kyc: Command): void {
       .option('--email <email>', "--individual: the user's e-mail")
       .option('--phone <phone>', "--individual: the user's phone number, with its country code (+233...)")
       .option('--business-name <name>', "--business: the business's registered name")
-      .option('--country <code>', '--business: three-letter country code (GHA, NGA)')
+      .option('--country <code>', '--business: three-letter country code (GHA, NGA)', countryCode)
       .option('--business-email <email>', "--business: the business's e-mail")
-      .option('--state-of-jurisdiction <country>', 'country of incorporation (default: --country)')
+      .option('--state-of-jurisdiction <country>', 'country of incorporation, three letters (default: --country)', countryCode)
       .option('--custom-file <name...>', 'extra files to collect from the business'),
     'payrelay kyc order create --individual --reference user-42 --full-name "Ama Mensah" --email ama@example.com --phone +233200000000',
     'payrelay kyc order create --business --reference biz-7 --business-name "Acme Ltd" --country GHA --business-email kyc@acme.example',
@@ -300,6 +300,7 @@ export function registerKycCommands(program: Command): void {
     .description("a user's KYC state here (the projection built from callbacks) and at the KYC service (verification-status)")
     .action(async (userReference: string, opts: { appId?: string }, cmd: Command) => {
       const ctx = contextOf(cmd);
+      if (userReference.trim() === '') throw new CliError('user_reference is empty: give the reference the KYC order was created with', EXIT.invalidInput);
       const { target, client } = await kycClient(ctx);
       const appId = opts.appId ?? (await (await kycSecret(target)).get()).app_id;
       const { createKycRepository } = await import('@shared/adapters/kyc-repository');

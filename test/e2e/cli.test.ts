@@ -288,5 +288,7 @@ describe('without a running stack', () => {
     const { code, stderr } = await cli(['payouts', 'list', '--state', 'FAILED', '--since', 'yesterday'], { PAYRELAY_STATE_FILE: join(dir, 'none.json') });
     expect(code).toBe(3);
     expect(stderr.trim()).toBe('payrelay: "yesterday" is not a time: use ISO 8601 (2026-11-20T10:00:00Z) or a duration (30m, 6h, 2d)');
+    const empty = await cli(['kyc', 'status', ' '], { PAYRELAY_STATE_FILE: join(dir, 'none.json') });
+    expect([empty.code, empty.stderr.trim()]).toEqual([3, 'payrelay: user_reference is empty: give the reference the KYC order was created with']);
   });
 });

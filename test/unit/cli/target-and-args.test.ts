@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { calendarDay, parseSince, upperCaseChoice } from '@cli/context';
+import { calendarDay, countryCode, parseSince, upperCaseChoice } from '@cli/context';
 import { demoPayouts } from '@cli/demo-scenario';
 import { payoutRequestSchema } from '@shared/messages/payout-request';
 import { envFromOutputs } from '@cli/target';
@@ -40,6 +40,13 @@ describe('calendarDay (--day)', () => {
   });
 });
 
+describe('countryCode (--country of a business KYC order)', () => {
+  it('takes three letters in any case and refuses a country name, naming the form', () => {
+    expect(countryCode('gha')).toBe('GHA');
+    for (const wrong of ['Ghana', 'GH', 'G1A', '']) expect(() => countryCode(wrong)).toThrow('must be a three-letter country code (ISO 3166 alpha-3), e.g. GHA or NGA');
+  });
+});
+
 describe('demo scenario', () => {
   it('has 50 valid payouts with unique references: 47 normal, a name mismatch, an unknown account, a time-out', () => {
     const { timeout, rest } = demoPayouts('m1', 'R');
@@ -68,6 +75,8 @@ describe('describeError', () => {
     }
     expect(describeError(new TypeErrorLike('boom'))).toBe('boom');
     expect(exitCodeOf(new TypeErrorLike('boom'))).toBe(EXIT.failure);
+    const kycInput = Object.assign(new Error('reference (the user reference) is required'), { name: 'KycOrderInputError' });
+    expect([describeError(kycInput), exitCodeOf(kycInput)]).toEqual(['reference (the user reference) is required', EXIT.invalidInput]);
   });
 
   it('names the AWS profile it tried in a credentials error', () => {
