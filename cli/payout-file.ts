@@ -204,9 +204,14 @@ function domainFieldErrors(value: Record<string, unknown>): Array<{ field: strin
 function validateRow(row: number, line: number, value: Record<string, unknown>): { request?: PayoutRequest; errors: RowError[] } {
   const result = payoutRequestSchema.safeParse(value);
   if (result.success) return { request: result.data, errors: [] };
-  const errors: RowError[] = result.error.issues
-    .filter((issue) => issue.path.length > 0)
-    .map((issue) => ({ row, line, field: issue.path.join('.'), message: issue.message }));
+  const errors: RowError[] = result.error.issues.flatMap((issue) =>
+    // A JSONL object with a field the message does not have: name each one, as a CSV's unknown column is.
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((key) => ({ row, line, field: key, message: 'not a field of a payout request' }))
+      : issue.path.length > 0
+        ? [{ row, line, field: issue.path.join('.'), message: issue.message }]
+        : [],
+  );
   for (const extra of domainFieldErrors(value)) {
     if (!errors.some((e) => e.field === extra.field)) errors.push({ row, line, ...extra });
   }

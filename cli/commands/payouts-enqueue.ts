@@ -220,6 +220,7 @@ export function registerEnqueueCommand(payouts: Command): void {
         '--resend-authorized',
         'also send rows whose UNKNOWN payout the reconciler authorized for one resubmission (RESUBMIT_UNKNOWN_NOT_FOUND)',
       ),
+    'payrelay payouts enqueue --file docs/examples/payouts.csv   # five payouts to try on npm start',
     'payrelay payouts enqueue --file payouts.csv',
     'payrelay payouts enqueue --file payouts.jsonl --dry-run',
     'payrelay payouts enqueue --file payouts.csv --dry-run --merchant local-merchant-1   # no stack needed',
