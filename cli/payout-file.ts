@@ -5,7 +5,7 @@ import type { Readable } from 'node:stream';
 import { parse as parseCsv } from 'csv-parse';
 import { parseAccountCode } from '@shared/domain/account';
 import { currencyDecimals, parseAmount } from '@shared/domain/money';
-import { payoutRequestSchema, type PayoutRequest } from '@shared/messages/payout-request';
+import { payoutRequestProblems, payoutRequestSchema, type PayoutRequest } from '@shared/messages/payout-request';
 import { unreadableFile } from './io';
 import { CliError, EXIT } from './output';
 
@@ -204,20 +204,14 @@ function domainFieldErrors(value: Record<string, unknown>): Array<{ field: strin
 function validateRow(row: number, line: number, value: Record<string, unknown>): { request?: PayoutRequest; errors: RowError[] } {
   const result = payoutRequestSchema.safeParse(value);
   if (result.success) return { request: result.data, errors: [] };
-  const errors: RowError[] = result.error.issues.flatMap((issue) =>
-    // A JSONL object with a field the message does not have: name each one, as a CSV's unknown column is.
-    issue.code === 'unrecognized_keys'
-      ? issue.keys.map((key) => ({ row, line, field: key, message: 'not a field of a payout request' }))
-      : issue.path.length > 0
-        ? [{ row, line, field: issue.path.join('.'), message: issue.message }]
-        : [],
-  );
+  const problems = payoutRequestProblems(result.error.issues);
+  const errors: RowError[] = problems.flatMap((p) => (p.field === undefined ? [] : [{ row, line, field: p.field, message: p.message }]));
   for (const extra of domainFieldErrors(value)) {
     if (!errors.some((e) => e.field === extra.field)) errors.push({ row, line, ...extra });
   }
   if (errors.length === 0) {
     // A row-level issue the field checks above did not explain.
-    errors.push(...result.error.issues.map((issue) => ({ row, line, message: issue.message })));
+    errors.push(...problems.map((p) => ({ row, line, message: p.message })));
   }
   errors.sort((a, b) => (a.field ?? '').localeCompare(b.field ?? ''));
   return { errors };

@@ -85,6 +85,25 @@ const identityShape = z
     ),
   );
 
+/** One problem of a payout request, with the field it is about when it names one. */
+export interface PayoutRequestProblem {
+  readonly field?: string;
+  readonly message: string;
+}
+
+/**
+ * The schema's issues as problems an operator reads: a field the request does not have is named as
+ * that field, not as zod's "Unrecognized key"; an issue of the whole message (the amount against its
+ * currency) names its field in its own words. Shared by the worker's reasons and `payouts enqueue`.
+ */
+export function payoutRequestProblems(issues: readonly z.core.$ZodIssue[]): PayoutRequestProblem[] {
+  return issues.flatMap((issue) =>
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((key) => ({ field: key, message: 'not a field of a payout request' }))
+      : [issue.path.length > 0 ? { field: issue.path.join('.'), message: issue.message } : { message: issue.message }],
+  );
+}
+
 /**
  * Parses a raw message body. Throws InvalidPayoutRequestError naming the bad fields (never their
  * values: account numbers must not reach logs) and carrying the identity when it is readable.
@@ -98,8 +117,9 @@ export function parsePayoutRequest(body: string): PayoutRequest {
   }
   const result = payoutRequestSchema.safeParse(json);
   if (result.success) return result.data;
-  // An issue of the whole message (the amount against its currency) names its field in its own words.
-  const problems = result.error.issues.map((i) => (i.path.length > 0 ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ');
+  const problems = payoutRequestProblems(result.error.issues)
+    .map((p) => (p.field === undefined ? p.message : `${p.field}: ${p.message}`))
+    .join('; ');
   const identity = identityShape.safeParse(json);
   throw new InvalidPayoutRequestError(`invalid payout request: ${problems}`, identity.success ? identity.data : undefined, problems);
 }

@@ -21,8 +21,19 @@ describe('payout request message', () => {
     expect(r.metadata).toEqual({ batch: '7' });
   });
 
-  it('rejects a float-looking amount beyond the currency precision', () => {
+  it('rejects a float-looking amount beyond the currency precision, saying so once, in words', () => {
     expect(() => parse({ ...valid, amount: '10.001' })).toThrow(InvalidPayoutRequestError);
+    const error = (() => {
+      try {
+        return parse({ ...valid, amount: '10.001' });
+      } catch (e) {
+        return e as InvalidPayoutRequestError;
+      }
+    })() as InvalidPayoutRequestError;
+    expect([error.message, error.problems]).toEqual([
+      'invalid payout request: amount "10.001" has more than 2 decimals for GHS',
+      'amount "10.001" has more than 2 decimals for GHS',
+    ]);
   });
 
   it('carries the identity when it is readable, and names fields without echoing the account number', () => {
@@ -49,7 +60,7 @@ describe('payout request message', () => {
 
   it('requires version 1 and refuses unknown fields', () => {
     expect(() => parse({ ...valid, version: 2 })).toThrow(/version/);
-    expect(() => parse({ ...valid, surprise: true })).toThrow(InvalidPayoutRequestError);
+    expect(() => parse({ ...valid, surprise: true })).toThrow('invalid payout request: surprise: not a field of a payout request');
     expect(() => parse({ ...valid, amount: 10 })).toThrow(/amount/);
     expect(() => parse({ ...valid, account_code: 'BANKX' })).toThrow(InvalidPayoutRequestError);
   });
