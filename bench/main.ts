@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { baselineProblem } from './lib/cold-baseline';
 import { currentLoad, machineInfo } from './lib/machine';
 import type { BenchOptions, Part, PartResult } from './lib/part';
 import { renderNotes, renderTable } from './lib/report';
@@ -129,6 +130,8 @@ async function main(): Promise<void> {
     .showHelpAfterError();
   program.parse(process.argv);
   const o = program.opts();
+  const baselineError = o.coldBaseline ? baselineProblem(resolve(String(o.coldBaseline))) : undefined;
+  if (baselineError) program.error(baselineError);
   const full = Boolean(o.full);
   const options: BenchOptions = {
     ingestIterations: o.ingestIterations ?? (full ? 3000 : 1000),

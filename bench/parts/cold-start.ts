@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -10,6 +10,7 @@ import { PayrelayFunction } from '@infra/payrelay-function';
 import { FUNCTIONS, KYC_CATCH_UP_FUNCTION, type FunctionDefinition } from '@shared/config/functions';
 import { METRICS_NAMESPACE, METRICS_SERVICE } from '@shared/observability/metric-names';
 import { bytesByPackage } from '../lib/bundle-contents';
+import { baselineFiles, baselineProblem } from '../lib/cold-baseline';
 import { verdict, type Part, type PartResult, type Row } from '../lib/part';
 import { bytes, median, ms, ratio } from '../lib/stats';
 
@@ -51,10 +52,9 @@ const BASELINE_MARK = 'PAYRELAY_BASELINE_BUNDLES=';
  * checkout's floor.
  */
 function synthesizeBaselineBundles(dir: string, outdir: string): Promise<Bundle[]> {
-  const entry = join(dir, 'bench/parts/cold-start.ts');
-  const tsx = join(dir, 'node_modules/.bin/tsx');
-  if (!existsSync(entry)) return Promise.reject(new Error(`--cold-baseline ${dir}: no bench/parts/cold-start.ts there; give a payrelay checkout`));
-  if (!existsSync(tsx)) return Promise.reject(new Error(`--cold-baseline ${dir}: its dependencies are not installed; run npm ci there first`));
+  const { entry, tsx } = baselineFiles(dir);
+  const problem = baselineProblem(dir);
+  if (problem) return Promise.reject(new Error(problem));
   const script = join(outdir, 'synthesize-baseline.mts');
   writeFileSync(
     script,
