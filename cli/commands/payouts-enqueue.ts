@@ -111,9 +111,10 @@ function stopOnSignals(ctx: CommandContext, controller: AbortController, onHardS
 
 async function enqueueAction(opts: EnqueueOpts, cmd: Command): Promise<void> {
   const ctx = contextOf(cmd);
-  const format = formatOf(opts.file);
-  if (!format) throw new CliError(`${basename(opts.file)}: use a .csv or .jsonl file`, EXIT.invalidInput);
+  // A missing file or a directory is said as such first; then the name must tell the format.
   const size = payoutFileSize(opts.file);
+  const format = formatOf(opts.file);
+  if (!format) throw new CliError(`${opts.file}: the name must end in .csv, or .jsonl (.ndjson) for one JSON object a line`, EXIT.invalidInput);
 
   // The merchant first: a file for another merchant is refused before anything is created.
   const offline = opts.dryRun === true && opts.merchant !== undefined;
