@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Log, Telemetry } from '@shared/ports/runtime';
 import { contextOf, countryCode, parseSince, positiveInt, withExample, type CommandContext } from '../context';
-import { CliError, EXIT, printRecord, printTable } from '../output';
+import { CliError, EXIT, describeError, printRecord, printTable } from '../output';
 import { startProgress, type Progress } from '../progress';
 import { requireEnv, type Target } from '../target';
 
@@ -189,6 +189,9 @@ function registerOrder(kyc: Command): void {
     });
 }
 
+/** Fields of a KYC subject that order its updates (positions, version), not its state: left out of `kyc status`'s table. */
+const KYC_BOOKKEEPING = new Set(['position', 'orderPosition', 'profilePosition', 'version', 'lastEventId']);
+
 /** Answers shorter than this finish before a progress bar would tell anything. */
 const CATCH_UP_PROGRESS_FROM = 200;
 
@@ -309,11 +312,12 @@ export function registerKycCommands(program: Command): void {
       try {
         provider = await client.getVerificationStatus({ app_id: appId, user_reference: userReference });
       } catch (error) {
-        provider = { error: `${(error as Error).name}: ${(error as Error).message}` };
+        provider = { error: describeError(error) };
       }
       ctx.out.result({ appId, userReference, local: subject ?? null, provider }, () => {
         console.log('Here (from callbacks):');
-        if (subject) printRecord(subject as unknown as Record<string, unknown>);
+        // The projection's ordering bookkeeping stays in --json; a person reads the state and the profile.
+        if (subject) printRecord(Object.fromEntries(Object.entries(subject).filter(([key]) => !KYC_BOOKKEEPING.has(key))));
         else console.log('  no callback received for this user yet');
         console.log('At the KYC service (verification-status):');
         if (provider && typeof provider === 'object') {
