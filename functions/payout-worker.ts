@@ -32,7 +32,8 @@ const startBatch = createPayoutMessageHandler({
     repository,
     provider: payoutService.provider,
     credentials: payoutService.credentials,
-    kyc: config.KYC_GATING && createKycApprovalReader({ ...common, ...kycGatingAdapters(config.KYC_GATING, config.PROVIDER_TIMEOUT_MS) }),
+    // Left out of a bundle built without the gate (shared/config/build-flags.ts).
+    kyc: process.env.PAYRELAY_KYC_GATE_BUILD !== 'off' && config.KYC_GATING ? createKycApprovalReader({ ...common, ...kycGatingAdapters(config.KYC_GATING, config.PROVIDER_TIMEOUT_MS) }) : undefined,
     checks: createPayoutCheckQueue(config.PAYOUT_CHECKS_QUEUE_URL),
     settings,
   }),

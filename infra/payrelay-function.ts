@@ -7,7 +7,8 @@ import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import type { FunctionDefinition } from '@shared/config/functions';
+import { KYC_GATE_BUILD_FLAG } from '@shared/config/build-flags';
+import { FUNCTIONS, type FunctionDefinition } from '@shared/config/functions';
 import { METRICS_NAMESPACE, METRICS_SERVICE } from '@shared/observability/metric-names';
 
 /**
@@ -43,6 +44,14 @@ export const BUNDLE_ALIASES: Readonly<Record<string, string>> = {
   'node:stream/web': STREAM_WEB_FOR_LAMBDA,
 };
 
+/**
+ * The build-time constants (esbuild `define`) of a function's bundle: the worker of a stage without
+ * KYC gating is built without the gate (see PayrelayFunctionProps.kycGating).
+ */
+export function bundleDefines(definition: FunctionDefinition, kycGating: boolean): Record<string, string> {
+  return definition.id === FUNCTIONS.payoutWorker.id ? { [KYC_GATE_BUILD_FLAG]: JSON.stringify(kycGating ? 'on' : 'off') } : {};
+}
+
 export interface PayrelayFunctionProps {
   /** The function's entry, timeout and memory from shared/config/functions.ts. */
   readonly definition: FunctionDefinition;
@@ -63,6 +72,12 @@ export interface PayrelayFunctionProps {
   readonly securityGroups?: ISecurityGroup[];
   /** Concurrency reserved for (and capping) this function; left out, it shares the account's pool. */
   readonly reservedConcurrentExecutions?: number;
+  /**
+   * The stage's KYC gating (default off). The worker's bundle carries the KYC gate only when it is on:
+   * otherwise esbuild builds it with KYC_GATE_BUILD_FLAG set to "off", which leaves the gate's code
+   * out, and the worker refuses KYC_GATING=on at start (shared/config/worker.ts).
+   */
+  readonly kycGating?: boolean;
   /**
    * X-Ray tracing (the stage's `tracing`, default on). Off: no active tracing, no X-Ray grant, and
    * POWERTOOLS_TRACE_ENABLED=false, so the function never loads the tracer or the X-Ray SDK.
@@ -154,6 +169,7 @@ export class PayrelayFunction extends NodejsFunction {
         bundleAwsSDK: true,
         externalModules: [],
         esbuildArgs: { '--alias': Object.entries(BUNDLE_ALIASES).map(([from, to]) => `${from}=${to}`) },
+        define: bundleDefines(definition, props.kycGating ?? false),
       },
     });
   }

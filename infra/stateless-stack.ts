@@ -158,6 +158,7 @@ export class PayrelayStatelessStack extends Stack {
         securityGroups: inVpc && providerCallerSecurityGroup ? [providerCallerSecurityGroup] : undefined,
         reservedConcurrentExecutions,
         tracing: config.tracing,
+        kycGating: config.settings.kycGating === true,
       });
     };
 

@@ -16,7 +16,8 @@ export interface KycGatingEnv {
 
 /**
  * The payout worker's settings (docs/architecture.md, "Environment variables"). KYC_GATING=on
- * needs the KYC variables and EVENTS_TABLE_NAME; a missing one fails at module load naming it.
+ * needs the KYC variables and EVENTS_TABLE_NAME; a missing one fails at module load naming it. In a
+ * bundle built without the gate, KYC_GATING=on fails at load too: payouts never run ungated.
  */
 export const workerEnvSchema = z.pipe(
   z
@@ -57,6 +58,11 @@ export const workerEnvSchema = z.pipe(
     .check(
       z.superRefine((env, ctx) => {
         if (!env.KYC_GATING) return;
+        // KYC_GATE_BUILD_FLAG (shared/config/build-flags.ts), written out so that esbuild replaces it.
+        if (process.env.PAYRELAY_KYC_GATE_BUILD === 'off') {
+          ctx.addIssue({ code: 'custom', path: ['KYC_GATING'], message: 'is on, but this bundle was built without the KYC gate: deploy the stage with kycGating on' });
+          return;
+        }
         for (const name of ['KYC_TABLE_NAME', 'EVENTS_TABLE_NAME', 'KYC_SECRET_ID', 'KYC_API_BASE_URL'] as const) {
           if (!env[name]) ctx.addIssue({ code: 'custom', path: [name], message: 'is required when KYC_GATING=on' });
         }

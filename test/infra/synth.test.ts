@@ -9,7 +9,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FUNCTIONS, KYC_CATCH_UP_FUNCTION } from '@shared/config/functions';
 import { PAYRELAY_PROJECT_ROOT } from '@infra/payrelay';
 import { stackNames } from '@infra/outputs';
+import { App, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { PayrelayFunction } from '@infra/payrelay-function';
 import { assertHandlersExist } from './cdk-app';
+
+/** A name only the worker's KYC gate carries (the error of shared/app/kyc-approval.ts). */
+const KYC_GATE_MARKER = 'KycConfirmationUnavailableError';
 
 const run = promisify(execFile);
 
@@ -114,6 +121,42 @@ describe('npm run synth', () => {
       await expect(result.catch((error: { stderr?: string }) => Promise.reject(failure(error)))).resolves.toBeDefined();
     }
   }, 120_000);
+  // A stage without KYC gating (this one) deploys a worker built without the gate
+  // (shared/config/build-flags.ts): its code is not in the bundle, and KYC_GATING=on is refused at start.
+  it("the worker of a stage without KYC gating carries no gate and refuses KYC_GATING=on at start", async () => {
+    const worker = deployedFunctions().find((f) => f.id === FUNCTIONS.payoutWorker.id);
+    if (!worker) throw new Error('no payout-worker bundle');
+    expect(readFileSync(path.join(worker.bundle, 'index.mjs'), 'utf8')).not.toContain(KYC_GATE_MARKER);
+    const gating = { KYC_GATING: 'on', KYC_TABLE_NAME: 'kyc', EVENTS_TABLE_NAME: 'events', KYC_SECRET_ID: 'kyc', KYC_API_BASE_URL: 'https://kyc.invalid' };
+    const script = `await import(${JSON.stringify(path.join(worker.bundle, 'index.mjs'))});`;
+    const start = run(process.execPath, ['--input-type=module', '-e', script], {
+      env: { PATH: process.env.PATH, AWS_REGION: 'eu-west-1', ...worker.env, ...gating },
+      timeout: 30_000,
+    });
+    await expect(start).rejects.toMatchObject({ stderr: expect.stringMatching(/KYC_GATING: is on, but this bundle was built without the KYC gate/) });
+  }, 60_000);
+
+  it('the worker of a stage with KYC gating carries the gate', () => {
+    const app = new App({ outdir: mkdtempSync(path.join(tmpdir(), 'payrelay-gated-')), context: { 'aws:cdk:enable-asset-metadata': true } });
+    const stack = new Stack(app, 'PayrelayGatedWorker');
+    const fn = new PayrelayFunction(stack, 'Worker', {
+      definition: FUNCTIONS.payoutWorker,
+      projectRoot: PAYRELAY_PROJECT_ROOT,
+      logRetention: RetentionDays.ONE_WEEK,
+      logRemovalPolicy: RemovalPolicy.DESTROY,
+      logLevel: 'INFO',
+      namePrefix: 'payrelay-gated',
+      stage: 'gated',
+      kycGating: true,
+    });
+    const template = app.synth().getStackByName(stack.stackName).template as { Resources: Record<string, { Metadata?: Record<string, string> }> };
+    const asset = template.Resources[stack.getLogicalId(fn.node.defaultChild as CfnFunction)]?.Metadata?.['aws:asset:path'];
+    if (!asset) throw new Error('no asset path for the gated worker');
+    const bundle = readFileSync(path.join(app.outdir, asset, 'index.mjs'), 'utf8');
+    rmSync(app.outdir, { recursive: true, force: true });
+    expect(bundle).toContain(KYC_GATE_MARKER);
+  }, 120_000);
+
   // The bundles carry the X-Ray SDK's Lambda build (infra/bundling/xray-sdk-for-lambda.cjs, its
   // context on infra/bundling/cls-context-for-lambda.ts): a deployed bundle, traced as Lambda runs
   // it, sends its handler segment and its captured SDK call under it to the X-Ray daemon (a UDP socket here). The secret read fails fast on a closed port.

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '@shared/config/env';
 import { workerEnvSchema } from '@shared/config/worker';
 
@@ -37,5 +37,21 @@ describe('KYC_GATING', () => {
     delete env[name];
     expect(() => loadConfig(workerEnvSchema, env)).toThrow(ConfigError);
     expect(() => loadConfig(workerEnvSchema, env)).toThrow(new RegExp(`${name}: is required when KYC_GATING=on`));
+  });
+
+  describe('in a bundle built without the gate (process.env.PAYRELAY_KYC_GATE_BUILD is "off")', () => {
+    afterEach(() => {
+      delete process.env.PAYRELAY_KYC_GATE_BUILD;
+    });
+
+    it('on fails the cold start, saying the stage must be deployed with gating: payouts never run ungated', () => {
+      process.env.PAYRELAY_KYC_GATE_BUILD = 'off';
+      expect(() => loadConfig(workerEnvSchema, { ...ENV, ...GATING })).toThrow(/KYC_GATING: is on, but this bundle was built without the KYC gate/);
+    });
+
+    it('off starts as usual', () => {
+      process.env.PAYRELAY_KYC_GATE_BUILD = 'off';
+      expect(loadConfig(workerEnvSchema, ENV).KYC_GATING).toBeUndefined();
+    });
   });
 });
