@@ -381,8 +381,8 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
     if (knownWatch && !gathered(knownWatch)) return 0;
     const progress = await repository.reversalWatchProgress();
     if (!progress) {
-      // The first run: looks due from now on. Successes settled before this release sit in the open
-      // index (WATCH#<n>) with their next look; that look hands them to this watch.
+      // The first run: looks due from now on. Successes settled before the watch first ran sit in the
+      // open index (WATCH#<n>) with their next look; that look hands them to this watch.
       const start: ReversalWatchPosition = { coveredUntil: now };
       knownWatch = (await repository.saveReversalWatchProgress(undefined, start)) ? start : undefined;
       return 0;
