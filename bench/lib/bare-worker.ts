@@ -23,6 +23,9 @@ export interface BarePayout {
   readonly account_code: string;
 }
 
+/** What the bare worker does: the worker's calls, or its two provider calls alone. */
+export type BareCalls = 'all' | 'provider-only';
+
 /**
  * The worker's happy path with nothing of payrelay's own: the same clients (the document client,
  * the payout service client with its cached credentials, the checks queue), the same requests in
@@ -34,8 +37,13 @@ export interface BarePayout {
  * `item` is a payout item the real worker stored: every write carries a copy of it under the
  * payout's own key, with the state and version of that step, so the writes are the same size and
  * touch the same indexes as the worker's.
+ *
+ * With `calls: 'provider-only'` it makes AccountVerification and then Payout and nothing else: no
+ * write, no check. What that reaches is the rig's own ceiling (the simulator, HTTP and the wait for
+ * the slowest record of a batch); the difference to the full bare worker is what the conditional
+ * writes the money-safety rules require cost on these emulators.
  */
-export async function createBareWorker(item: Record<string, unknown>): Promise<(payouts: readonly BarePayout[]) => Promise<void>> {
+export async function createBareWorker(item: Record<string, unknown>, calls: BareCalls = 'all'): Promise<(payouts: readonly BarePayout[]) => Promise<void>> {
   const { documentClient } = await import('@shared/adapters/dynamodb-client');
   const { payoutProviderFrom } = await import('@shared/adapters/payout-provider');
   const { createPayoutCheckQueue } = await import('@shared/adapters/payout-check-queue');
@@ -46,6 +54,13 @@ export async function createBareWorker(item: Record<string, unknown>): Promise<(
   const { provider, credentials } = payoutProviderFrom(config);
   const checks = createPayoutCheckQueue(config.PAYOUT_CHECKS_QUEUE_URL);
   const TableName = config.PAYOUTS_TABLE_NAME;
+
+  async function payWithoutWrites(payout: BarePayout): Promise<void> {
+    const creds = await credentials.get();
+    const account = { account_number: payout.account_number, account_code: payout.account_code, currency: payout.identity.currency };
+    await provider.verifyAccount(account, creds);
+    await provider.payout({ amount: payout.amount, ...account, withdrawal_reference: payout.identity.withdrawal_reference }, creds);
+  }
 
   async function pay(payout: BarePayout): Promise<void> {
     const creds = await credentials.get();
@@ -63,7 +78,8 @@ export async function createBareWorker(item: Record<string, unknown>): Promise<(
     ]);
   }
 
+  const one = calls === 'all' ? pay : payWithoutWrites;
   return async (payouts) => {
-    await Promise.all(payouts.map(pay));
+    await Promise.all(payouts.map(one));
   };
 }

@@ -26,6 +26,7 @@ export const SUMMARY_KEYS = [
   'throughputBareRatio100ms',
   'coldStartFrameworkRatio',
   'coldStartBaselineDelta',
+  'throughputProviderOnlyRatio100ms',
 ] as const;
 
 export type SummaryKey = (typeof SUMMARY_KEYS)[number];

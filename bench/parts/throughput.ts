@@ -181,6 +181,8 @@ interface LatencyRun {
   hostCpuMsPerBatch: number;
   /** The same payouts through the bare worker (bench/lib/bare-worker.ts), right after this run. */
   bare: BareRun;
+  /** The same payouts with the two provider calls alone, right after the bare worker's run. */
+  providerOnly: BareRun;
 }
 
 /** A run of the bare worker: the worker's calls with none of payrelay's code. */
@@ -303,8 +305,19 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
     await rig.setLatency(0);
     await rig.runBatches(payoutRequests(rig.platformMerchantId, 'bench-jit', JIT_WARMUP_PAYOUTS), B);
     const bare = await createBareWorker(await storedPayoutItem(rig.platformMerchantId, 'bench-jit-0'));
-    progress(`throughput: ${JIT_WARMUP_PAYOUTS} payouts through the bare worker to warm it up, L = 0 ms`);
+    const providerOnly = await createBareWorker({}, 'provider-only');
+    progress(`throughput: ${JIT_WARMUP_PAYOUTS} payouts through the bare worker and the provider calls alone to warm them up, L = 0 ms`);
     await runBare(bare, barePayouts(rig.platformMerchantId, 'bench-bare-jit', JIT_WARMUP_PAYOUTS), B, 1);
+    await runBare(providerOnly, barePayouts(rig.platformMerchantId, 'bench-prov-jit', JIT_WARMUP_PAYOUTS), B, 1);
+    /** Runs n payouts through a bare worker and checks in the simulator's ledger that each executed exactly once. */
+    const runBareChecked = async (pay: (payouts: readonly BarePayout[]) => Promise<void>, prefix: string, bound: number): Promise<BareRun> => {
+      const result = await runBare(pay, barePayouts(rig.platformMerchantId, prefix, n), B, bound);
+      const ledger = (await rig.ledger()).filter((e) => e.withdrawal_reference.startsWith(`${prefix}-`));
+      if (ledger.length !== n || ledger.some((e) => e.executions !== 1)) {
+        throw new Error(`the simulator ledger holds ${ledger.length} of ${n} payouts of ${prefix}, or one not executed exactly once`);
+      }
+      return result;
+    };
     const runs: LatencyRun[] = [];
     for (const L of latencies) {
       await rig.setLatency(L);
@@ -332,7 +345,7 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
       }
       const rate = n / seconds;
       const bound = C / (2 * (L / 1000));
-      const run: Omit<LatencyRun, 'bare'> = {
+      const run: Omit<LatencyRun, 'bare' | 'providerOnly'> = {
         latencyMs: L,
         seconds,
         payoutsPerSecond: rate,
@@ -347,13 +360,10 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
         hostCpuMsPerBatch: (hostCpuSeconds * 1000) / durations.length,
       };
       // After the run's own figures are taken: the bare worker's calls must not count in them.
-      progress(`throughput: the same ${n} payouts through the bare worker, L = ${L} ms`);
-      const bareRun = await runBare(bare, barePayouts(rig.platformMerchantId, `bench-bare-${L}`, n), B, bound);
-      const bareLedger = (await rig.ledger()).filter((e) => e.withdrawal_reference.startsWith(`bench-bare-${L}-`));
-      if (bareLedger.length !== n || bareLedger.some((e) => e.executions !== 1)) {
-        throw new Error(`the simulator ledger holds ${bareLedger.length} of the bare worker's ${n} payouts, or one not executed exactly once`);
-      }
-      runs.push({ ...run, bare: bareRun });
+      progress(`throughput: the same ${n} payouts through the bare worker, then with the provider calls alone, L = ${L} ms`);
+      const bareRun = await runBareChecked(bare, `bench-bare-${L}`, bound);
+      const providerOnlyRun = await runBareChecked(providerOnly, `bench-prov-${L}`, bound);
+      runs.push({ ...run, bare: bareRun, providerOnly: providerOnlyRun });
     }
     // The same payouts one per batch: what a record costs with no other record of its batch to wait for.
     const firstL = latencies[0] as number;
@@ -377,6 +387,13 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
           value: `${r.bare.payoutsPerSecond.toFixed(1)}; ${ms(r.bare.batch.median)}; ${ms(r.bare.workerCpuMsPerBatch)}`,
           reference: `payrelay reaches ${ratio(r.ratio / r.bare.ratio)} of it`,
           ratio: ratio(r.bare.ratio),
+          verdict: 'info',
+        },
+        {
+          metric: `L = ${L} ms: the same payouts with the two provider calls alone (AccountVerification, then Payout; no write, no check): payouts/s; one batch, median`,
+          value: `${r.providerOnly.payoutsPerSecond.toFixed(1)}; ${ms(r.providerOnly.batch.median)}`,
+          reference: `the rig's ceiling; the worker's conditional writes cost ${(r.providerOnly.ratio - r.bare.ratio).toFixed(2)} of the bound`,
+          ratio: ratio(r.providerOnly.ratio),
           verdict: 'info',
         },
         {
@@ -437,12 +454,13 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
         throughputRatio100ms: runs.find((r) => r.latencyMs === 100)?.ratio,
         throughputRatio500ms: runs.find((r) => r.latencyMs === 500)?.ratio,
         throughputBareRatio100ms: runs.find((r) => r.latencyMs === 100)?.bare.ratio,
+        throughputProviderOnlyRatio100ms: runs.find((r) => r.latencyMs === 100)?.providerOnly.ratio,
       },
       notes: [
         `The worker's own handler (functions/payout-worker.ts) invoked directly with SQS batch events of ${B} records (test/factories/sqs-events), one invocation after another as one Lambda instance would; no SQS polling. WORKER_CONCURRENCY = ${C}${B <= C ? ', so a batch runs all its records at once' : `, so a batch of ${B} takes ${Math.ceil(B / C)} rounds`}.`,
         `The simulator adds L ms to every AccountVerification and Payout call (fault latencyMs), for L = ${latencies.join(' and ')} ms. Each payout: 2 provider calls and 3 conditional writes, of which 2 wait in line (the create overlaps AccountVerification, and is built only after the verification request has left). Every payout was checked executed exactly once in the simulator ledger.`,
         'The bound C/(2L) counts only the provider latency; DynamoDB writes, logging and the wait for the slowest record of each batch are what the ratio loses. dynalite answers one request at a time (single-threaded, in memory, in the same process as the simulator), so the C writes of a phase queue behind each other and behind the provider answers; DynamoDB serves them in parallel. The "dynalite alone" row measures that queue with nothing else running; the worker\'s CPU per batch is the other half (one event loop handles every record of the batch).',
-        `The bare worker (bench/lib/bare-worker.ts) makes the worker's calls for the same payouts with the same clients, in the same order and overlap (AccountVerification beside the create, the intent after the answer, Payout after the intent, the outcome beside the first check), and nothing else: no message parsing, domain, name policy, logging, metrics, batch processor or middleware. It runs right after each timed run, in the same process against the same emulators, so its figure is the floor of those calls on this machine: what the bound C/(2L) cannot show, since it counts only the provider latency.`,
+        `The bare worker (bench/lib/bare-worker.ts) makes the worker's calls for the same payouts with the same clients, in the same order and overlap (AccountVerification beside the create, the intent after the answer, Payout after the intent, the outcome beside the first check), and nothing else: no message parsing, domain, name policy, logging, metrics, batch processor or middleware. It runs right after each timed run, in the same process against the same emulators, so its figure is the floor of those calls on this machine: what the bound C/(2L) cannot show, since it counts only the provider latency. Then the same payouts again with the two provider calls alone (no write, no check): the ceiling of the rig itself (the simulator, HTTP and the wait for the slowest record of a batch). The gap between the two is what the conditional writes cost here: the intent must be stored before Payout and the outcome after it (money-safety rule 1), so two of the three wait in line.`,
         `The "one payout per batch" row runs the same worker with batches of one record at L = ${firstL} ms: the batch pays the provider latency, two write round trips and the invocation's own work, with no other record to wait for. The difference to the batch of ${B}, per further record, is what each record's work costs the others: its verification answer, intent write and Payout request in the first window, its Payout answer, outcome write and first check in the second, handled one after another by the worker's event loop and by the emulator host's.`,
       ],
     };
