@@ -11,6 +11,7 @@ import { registerPayoutsCommands } from './commands/payouts';
 import { registerSchemaCommands } from './commands/schema';
 import { registerSecretsCommands } from './commands/secrets';
 import { registerSignatureCommands } from './commands/signature';
+import { providerBaseUrl } from '@local/provider-url';
 import { registerSimulatorCommand } from '@simulator/command';
 import { describeError, exitCodeOf, EXIT } from './output';
 
@@ -29,8 +30,8 @@ export function buildProgram(): Command {
     .option('--stack <name>', 'target a deployed stack by CloudFormation stack name (default: the local stack from `npm start`)')
     .option('--profile <aws-profile>', 'AWS profile for --stack')
     .option('--region <region>', 'AWS region for --stack')
-    .option('--provider-url <url>', 'payout service base URL (overrides the target)')
-    .option('--kyc-url <url>', 'KYC service base URL (overrides the target)')
+    .option('--provider-url <url>', 'payout service base URL, http(s) (overrides the target)', providerBaseUrl)
+    .option('--kyc-url <url>', 'KYC service base URL, http(s) (overrides the target)', providerBaseUrl)
     .exitOverride()
     // Usage errors start `payrelay:` like every other failure line, not commander's `error:`.
     .configureOutput({ outputError: (text, write) => write(text.replace(/^error: /, 'payrelay: ')) })

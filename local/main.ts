@@ -4,6 +4,7 @@ import { DEFAULT_RECONCILE_EVERY_MINUTES, LOCAL_APPLY_EVERY_MS } from '@shared/c
 import { loadLocalConfig, LOCAL_CONFIG_PATH } from './config';
 import { isolateConcurrentInvocations } from './lambda';
 import { reconcileEverySeconds, startLocalStack, type LocalStack } from './stack';
+import { providerBaseUrl } from './provider-url';
 import { LOCAL_STATE_PATH } from './state';
 import { tableStyle } from './terminal';
 
@@ -22,21 +23,14 @@ const secondsArg = (value: string): number => {
   if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a positive number of seconds');
   return n;
 };
-const urlArg = (value: string): string => {
-  try {
-    return new URL(value).toString().replace(/\/$/, '');
-  } catch {
-    throw new InvalidArgumentError('must be an absolute URL, e.g. https://provider.example');
-  }
-};
 const envPort = (name: string): number | undefined => (process.env[name] ? portArg(process.env[name] as string) : undefined);
 
 const program = new Command('npm start')
   .description('Run payrelay locally: DynamoDB/SQS emulators, a local Secrets Manager stand-in, the provider simulator, the HTTP gateway, the SQS pollers, the reconciler schedule and the callback applier\'s sweep.')
   .option('--port <port>', 'gateway port (env PAYRELAY_PORT; default 3000)', portArg)
   .option('--simulator-port <port>', 'simulator port (env PAYRELAY_SIMULATOR_PORT; default 4010)', portArg)
-  .option('--provider-url <url>', 'use this payout service instead of the simulator (env PAYRELAY_PROVIDER_URL)', urlArg)
-  .option('--kyc-url <url>', 'use this KYC service instead of the simulator (env PAYRELAY_KYC_URL)', urlArg)
+  .option('--provider-url <url>', 'use this payout service instead of the simulator (env PAYRELAY_PROVIDER_URL)', providerBaseUrl)
+  .option('--kyc-url <url>', 'use this KYC service instead of the simulator (env PAYRELAY_KYC_URL)', providerBaseUrl)
   .option('--reconcile-every <seconds>', `reconciler interval (default: ${DEFAULT_RECONCILE_EVERY_MINUTES * 60}, the deployed schedule; e.g. 5 for a quicker demo)`, secondsArg)
   .option('--config <file>', 'local config file', LOCAL_CONFIG_PATH)
   .option('--quiet', 'do not print the gateway access log and poller lines')
@@ -104,8 +98,8 @@ async function main(): Promise<void> {
   const config = loadLocalConfig(opts.config);
   const reconcileSeconds = opts.reconcileEvery ?? reconcileEverySeconds(config);
   const log = opts.quiet ? undefined : (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
-  const providerUrl = opts.providerUrl ?? (process.env.PAYRELAY_PROVIDER_URL ? urlArg(process.env.PAYRELAY_PROVIDER_URL) : undefined);
-  const kycUrl = opts.kycUrl ?? (process.env.PAYRELAY_KYC_URL ? urlArg(process.env.PAYRELAY_KYC_URL) : undefined);
+  const providerUrl = opts.providerUrl ?? (process.env.PAYRELAY_PROVIDER_URL ? providerBaseUrl(process.env.PAYRELAY_PROVIDER_URL) : undefined);
+  const kycUrl = opts.kycUrl ?? (process.env.PAYRELAY_KYC_URL ? providerBaseUrl(process.env.PAYRELAY_KYC_URL) : undefined);
 
   console.log('payrelay: starting the local stack (DEV-ONLY keys from local/config.json)...');
   const stack = await startLocalStack({

@@ -1,7 +1,10 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { contextOf, withExample, type CommandContext } from '../context';
 import { printTable } from '../output';
 import { requireEnv } from '../target';
+
+/** The two names the provider's documents give the key-reset operation. */
+const RESET_PATHS = ['ResetPartnerKeys', 'GenKeysForPartner'] as const;
 
 interface PartnerOptions {
   partnerCode: string;
@@ -52,7 +55,11 @@ export function registerPartnerCommands(program: Command): void {
       .command('reset-keys')
       .requiredOption('--partner-code <code>', 'the code used at onboarding')
       .requiredOption('--email <email>', 'partner e-mail; receives the new keys')
-      .option('--reset-path <segment>', 'path segment of the operation (ResetPartnerKeys, or GenKeysForPartner)'),
+      .addOption(
+        new Option('--reset-path <segment>', "path segment of the operation: the documented ResetPartnerKeys, or GenKeysForPartner of the provider's example")
+          .choices(RESET_PATHS)
+          .default('ResetPartnerKeys'),
+      ),
     'payrelay partner reset-keys --partner-code ACME --email ops@acme.example',
   )
     .description('ResetPartnerKeys: new keys by e-mail; the old ones stop working at once (then: payrelay secrets put provider)')

@@ -110,6 +110,37 @@ describe('payrelay --version', () => {
   });
 });
 
+describe('a bad option value', () => {
+  /** Runs the CLI in this process and returns its exit code and what it wrote on stderr. */
+  async function runCaptured(args: string[]): Promise<{ code: number; stderr: string }> {
+    const { run } = await import('@cli/program');
+    const written: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string) => written.push(String(chunk)) > 0) as typeof process.stderr.write;
+    try {
+      return { code: await run(['node', 'payrelay', ...args]), stderr: written.join('') };
+    } finally {
+      process.stderr.write = write;
+    }
+  }
+
+  it('is a usage error (exit 2) naming the option and what it accepts, before any stack or provider is asked', async () => {
+    const resetPath = await runCaptured(['partner', 'reset-keys', '--partner-code', 'ACME', '--email', 'ops@acme.example', '--reset-path', 'Reset/Keys']);
+    expect(resetPath).toEqual({
+      code: EXIT.usage,
+      stderr: "payrelay: option '--reset-path <segment>' argument 'Reset/Keys' is invalid. Allowed choices are ResetPartnerKeys, GenKeysForPartner.\n(run with --help for usage)\n",
+    });
+    const providerUrl = await runCaptured(['--provider-url', 'provider.example', 'partner', 'onboard', '--partner-code', 'ACME', '--email', 'ops@acme.example']);
+    expect(providerUrl.code).toBe(EXIT.usage);
+    expect(providerUrl.stderr.split('\n')[0]).toBe(
+      "payrelay: option '--provider-url <url>' argument 'provider.example' is invalid. must be an absolute http(s) URL, e.g. https://provider.example",
+    );
+    const kycUrl = await runCaptured(['kyc', 'types', '--kyc-url', 'ftp://kyc.example']);
+    expect(kycUrl.code).toBe(EXIT.usage);
+    expect(kycUrl.stderr.split('\n')[0]).toBe("payrelay: option '--kyc-url <url>' argument 'ftp://kyc.example' is invalid. must be an http(s) URL, e.g. https://provider.example (got ftp:)");
+  });
+});
+
 describe('payrelay --help of every command', () => {
   it('describes the command and each of its options, and shows an example', async () => {
     const { buildProgram } = await import('@cli/program');
