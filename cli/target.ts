@@ -1,5 +1,6 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { OUTPUT } from '@infra/outputs';
+import { COLLECTIONS_TABLE, EVENTS_TABLE, KYC_SECRET, KYC_TABLE, PAYOUTS_QUEUE, PAYOUTS_TABLE, PROVIDER_SECRET, QUARANTINE_TABLE } from '@shared/config/resources';
 import { readLocalState, LOCAL_STATE_PATH, type LocalStackUrls } from '@local/state';
 import { CliError, EXIT, describeError } from './output';
 
@@ -28,15 +29,15 @@ export interface Target {
  * docs/deploy.md). Outputs are matched by key, also behind a construct prefix.
  */
 export const STACK_OUTPUTS: Readonly<Record<string, string>> = {
-  [OUTPUT.payoutsTableName]: 'PAYOUTS_TABLE_NAME',
-  [OUTPUT.eventsTableName]: 'EVENTS_TABLE_NAME',
-  [OUTPUT.quarantineTableName]: 'QUARANTINE_TABLE_NAME',
-  [OUTPUT.collectionsTableName]: 'COLLECTIONS_TABLE_NAME',
-  [OUTPUT.kycTableName]: 'KYC_TABLE_NAME',
-  [OUTPUT.payoutsQueueUrl]: 'PAYOUTS_QUEUE_URL',
-  [OUTPUT.payoutsDlqUrl]: 'PAYOUTS_DLQ_URL',
-  [OUTPUT.providerSecretArn]: 'PROVIDER_SECRET_ID',
-  [OUTPUT.kycSecretArn]: 'KYC_SECRET_ID',
+  [OUTPUT.payoutsTableName]: PAYOUTS_TABLE.env,
+  [OUTPUT.eventsTableName]: EVENTS_TABLE.env,
+  [OUTPUT.quarantineTableName]: QUARANTINE_TABLE.env,
+  [OUTPUT.collectionsTableName]: COLLECTIONS_TABLE.env,
+  [OUTPUT.kycTableName]: KYC_TABLE.env,
+  [OUTPUT.payoutsQueueUrl]: PAYOUTS_QUEUE.env,
+  [OUTPUT.payoutsDlqUrl]: PAYOUTS_QUEUE.deadLetterQueue.env,
+  [OUTPUT.providerSecretArn]: PROVIDER_SECRET.env,
+  [OUTPUT.kycSecretArn]: KYC_SECRET.env,
   [OUTPUT.payoutApiBaseUrl]: 'PAYOUT_API_BASE_URL',
   [OUTPUT.kycApiBaseUrl]: 'KYC_API_BASE_URL',
 };

@@ -13,6 +13,7 @@ import {
   PAYOUTS_TABLE,
   PROVIDER_SECRET,
   QUARANTINE_TABLE,
+  type NamedResource,
   type TableDefinition,
 } from '@shared/config/resources';
 import type { PayrelayConfig } from './config';
@@ -40,7 +41,7 @@ export interface TableGrant {
   readonly kind: 'table';
   /** The table's definition in shared/config/resources.ts. */
   readonly tableId: string;
-  /** Env var that receives the table name. */
+  /** Env var that receives the table name (the table's definition names it). */
   readonly env: string;
   /** Actions on the table itself (items by key). */
   readonly actions: readonly DynamoAction[];
@@ -51,7 +52,7 @@ export interface TableGrant {
 
 export interface QueueGrant {
   readonly kind: 'queue';
-  /** The queue's id in shared/config/resources.ts (PAYOUTS_QUEUE.id or .deadLetterQueueId). */
+  /** The queue's id in shared/config/resources.ts (PAYOUTS_QUEUE.id or .deadLetterQueue.id). */
   readonly queueId: string;
   /** Env var that receives the queue URL. */
   readonly env: string;
@@ -74,21 +75,20 @@ export type ResourceGrant = TableGrant | QueueGrant | SecretGrant;
 /** A table grant; index names are checked against the table's definition at compile time. */
 export function table<T extends TableDefinition>(
   definition: T,
-  env: string,
   actions: readonly DynamoAction[],
   options: { indexes?: Partial<Record<IndexName<T>, readonly DynamoAction[]>>; when?: Condition } = {},
 ): TableGrant {
-  return { kind: 'table', tableId: definition.id, env, actions, indexes: (options.indexes ?? {}) as Record<string, readonly DynamoAction[]>, when: options.when };
+  return { kind: 'table', tableId: definition.id, env: definition.env, actions, indexes: (options.indexes ?? {}) as Record<string, readonly DynamoAction[]>, when: options.when };
 }
 
-/** A queue grant (`actions` without the `sqs:` prefix). */
-export function queue(queueId: string, env: string, actions: readonly string[], options: { when?: Condition } = {}): QueueGrant {
-  return { kind: 'queue', queueId, env, actions, when: options.when };
+/** A queue grant (`actions` without the `sqs:` prefix) on a queue or a dead-letter queue that has an env var. */
+export function queue(definition: NamedResource, actions: readonly string[], options: { when?: Condition } = {}): QueueGrant {
+  return { kind: 'queue', queueId: definition.id, env: definition.env, actions, when: options.when };
 }
 
 /** Read access (GetSecretValue only) to one secret. */
-export function secret(definition: { readonly id: string }, env: string, options: { when?: Condition } = {}): SecretGrant {
-  return { kind: 'secret', secretId: definition.id, env, when: options.when };
+export function secret(definition: NamedResource, options: { when?: Condition } = {}): SecretGrant {
+  return { kind: 'secret', secretId: definition.id, env: definition.env, when: options.when };
 }
 
 const kycGatingOn: Condition = (config) => config.settings.kycGating === true;
@@ -100,70 +100,70 @@ const kycGatingOn: Condition = (config) => config.settings.kycGating === true;
 export const FUNCTION_ACCESS: Record<FunctionDefinition['id'], readonly ResourceGrant[]> = {
   'payout-worker': [
     // get (GetItem), createAccepted and save (conditional PutItem).
-    table(PAYOUTS_TABLE, 'PAYOUTS_TABLE_NAME', ['GetItem', 'PutItem']),
+    table(PAYOUTS_TABLE, ['GetItem', 'PutItem']),
     // KYC gating only: reads the subject and records its confirming pull (conditional PutItem); a
     // subject's stored callbacks not yet applied are applied before a refusal (saveSubject, PutItem).
-    table(KYC_TABLE, 'KYC_TABLE_NAME', ['GetItem', 'PutItem'], { when: kycGatingOn }),
+    table(KYC_TABLE, ['GetItem', 'PutItem'], { when: kycGatingOn }),
     // ... those callbacks: listed by user reference (Query on by-reference), each read (GetItem) and,
     // once applied, recorded (markApplied, conditional UpdateItem). Never the not-yet-applied index.
-    table(EVENTS_TABLE, 'EVENTS_TABLE_NAME', ['GetItem', 'UpdateItem'], { indexes: { 'by-reference': ['Query'] }, when: kycGatingOn }),
-    secret(PROVIDER_SECRET, 'PROVIDER_SECRET_ID'),
-    secret(KYC_SECRET, 'KYC_SECRET_ID', { when: kycGatingOn }),
+    table(EVENTS_TABLE, ['GetItem', 'UpdateItem'], { indexes: { 'by-reference': ['Query'] }, when: kycGatingOn }),
+    secret(PROVIDER_SECRET),
+    secret(KYC_SECRET, { when: kycGatingOn }),
     // Poison and given-up messages go to the DLQ with their reason.
-    queue(PAYOUTS_QUEUE.deadLetterQueueId, 'PAYOUTS_DLQ_URL', ['SendMessage']),
+    queue(PAYOUTS_QUEUE.deadLetterQueue, ['SendMessage']),
     // A provider's Retry-After delays a received message's next delivery (the event source consumes it).
-    queue(PAYOUTS_QUEUE.id, 'PAYOUTS_QUEUE_URL', ['ChangeMessageVisibility']),
+    queue(PAYOUTS_QUEUE, ['ChangeMessageVisibility']),
     // The first delayed check of each submitted payout.
-    queue(CHECKS_QUEUE.id, 'PAYOUT_CHECKS_QUEUE_URL', ['SendMessage']),
+    queue(CHECKS_QUEUE, ['SendMessage']),
   ],
   reconciler: [
     // queryDue (Query on the sparse index), queryChanged (Query on by-state: the reversal watch), get
     // and the watch's watermark (GetItem), save and the watermark's move (conditional PutItem).
-    table(PAYOUTS_TABLE, 'PAYOUTS_TABLE_NAME', ['GetItem', 'PutItem'], { indexes: { 'open-by-next-check': ['Query'], 'by-state': ['Query'] } }),
-    secret(PROVIDER_SECRET, 'PROVIDER_SECRET_ID'),
+    table(PAYOUTS_TABLE, ['GetItem', 'PutItem'], { indexes: { 'open-by-next-check': ['Query'], 'by-state': ['Query'] } }),
+    secret(PROVIDER_SECRET),
     // The next delayed check of a payout it leaves open.
-    queue(CHECKS_QUEUE.id, 'PAYOUT_CHECKS_QUEUE_URL', ['SendMessage']),
+    queue(CHECKS_QUEUE, ['SendMessage']),
   ],
   'payout-checker': [
     // get (GetItem), save (conditional PutItem): one payout per check, never the index.
-    table(PAYOUTS_TABLE, 'PAYOUTS_TABLE_NAME', ['GetItem', 'PutItem']),
-    secret(PROVIDER_SECRET, 'PROVIDER_SECRET_ID'),
+    table(PAYOUTS_TABLE, ['GetItem', 'PutItem']),
+    secret(PROVIDER_SECRET),
     // The next delayed check (consuming the queue goes through the event source).
-    queue(CHECKS_QUEUE.id, 'PAYOUT_CHECKS_QUEUE_URL', ['SendMessage']),
+    queue(CHECKS_QUEUE, ['SendMessage']),
   ],
   // The receivers store and answer; the callback applier does the rest after the 200.
   'kyc-callback': [
     // putOnce (conditional PutItem).
-    table(EVENTS_TABLE, 'EVENTS_TABLE_NAME', ['PutItem']),
-    secret(KYC_SECRET, 'KYC_SECRET_ID'),
+    table(EVENTS_TABLE, ['PutItem']),
+    secret(KYC_SECRET),
   ],
   'payout-notification': [
-    table(EVENTS_TABLE, 'EVENTS_TABLE_NAME', ['PutItem']),
+    table(EVENTS_TABLE, ['PutItem']),
     // The quarantine's throttled nudge (markDueNow): Query by withdrawal reference, then a conditional UpdateItem.
-    table(PAYOUTS_TABLE, 'PAYOUTS_TABLE_NAME', ['UpdateItem'], { indexes: { 'by-withdrawal-reference': ['Query'] } }),
+    table(PAYOUTS_TABLE, ['UpdateItem'], { indexes: { 'by-withdrawal-reference': ['Query'] } }),
     // quarantine keep: the hour's counter (conditional UpdateItem), then the body (conditional PutItem).
-    table(QUARANTINE_TABLE, 'QUARANTINE_TABLE_NAME', ['UpdateItem', 'PutItem']),
-    secret(PROVIDER_SECRET, 'PROVIDER_SECRET_ID'),
+    table(QUARANTINE_TABLE, ['UpdateItem', 'PutItem']),
+    secret(PROVIDER_SECRET),
   ],
   'callback-applier': [
     // The sweep: Query the not-yet-applied index, get (GetItem); markApplied (conditional UpdateItem).
     // The stream's records come through the event source, which grants the stream reads.
-    table(EVENTS_TABLE, 'EVENTS_TABLE_NAME', ['GetItem', 'UpdateItem'], { indexes: { 'not-yet-applied': ['Query'] } }),
+    table(EVENTS_TABLE, ['GetItem', 'UpdateItem'], { indexes: { 'not-yet-applied': ['Query'] } }),
     // A KYC callback: getSubject (GetItem), saveSubject (conditional PutItem).
-    table(KYC_TABLE, 'KYC_TABLE_NAME', ['GetItem', 'PutItem']),
+    table(KYC_TABLE, ['GetItem', 'PutItem']),
     // An order notification: markDueNow (Query by withdrawal reference, conditional UpdateItem).
-    table(PAYOUTS_TABLE, 'PAYOUTS_TABLE_NAME', ['UpdateItem'], { indexes: { 'by-withdrawal-reference': ['Query'] } }),
+    table(PAYOUTS_TABLE, ['UpdateItem'], { indexes: { 'by-withdrawal-reference': ['Query'] } }),
     // An order notification naming a collection: get (GetItem), then save (conditional PutItem on the version).
-    table(COLLECTIONS_TABLE, 'COLLECTIONS_TABLE_NAME', ['GetItem', 'PutItem']),
+    table(COLLECTIONS_TABLE, ['GetItem', 'PutItem']),
   ],
   // The scheduled catch-up runs the receiver's path on pulled callbacks (never a dry run, so no GetItem on events).
   'kyc-catch-up': [
     // putOnce (conditional PutItem).
-    table(EVENTS_TABLE, 'EVENTS_TABLE_NAME', ['PutItem']),
+    table(EVENTS_TABLE, ['PutItem']),
     // getSubject (GetItem), saveSubject (conditional PutItem).
-    table(KYC_TABLE, 'KYC_TABLE_NAME', ['GetItem', 'PutItem']),
+    table(KYC_TABLE, ['GetItem', 'PutItem']),
     // app_id for GET /responses.
-    secret(KYC_SECRET, 'KYC_SECRET_ID'),
+    secret(KYC_SECRET),
   ],
 };
 

@@ -23,6 +23,7 @@ import {
   resourceName,
   type IndexDefinition,
   type KeyDefinition,
+  type QueueDefinition,
   type TableDefinition,
 } from '@shared/config/resources';
 import { PayrelayConfigError, type PayrelayConfig } from './config';
@@ -100,21 +101,10 @@ export class PayrelayStatefulStack extends Stack {
       return found;
     };
 
-    const payoutsDlq = new Queue(this, 'PayoutsDlq', {
-      queueName: name(PAYOUTS_QUEUE.deadLetterQueueId),
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      // The longest SQS allows: a poison payout must wait for a person, not expire.
-      retentionPeriod: Duration.days(14),
-      removalPolicy,
-    });
-    const payoutsQueue = new Queue(this, 'PayoutsQueue', {
-      queueName: name(PAYOUTS_QUEUE.id),
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      visibilityTimeout: Duration.seconds(FUNCTIONS.payoutWorker.timeoutSeconds * VISIBILITY_TIMEOUT_FACTOR),
-      retentionPeriod: Duration.days(14),
-      deadLetterQueue: { queue: payoutsDlq, maxReceiveCount: config.maxReceiveCount },
+    const { queue: payoutsQueue, deadLetterQueue: payoutsDlq } = this.queueWithDeadLetters('Payouts', PAYOUTS_QUEUE, {
+      visibilityTimeoutSeconds: FUNCTIONS.payoutWorker.timeoutSeconds * VISIBILITY_TIMEOUT_FACTOR,
+      maxReceiveCount: config.maxReceiveCount,
+      name,
       removalPolicy,
     });
 
@@ -131,20 +121,10 @@ export class PayrelayStatefulStack extends Stack {
       reason: "This queue is itself a failure destination (the callback applier's stream records that exhausted their retries); nothing consumes it automatically, so it needs no dead-letter queue.",
     });
 
-    const checksDlq = new Queue(this, 'PayoutChecksDlq', {
-      queueName: name(CHECKS_QUEUE.deadLetterQueueId),
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-      removalPolicy,
-    });
-    const checksQueue = new Queue(this, 'PayoutChecksQueue', {
-      queueName: name(CHECKS_QUEUE.id),
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      visibilityTimeout: Duration.seconds(FUNCTIONS.payoutChecker.timeoutSeconds * VISIBILITY_TIMEOUT_FACTOR),
-      retentionPeriod: Duration.seconds(CHECKS_QUEUE.retentionSeconds),
-      deadLetterQueue: { queue: checksDlq, maxReceiveCount: CHECKS_QUEUE.defaultMaxReceiveCount },
+    const { queue: checksQueue, deadLetterQueue: checksDlq } = this.queueWithDeadLetters('PayoutChecks', CHECKS_QUEUE, {
+      visibilityTimeoutSeconds: FUNCTIONS.payoutChecker.timeoutSeconds * VISIBILITY_TIMEOUT_FACTOR,
+      maxReceiveCount: CHECKS_QUEUE.defaultMaxReceiveCount,
+      name,
       removalPolicy,
     });
 
@@ -193,16 +173,46 @@ export class PayrelayStatefulStack extends Stack {
         tables: Object.fromEntries([...tables].map(([id, { table }]) => [id, table])),
         queues: {
           [PAYOUTS_QUEUE.id]: payoutsQueue,
-          [PAYOUTS_QUEUE.deadLetterQueueId]: payoutsDlq,
+          [PAYOUTS_QUEUE.deadLetterQueue.id]: payoutsDlq,
           [CALLBACK_APPLY_FAILURES_QUEUE.id]: callbackApplyFailures,
           [CHECKS_QUEUE.id]: checksQueue,
-          [CHECKS_QUEUE.deadLetterQueueId]: checksDlq,
+          [CHECKS_QUEUE.deadLetterQueue.id]: checksDlq,
         },
         secrets: { [PROVIDER_SECRET.id]: providerSecret, [KYC_SECRET.id]: kycSecret },
       },
       vpc,
       egressIps: this.egressIps,
     };
+  }
+
+  /**
+   * A queue and its dead-letter queue (construct ids `<prefix>Queue`, `<prefix>Dlq`), both encrypted
+   * and TLS-only. The DLQ keeps messages 14 days, the longest SQS allows: a poison message must wait
+   * for a person, not expire.
+   */
+  private queueWithDeadLetters(
+    prefix: string,
+    definition: QueueDefinition,
+    options: { visibilityTimeoutSeconds: number; maxReceiveCount: number; name: (resourceId: string) => string; removalPolicy: RemovalPolicy },
+  ): { queue: Queue; deadLetterQueue: Queue } {
+    const { name, removalPolicy } = options;
+    const deadLetterQueue = new Queue(this, `${prefix}Dlq`, {
+      queueName: name(definition.deadLetterQueue.id),
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+      removalPolicy,
+    });
+    const queue = new Queue(this, `${prefix}Queue`, {
+      queueName: name(definition.id),
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: Duration.seconds(options.visibilityTimeoutSeconds),
+      retentionPeriod: Duration.seconds(definition.retentionSeconds),
+      deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: options.maxReceiveCount },
+      removalPolicy,
+    });
+    return { queue, deadLetterQueue };
   }
 
   /**

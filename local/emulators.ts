@@ -22,10 +22,12 @@ import {
   PAYOUTS_TABLE,
   PROVIDER_SECRET,
   QUARANTINE_TABLE,
+  SECRETS,
   TABLES,
   resourceName,
   type IndexDefinition,
   type KeyDefinition,
+  type QueueDefinition,
   type TableDefinition,
 } from '@shared/config/resources';
 import { startSecretsStandIn } from './secrets-stand-in';
@@ -133,6 +135,32 @@ export async function createTable(client: DynamoDBClient, table: TableDefinition
 }
 
 /**
+ * Creates a queue's dead-letter queue, then the queue with its redrive policy to it (as the CDK
+ * stateful stack does), and returns both URLs.
+ */
+async function createQueueWithDeadLetters(
+  client: SQSClient,
+  stage: string,
+  queue: QueueDefinition,
+  options: { visibilityTimeoutSeconds: number; maxReceiveCount: number },
+): Promise<{ url: string; deadLetterUrl: string }> {
+  const deadLetter = await client.send(new CreateQueueCommand({ QueueName: resourceName(stage, queue.deadLetterQueue.id) }));
+  const deadLetterUrl = deadLetter.QueueUrl as string;
+  const deadLetterAttributes = await client.send(new GetQueueAttributesCommand({ QueueUrl: deadLetterUrl, AttributeNames: ['QueueArn'] }));
+  const created = await client.send(
+    new CreateQueueCommand({
+      QueueName: resourceName(stage, queue.id),
+      Attributes: {
+        VisibilityTimeout: String(options.visibilityTimeoutSeconds),
+        MessageRetentionPeriod: String(queue.retentionSeconds),
+        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: deadLetterAttributes.Attributes?.QueueArn, maxReceiveCount: options.maxReceiveCount }),
+      },
+    }),
+  );
+  return { url: created.QueueUrl as string, deadLetterUrl };
+}
+
+/**
  * Starts dynalite, fauxqs and the secrets stand-in, then creates the tables, the payouts queue with
  * its DLQ and redrive policy, and the two secrets. Returns the env that points the SDK at them.
  */
@@ -166,45 +194,14 @@ export async function startLocalAws(options: LocalAwsOptions = {}): Promise<Loca
       providerSecret: resourceName(stage, PROVIDER_SECRET.id),
       kycSecret: resourceName(stage, KYC_SECRET.id),
     };
-    const tableNames: Record<string, string> = {
-      [PAYOUTS_TABLE.id]: names.payoutsTable,
-      [EVENTS_TABLE.id]: names.eventsTable,
-      [KYC_TABLE.id]: names.kycTable,
-      [QUARANTINE_TABLE.id]: names.quarantineTable,
-      [COLLECTIONS_TABLE.id]: names.collectionsTable,
-    };
-    for (const table of TABLES) await createTable(dynamoClient, table, tableNames[table.id] as string);
+    for (const table of TABLES) await createTable(dynamoClient, table, resourceName(stage, table.id));
 
-    const dlq = await sqsClient.send(new CreateQueueCommand({ QueueName: resourceName(stage, PAYOUTS_QUEUE.deadLetterQueueId) }));
-    const dlqUrl = dlq.QueueUrl as string;
-    const dlqAttributes = await sqsClient.send(new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ['QueueArn'] }));
-    const main = await sqsClient.send(
-      new CreateQueueCommand({
-        QueueName: resourceName(stage, PAYOUTS_QUEUE.id),
-        Attributes: {
-          VisibilityTimeout: String(options.visibilityTimeoutSeconds ?? 30),
-          RedrivePolicy: JSON.stringify({
-            deadLetterTargetArn: dlqAttributes.Attributes?.QueueArn,
-            maxReceiveCount: options.maxReceiveCount ?? PAYOUTS_QUEUE.defaultMaxReceiveCount,
-          }),
-        },
-      }),
-    );
-
-    const checksDlq = await sqsClient.send(new CreateQueueCommand({ QueueName: resourceName(stage, CHECKS_QUEUE.deadLetterQueueId) }));
-    const checksDlqArn = await sqsClient.send(
-      new GetQueueAttributesCommand({ QueueUrl: checksDlq.QueueUrl as string, AttributeNames: ['QueueArn'] }),
-    );
-    const checks = await sqsClient.send(
-      new CreateQueueCommand({
-        QueueName: resourceName(stage, CHECKS_QUEUE.id),
-        Attributes: {
-          VisibilityTimeout: String(options.visibilityTimeoutSeconds ?? 30),
-          MessageRetentionPeriod: String(CHECKS_QUEUE.retentionSeconds),
-          RedrivePolicy: JSON.stringify({ deadLetterTargetArn: checksDlqArn.Attributes?.QueueArn, maxReceiveCount: CHECKS_QUEUE.defaultMaxReceiveCount }),
-        },
-      }),
-    );
+    const visibilityTimeoutSeconds = options.visibilityTimeoutSeconds ?? 30;
+    const payouts = await createQueueWithDeadLetters(sqsClient, stage, PAYOUTS_QUEUE, {
+      visibilityTimeoutSeconds,
+      maxReceiveCount: options.maxReceiveCount ?? PAYOUTS_QUEUE.defaultMaxReceiveCount,
+    });
+    const checks = await createQueueWithDeadLetters(sqsClient, stage, CHECKS_QUEUE, { visibilityTimeoutSeconds, maxReceiveCount: CHECKS_QUEUE.defaultMaxReceiveCount });
 
     for (const [name, value] of [
       [names.providerSecret, options.secrets?.provider],
@@ -216,7 +213,7 @@ export async function startLocalAws(options: LocalAwsOptions = {}): Promise<Loca
     sqsClient.destroy();
     secretsClient.destroy();
 
-    const queueUrls = { payouts: main.QueueUrl as string, deadLetter: dlqUrl, checks: checks.QueueUrl as string };
+    const queueUrls = { payouts: payouts.url, deadLetter: payouts.deadLetterUrl, checks: checks.url };
     const env: Record<string, string> = {
       AWS_REGION: region,
       AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
@@ -224,16 +221,10 @@ export async function startLocalAws(options: LocalAwsOptions = {}): Promise<Loca
       AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
       AWS_ENDPOINT_URL_SQS: sqs.endpoint,
       AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint,
-      PAYOUTS_TABLE_NAME: names.payoutsTable,
-      EVENTS_TABLE_NAME: names.eventsTable,
-      KYC_TABLE_NAME: names.kycTable,
-      QUARANTINE_TABLE_NAME: names.quarantineTable,
-      COLLECTIONS_TABLE_NAME: names.collectionsTable,
-      PAYOUTS_QUEUE_URL: queueUrls.payouts,
-      PAYOUTS_DLQ_URL: queueUrls.deadLetter,
-      PAYOUT_CHECKS_QUEUE_URL: queueUrls.checks,
-      PROVIDER_SECRET_ID: names.providerSecret,
-      KYC_SECRET_ID: names.kycSecret,
+      ...Object.fromEntries([...TABLES, ...SECRETS].map((resource) => [resource.env, resourceName(stage, resource.id)])),
+      [PAYOUTS_QUEUE.env]: queueUrls.payouts,
+      [PAYOUTS_QUEUE.deadLetterQueue.env]: queueUrls.deadLetter,
+      [CHECKS_QUEUE.env]: queueUrls.checks,
     };
     return {
       env,

@@ -10,10 +10,7 @@ import { requireEnv } from '../target';
 /** Fields that are identifiers, shown while typed; every other field is a secret and never echoed. */
 const VISIBLE_FIELDS = new Set(['partner_id', 'platform_merchant_id', 'app_id']);
 
-const SECRETS = {
-  provider: { fields: PROVIDER_SECRET.fields, env: 'PROVIDER_SECRET_ID' },
-  kyc: { fields: KYC_SECRET.fields, env: 'KYC_SECRET_ID' },
-} as const;
+const SECRETS = { provider: PROVIDER_SECRET, kyc: KYC_SECRET } as const;
 type SecretName = keyof typeof SECRETS;
 
 /** 48 URL-safe random characters (288 bits): the KYC callback URL's unguessable token. */

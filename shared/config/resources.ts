@@ -19,9 +19,17 @@ export interface IndexDefinition {
   readonly projection: 'ALL' | 'KEYS_ONLY' | readonly string[];
 }
 
-export interface TableDefinition {
-  /** Stable logical id, also the suffix of the physical name (`payrelay-<stage>-<id>`). */
+/**
+ * A table, queue or secret as a process is handed it: a stable id, also the suffix of the physical
+ * name (`payrelay-<stage>-<id>`), and the env var that carries its name, URL or id. The CDK grants and
+ * the local stack both set that var from here; the handlers' settings schemas read it.
+ */
+export interface NamedResource {
   readonly id: string;
+  readonly env: string;
+}
+
+export interface TableDefinition extends NamedResource {
   readonly partitionKey: KeyDefinition;
   readonly sortKey?: KeyDefinition;
   readonly indexes: readonly IndexDefinition[];
@@ -33,6 +41,7 @@ export interface TableDefinition {
 /** Payouts: one item per payout identity; history is a list attribute on the same item. */
 export const PAYOUTS_TABLE = {
   id: 'payouts',
+  env: 'PAYOUTS_TABLE_NAME',
   partitionKey: { name: 'pk', type: 'S' },
   indexes: [
     {
@@ -83,6 +92,7 @@ const EVENT_LISTING_FIELDS = ['source', 'recognized', 'unrecognizedReason', 'app
 /** Every authentic callback, verbatim, keyed by a dedupe key derived from its content. */
 export const EVENTS_TABLE = {
   id: 'events',
+  env: 'EVENTS_TABLE_NAME',
   partitionKey: { name: 'pk', type: 'S' },
   timeToLiveAttribute: 'expiresAt',
   // Inserts of recognized events trigger the callback applier in AWS (the receivers answer first).
@@ -132,6 +142,7 @@ export const EVENTS_TABLE = {
 /** KYC subjects (`SUBJECT#<app>#<user_reference>`) and KYC orders (`ORDER#<order id>`). */
 export const KYC_TABLE = {
   id: 'kyc',
+  env: 'KYC_TABLE_NAME',
   partitionKey: { name: 'pk', type: 'S' },
   indexes: [
     {
@@ -151,6 +162,7 @@ export const KYC_TABLE = {
  */
 export const QUARANTINE_TABLE = {
   id: 'quarantine',
+  env: 'QUARANTINE_TABLE_NAME',
   partitionKey: { name: 'pk', type: 'S' },
   sortKey: { name: 'sk', type: 'S' },
   timeToLiveAttribute: 'expiresAt',
@@ -164,6 +176,7 @@ export const QUARANTINE_TABLE = {
  */
 export const COLLECTIONS_TABLE = {
   id: 'collections',
+  env: 'COLLECTIONS_TABLE_NAME',
   partitionKey: { name: 'pk', type: 'S' },
   indexes: [
     {
@@ -177,19 +190,22 @@ export const COLLECTIONS_TABLE = {
 
 export const TABLES = [PAYOUTS_TABLE, EVENTS_TABLE, KYC_TABLE, QUARANTINE_TABLE, COLLECTIONS_TABLE] as const;
 
-export interface QueueDefinition {
-  readonly id: string;
-  readonly deadLetterQueueId: string;
+/** A queue with its dead-letter queue (the DLQ has an env var only where a process sends to it). */
+export interface QueueDefinition extends NamedResource {
+  readonly deadLetterQueue: { readonly id: string; readonly env?: string };
   /** Receives before SQS moves a message to the DLQ. */
   readonly defaultMaxReceiveCount: number;
-  /** How long a message may wait; SQS's default (4 days) when left out. */
-  readonly retentionSeconds?: number;
+  /** How long a message may wait in the queue. */
+  readonly retentionSeconds: number;
 }
 
 export const PAYOUTS_QUEUE = {
   id: 'payouts',
-  deadLetterQueueId: 'payouts-dlq',
+  env: 'PAYOUTS_QUEUE_URL',
+  deadLetterQueue: { id: 'payouts-dlq', env: 'PAYOUTS_DLQ_URL' },
   defaultMaxReceiveCount: 5,
+  /** 14 days, the longest SQS allows. */
+  retentionSeconds: 1_209_600,
 } as const satisfies QueueDefinition;
 
 /**
@@ -205,22 +221,29 @@ export const CALLBACK_APPLY_FAILURES_QUEUE = { id: 'callback-apply-failures' } a
  */
 export const CHECKS_QUEUE = {
   id: 'payout-checks',
-  deadLetterQueueId: 'payout-checks-dlq',
+  env: 'PAYOUT_CHECKS_QUEUE_URL',
+  deadLetterQueue: { id: 'payout-checks-dlq' },
   defaultMaxReceiveCount: 3,
   /** A check older than a day has long been overtaken by the sweep. */
   retentionSeconds: 86_400,
 } as const satisfies QueueDefinition;
 
-/** The JSON fields of each secret. Values never appear in code or templates; only these names do. */
+/** A secret and the JSON fields it holds. Values never appear in code or templates; only these names do. */
+export interface SecretDefinition extends NamedResource {
+  readonly fields: readonly string[];
+}
+
 export const PROVIDER_SECRET = {
   id: 'provider',
+  env: 'PROVIDER_SECRET_ID',
   fields: ['partner_public_key', 'partner_secret_key', 'merchant_secret_key', 'partner_id', 'platform_merchant_id'],
-} as const;
+} as const satisfies SecretDefinition;
 
 export const KYC_SECRET = {
   id: 'kyc',
+  env: 'KYC_SECRET_ID',
   fields: ['app_id', 'callback_token'],
-} as const;
+} as const satisfies SecretDefinition;
 
 export const SECRETS = [PROVIDER_SECRET, KYC_SECRET] as const;
 
