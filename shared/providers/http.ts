@@ -14,8 +14,10 @@ import { parseRetryAfter } from './retry-after';
 /** Settings shared by both provider clients. */
 export interface TransportOptions {
   baseUrl: string;
-  timeoutMs: number;
-  keepAlive: boolean;
+  /** How long a call may take before it fails (Ambiguous once the request was sent); 10 s when absent. */
+  timeoutMs?: number;
+  /** Reuse connections between calls; on when absent. */
+  keepAlive?: boolean;
   /** Each call becomes a span named by its operation (X-Ray in the deployed functions); none when absent. */
   tracing?: Tracing;
 }
@@ -50,8 +52,10 @@ const MAX_RESPONSE_BYTES = 1024 * 1024;
 export class HttpTransport {
   private readonly agent: http.Agent;
   private readonly baseUrl: URL;
+  private readonly timeoutMs: number;
+  private readonly tracing: Tracing | undefined;
 
-  constructor(private readonly options: TransportOptions) {
+  constructor(options: TransportOptions) {
     let base: URL;
     try {
       base = new URL(options.baseUrl);
@@ -61,11 +65,14 @@ export class HttpTransport {
     if (base.protocol !== 'http:' && base.protocol !== 'https:') {
       throw new TypeError(`provider base URL must be http(s), got ${base.protocol}`);
     }
-    if (!Number.isInteger(options.timeoutMs) || options.timeoutMs <= 0) {
+    const timeoutMs = options.timeoutMs ?? 10_000;
+    if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) {
       throw new TypeError('provider timeoutMs must be a positive integer');
     }
     this.baseUrl = base;
-    const agentOptions = { keepAlive: options.keepAlive, maxSockets: 50 };
+    this.timeoutMs = timeoutMs;
+    this.tracing = options.tracing;
+    const agentOptions = { keepAlive: options.keepAlive ?? true, maxSockets: 50 };
     this.agent = base.protocol === 'https:' ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
   }
 
@@ -75,7 +82,7 @@ export class HttpTransport {
    */
   call<T>(request: TransportRequest, read: (response: TransportResponse) => T): Promise<T> {
     const exchange = async (): Promise<T> => read(await this.send(request));
-    return this.options.tracing ? this.options.tracing.span(request.operation, exchange) : exchange();
+    return this.tracing ? this.tracing.span(request.operation, exchange) : exchange();
   }
 
   /** Closes pooled keep-alive sockets. */
@@ -123,8 +130,8 @@ export class HttpTransport {
 
       const req = transport.request(url, { method: request.method, headers, agent: this.agent });
       const timer = setTimeout(() => {
-        fail(networkFailure('PROVIDER_TIMEOUT', `no answer within ${this.options.timeoutMs} ms`));
-      }, this.options.timeoutMs);
+        fail(networkFailure('PROVIDER_TIMEOUT', `no answer within ${this.timeoutMs} ms`));
+      }, this.timeoutMs);
 
       req.on('finish', () => {
         sent = true;

@@ -1,18 +1,11 @@
 import * as z from '@shared/validation/zod';
 import { normalizeKycDecision, normalizeKycPhase, type KycDecision, type KycPhase } from '@shared/domain/kyc-status';
-import type { Tracing } from '@shared/ports/runtime';
 import { ProviderRejectedError, redact, type ProviderOperation } from './provider-errors';
-import { HttpTransport, interpretResponse, messageOf, type TransportRequest } from './http';
+import { HttpTransport, interpretResponse, messageOf, type TransportOptions, type TransportRequest } from './http';
 import { expectShape } from './schema';
 
-export interface KycServiceClientOptions {
-  /** Either of the service's two published base addresses; both serve the same paths. */
-  baseUrl: string;
-  timeoutMs?: number;
-  keepAlive?: boolean;
-  /** Each call becomes a span named by its operation (the deployed functions pass the X-Ray tracer). */
-  tracing?: Tracing;
-}
+/** `baseUrl`: either of the service's two published base addresses; both serve the same paths. */
+export type KycServiceClientOptions = TransportOptions;
 
 const appSchema = z.looseObject({ _id: z.string() });
 
@@ -90,12 +83,7 @@ export class KycServiceClient {
   private readonly transport: HttpTransport;
 
   constructor(options: KycServiceClientOptions) {
-    this.transport = new HttpTransport({
-      baseUrl: options.baseUrl,
-      timeoutMs: options.timeoutMs ?? 10_000,
-      keepAlive: options.keepAlive ?? true,
-      ...(options.tracing ? { tracing: options.tracing } : {}),
-    });
+    this.transport = new HttpTransport(options);
   }
 
   /** Closes pooled keep-alive connections. */

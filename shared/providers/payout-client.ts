@@ -2,11 +2,10 @@ import * as z from '@shared/validation/zod';
 import { parseAccountCode } from '@shared/domain/account';
 import type { PayoutIdentity } from '@shared/domain/identity';
 import { currencyDecimals, parseAmount } from '@shared/domain/money';
-import { DEFAULT_SIGNING_PROFILE, withSignature, type SigningProfile, type SigningSecrets } from '@shared/signing';
+import { DEFAULT_SIGNING_PROFILE, withSignature, type SigningOperation, type SigningProfile, type SigningSecrets } from '@shared/signing';
 import type { ProviderCredentials } from '@shared/ports/payouts';
-import type { Tracing } from '@shared/ports/runtime';
 import { ProviderAmbiguousError, type ProviderOperation } from './provider-errors';
-import { HttpTransport, interpretResponse, type TransportRequest } from './http';
+import { HttpTransport, interpretResponse, type TransportOptions, type TransportRequest } from './http';
 import { expectShape } from './schema';
 import { DEFAULT_STATUS_MAP, mapProviderStatus, type PayoutStatusOutcome, type StatusMap } from './status-map';
 import {
@@ -20,15 +19,10 @@ import {
 // bundle that only maps the secret (the notification receiver) builds none of the answer schemas below.
 export { credentialsFromSecret, type ProviderSecretFields } from './provider-credentials';
 
-export interface PayoutServiceClientOptions {
-  baseUrl: string;
+export interface PayoutServiceClientOptions extends TransportOptions {
   signingProfile?: SigningProfile;
   /** Send `Authorization: Bearer <key>` on Payout and GetPayout (AccountVerification always uses Bearer, as the provider's documentation shows). */
   bearerPrefix?: boolean;
-  timeoutMs?: number;
-  keepAlive?: boolean;
-  /** Each call becomes a span named by its operation (the deployed functions pass the X-Ray tracer). */
-  tracing?: Tracing;
   /** Path segment of the key-reset operation: the documented ResetPartnerKeys, or GenKeysForPartner from its example. */
   resetKeysPath?: string;
   /** Status table for GetPayout (PROVIDER_STATUS_MAP parsed with parseStatusMap). */
@@ -146,12 +140,7 @@ export class PayoutServiceClient {
   private readonly collectionOrderShape: CollectionOrderShape;
 
   constructor(options: PayoutServiceClientOptions) {
-    this.transport = new HttpTransport({
-      baseUrl: options.baseUrl,
-      timeoutMs: options.timeoutMs ?? 10_000,
-      keepAlive: options.keepAlive ?? true,
-      ...(options.tracing ? { tracing: options.tracing } : {}),
-    });
+    this.transport = new HttpTransport(options);
     this.signingProfile = options.signingProfile ?? DEFAULT_SIGNING_PROFILE;
     this.bearerPrefix = options.bearerPrefix ?? true;
     this.resetKeysPath = options.resetKeysPath ?? 'ResetPartnerKeys';
@@ -173,6 +162,29 @@ export class PayoutServiceClient {
 
   private authorization(creds: ProviderCredentials, forceBearer = false): string {
     return forceBearer || this.bearerPrefix ? `Bearer ${creds.partnerPublicKey}` : creds.partnerPublicKey;
+  }
+
+  /**
+   * A POST whose body is signed with the profile's recipe and carries the partner key in
+   * Authorization (AccountVerification, Payout, collection orders). The keys, and the account
+   * number where the body has one, never appear in an error message.
+   */
+  private async signedPost<T>(
+    operation: ProviderOperation,
+    path: string,
+    request: { fields: object; recipe: SigningOperation; creds: ProviderCredentials; accountNumber?: string; forceBearer?: boolean },
+    schema: z.ZodMiniType<T>,
+  ): Promise<T> {
+    const { creds } = request;
+    const { body: answer } = await this.call({
+      operation,
+      method: 'POST',
+      path,
+      headers: { Authorization: this.authorization(creds, request.forceBearer), 'Content-Type': 'application/json' },
+      body: withSignature(request.fields, request.recipe, secretsOf(creds), this.signingProfile),
+      sensitive: sensitiveOf(creds, request.accountNumber),
+    });
+    return expectShape(schema, answer, operation);
   }
 
   private async partnerCall(operation: ProviderOperation, path: string, body: object): Promise<PartnerAnswer> {
@@ -208,23 +220,19 @@ export class PayoutServiceClient {
    * the profile's accountVerification recipe (partner secret by default).
    */
   async verifyAccount(input: VerifyAccountInput, creds: ProviderCredentials): Promise<AccountVerificationResult> {
-    const operation = 'verifyAccount';
     currencyDecimals(input.currency);
-    const body = withSignature(
-      { account_number: input.account_number, account_code: parseAccountCode(input.account_code), currency: input.currency },
-      'accountVerification',
-      secretsOf(creds),
-      this.signingProfile,
+    return this.signedPost(
+      'verifyAccount',
+      `${PREFIX}/AccountVerification/`,
+      {
+        fields: { account_number: input.account_number, account_code: parseAccountCode(input.account_code), currency: input.currency },
+        recipe: 'accountVerification',
+        creds,
+        accountNumber: input.account_number,
+        forceBearer: true,
+      },
+      accountVerificationSchema,
     );
-    const { body: answer } = await this.call({
-      operation,
-      method: 'POST',
-      path: `${PREFIX}/AccountVerification/`,
-      headers: { Authorization: this.authorization(creds, true), 'Content-Type': 'application/json' },
-      body,
-      sensitive: sensitiveOf(creds, input.account_number),
-    });
-    return expectShape(accountVerificationSchema, answer, operation);
   }
 
   /**
@@ -232,31 +240,26 @@ export class PayoutServiceClient {
    * may have moved money. The amount is sent in canonical form for its currency.
    */
   async payout(input: PayoutInput, creds: ProviderCredentials): Promise<PayoutAccepted> {
-    const operation = 'payout';
-    // Field order follows the documented field table, since the default profile signs in insertion order.
-    const body = withSignature(
-      {
-        amount: parseAmount(input.amount, input.currency),
-        account_number: input.account_number,
-        currency: input.currency,
-        withdrawal_reference: input.withdrawal_reference,
-        partner_id: creds.partnerId,
-        platform_merchant_id: creds.platformMerchantId,
-        account_code: parseAccountCode(input.account_code),
-      },
+    return this.signedPost(
       'payout',
-      secretsOf(creds),
-      this.signingProfile,
+      `${PREFIX}/Payout/`,
+      {
+        // Field order follows the documented field table, since the default profile signs in insertion order.
+        fields: {
+          amount: parseAmount(input.amount, input.currency),
+          account_number: input.account_number,
+          currency: input.currency,
+          withdrawal_reference: input.withdrawal_reference,
+          partner_id: creds.partnerId,
+          platform_merchant_id: creds.platformMerchantId,
+          account_code: parseAccountCode(input.account_code),
+        },
+        recipe: 'payout',
+        creds,
+        accountNumber: input.account_number,
+      },
+      payoutAcceptedSchema,
     );
-    const { body: answer } = await this.call({
-      operation,
-      method: 'POST',
-      path: `${PREFIX}/Payout/`,
-      headers: { Authorization: this.authorization(creds), 'Content-Type': 'application/json' },
-      body,
-      sensitive: sensitiveOf(creds, input.account_number),
-    });
-    return expectShape(payoutAcceptedSchema, answer, operation);
   }
 
   /**
@@ -265,30 +268,24 @@ export class PayoutServiceClient {
    * default). No money leaves on this call, but an Ambiguous failure still means the order may exist.
    */
   async createCollectionOrder(input: CollectionOrderInput, creds: ProviderCredentials): Promise<CollectionOrderAnswer> {
-    const operation = 'createCollectionOrder';
-    const body = withSignature(
-      collectionOrderBody(this.collectionOrderShape, {
-        orderId: input.partnerOrderId,
-        amount: parseAmount(input.amount, input.currency),
-        currency: input.currency,
-        timestamp: input.at.toISOString(),
-        epochSeconds: String(Math.floor(input.at.getTime() / 1000)),
-        partnerId: creds.partnerId,
-        merchantId: creds.platformMerchantId,
-      }),
-      'collectionOrder',
-      secretsOf(creds),
-      this.signingProfile,
+    return this.signedPost(
+      'createCollectionOrder',
+      this.collectionOrderShape.path,
+      {
+        fields: collectionOrderBody(this.collectionOrderShape, {
+          orderId: input.partnerOrderId,
+          amount: parseAmount(input.amount, input.currency),
+          currency: input.currency,
+          timestamp: input.at.toISOString(),
+          epochSeconds: String(Math.floor(input.at.getTime() / 1000)),
+          partnerId: creds.partnerId,
+          merchantId: creds.platformMerchantId,
+        }),
+        recipe: 'collectionOrder',
+        creds,
+      },
+      collectionOrderAnswerSchema,
     );
-    const { body: answer } = await this.call({
-      operation,
-      method: 'POST',
-      path: this.collectionOrderShape.path,
-      headers: { Authorization: this.authorization(creds), 'Content-Type': 'application/json' },
-      body,
-      sensitive: sensitiveOf(creds),
-    });
-    return expectShape(collectionOrderAnswerSchema, answer, operation);
   }
 
   /**
