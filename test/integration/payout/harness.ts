@@ -8,7 +8,7 @@ import { startLocalAws, type LocalAws, type LocalAwsOptions } from '@local/emula
 import { startSimulator, type SimulatorHandle, type SimulatorOptions, type PartnerCredentials } from '@simulator/index';
 import { createPayoutRepository } from '@shared/adapters/payout-repository';
 import type { PayoutRepository } from '@shared/ports/payouts';
-import type { ReconcileSummary } from '@shared/app/reconcile-payouts';
+import type { ReconcileSettings, ReconcileSummary } from '@shared/app/reconcile-payouts';
 import { FUNCTIONS } from '@shared/config/functions';
 import type { PayoutRequestInput } from '@shared/messages/payout-request';
 import { sqsEventFromMessages } from '@test/factories/sqs-events';
@@ -21,6 +21,20 @@ import { sqsEventFromMessages } from '@test/factories/sqs-events';
 
 export const PARTNER_CODE = 'payrelay-it';
 export const MERCHANT_ID = 'merchant-it-1';
+
+/**
+ * The reconciler's settings of the tests that build the use cases themselves: review after 60
+ * minutes, 15 minutes of not-found grace without resubmission, SUBMITTING stale after 5 minutes.
+ */
+export const RECONCILE_SETTINGS: ReconcileSettings = {
+  reviewAfterMs: 60 * 60_000,
+  notFoundGraceMs: 15 * 60_000,
+  resubmitUnknownNotFound: false,
+  submitStaleMs: 5 * 60_000,
+  concurrency: 4,
+  pageSize: 10,
+  budgetMs: 60_000,
+};
 
 export type WorkerHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 export type ReconcilerHandler = (event: ScheduledEvent, context: Context) => Promise<ReconcileSummary>;

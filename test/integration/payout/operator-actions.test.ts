@@ -4,16 +4,15 @@ import { createPayoutQueue } from '@shared/adapters/payout-queue';
 import { InvalidOperatorInputError, OperatorActionRefusedError, PayoutNotFoundError } from '@shared/app/operator-errors';
 import { createProcessPayout } from '@shared/app/process-payout';
 import { credentialsFromCachedSecret } from '@shared/adapters/credentials';
-import type { Clock, Telemetry } from '@shared/ports/runtime';
-import { createReconcilePayouts, type ReconcileSettings } from '@shared/app/reconcile-payouts';
+import { createReconcilePayouts } from '@shared/app/reconcile-payouts';
 import { resolvePayout } from '@shared/app/resolve-payout';
 import { retryPayout } from '@shared/app/retry-payout';
 import { SETTLED_AFTER_REVIEW } from '@shared/domain/payout';
 import { parsePayoutRequest, payoutRequestSchema, type PayoutRequestInput } from '@shared/messages/payout-request';
 import { METRIC } from '@shared/observability/metric-names';
 import { PayoutServiceClient } from '@shared/providers/payout-client';
-import { MERCHANT_ID, PARTNER_CODE, expectAtMostOneExecution, identityOf, ledgerOf, request, startHarness, type Harness } from './harness';
-import { silentLog } from '@test/factories/ports';
+import { MERCHANT_ID, PARTNER_CODE, RECONCILE_SETTINGS, expectAtMostOneExecution, identityOf, ledgerOf, request, startHarness, type Harness } from './harness';
+import { MovableClock, countingTelemetry, silentLog } from '@test/factories/ports';
 
 /*
  * The exceptions an operator settles (NEEDS_REVIEW watched and resolved, retry of a FAILED payout,
@@ -28,40 +27,15 @@ const DAY = 24 * HOUR;
 let h: Harness;
 let client: PayoutServiceClient;
 
-class TestClock implements Clock {
-  private t = Date.now();
-  now(): Date {
-    return new Date(this.t);
-  }
-  advance(ms: number): void {
-    this.t += ms;
-  }
-}
-
-const counts: Record<string, number> = {};
-const telemetry: Telemetry = {
-  count: (metric, value = 1) => {
-    counts[metric] = (counts[metric] ?? 0) + value;
-  },
-  seconds: () => undefined,
-};
-
-const RECONCILE: ReconcileSettings = {
-  reviewAfterMs: 60 * MINUTE,
-  notFoundGraceMs: 15 * MINUTE,
-  resubmitUnknownNotFound: false,
-  submitStaleMs: 5 * MINUTE,
-  concurrency: 4,
-  pageSize: 10,
-  budgetMs: 60_000,
-};
+const telemetry = countingTelemetry();
+const counts = telemetry.counts;
 
 function system() {
-  const clock = new TestClock();
+  const clock = new MovableClock();
   const credentials = credentialsFromCachedSecret({ get: async () => h.sim.admin.credentials(PARTNER_CODE, MERCHANT_ID) });
   const deps = { repository: h.repository, credentials, clock, telemetry, log: silentLog, provider: client };
   const process = createProcessPayout({ ...deps, settings: { nameMatchThreshold: 0.85, kycGating: false } });
-  const reconcile = createReconcilePayouts({ ...deps, settings: RECONCILE });
+  const reconcile = createReconcilePayouts({ ...deps, settings: RECONCILE_SETTINGS });
   const queue = createPayoutQueue(h.aws.queueUrls.payouts, h.sqs);
   return {
     clock,

@@ -12,8 +12,8 @@ import { payoutRequestSchema, type PayoutRequestInput } from '@shared/messages/p
 import type { PayoutProvider } from '@shared/ports/payouts';
 import type { Clock } from '@shared/ports/runtime';
 import { PayoutServiceClient } from '@shared/providers/payout-client';
-import { silentLog } from '@test/factories/ports';
-import { MERCHANT_ID, PARTNER_CODE, identityOf, request, startHarness, type Harness } from './harness';
+import { noTelemetry, silentLog } from '@test/factories/ports';
+import { MERCHANT_ID, PARTNER_CODE, RECONCILE_SETTINGS, identityOf, request, startHarness, type Harness } from './harness';
 
 /*
  * The reversal watch of SUCCEEDED payouts, which settling no longer schedules in the open index: the
@@ -40,15 +40,8 @@ const daysAsked = (r: PayoutRequestInput, since: number): number[] => (asked.get
 /** Minutes the clock moves on at each GetPayout (0: time stands still); the budget test uses it. */
 let minutesPerCall = 0;
 
-const SETTINGS: ReconcileSettings = {
-  reviewAfterMs: 60 * MINUTE,
-  notFoundGraceMs: 15 * MINUTE,
-  resubmitUnknownNotFound: false,
-  submitStaleMs: 5 * MINUTE,
-  concurrency: 1,
-  pageSize: 2,
-  budgetMs: 60_000,
-};
+/** One payout at a time, two a page: the budget and paging tests count calls and pages. */
+const SETTINGS: ReconcileSettings = { ...RECONCILE_SETTINGS, concurrency: 1, pageSize: 2 };
 
 function system(settings: Partial<ReconcileSettings> = {}) {
   const credentials = credentialsFromCachedSecret({ get: async () => h.sim.admin.credentials(PARTNER_CODE, MERCHANT_ID) });
@@ -61,8 +54,7 @@ function system(settings: Partial<ReconcileSettings> = {}) {
       return client.getPayout(identity, creds);
     },
   };
-  const telemetry = { count: () => undefined, seconds: () => undefined };
-  const deps = { repository: h.repository, provider, credentials, clock, telemetry, log: silentLog };
+  const deps = { repository: h.repository, provider, credentials, clock, telemetry: noTelemetry, log: silentLog };
   const process = createProcessPayout({ ...deps, settings: { nameMatchThreshold: 0.85, kycGating: false } });
   return { reconciler: createReconciler({ ...deps, settings: { ...SETTINGS, ...settings } }), pay: (r: PayoutRequestInput) => process(payoutRequestSchema.parse(r)) };
 }

@@ -11,7 +11,7 @@ import { payoutRequestSchema, type PayoutRequestInput } from '@shared/messages/p
 import { METRIC } from '@shared/observability/metric-names';
 import { PayoutServiceClient, credentialsFromSecret } from '@shared/providers/payout-client';
 import { mapProviderStatus } from '@shared/providers/status-map';
-import { MERCHANT_ID, PARTNER_CODE, expectAtMostOneExecution, identityOf, ledgerOf, request, startHarness, type Harness } from './harness';
+import { MERCHANT_ID, PARTNER_CODE, RECONCILE_SETTINGS, expectAtMostOneExecution, identityOf, ledgerOf, request, startHarness, type Harness } from './harness';
 import { MovableClock, countingTelemetry, silentLog } from '@test/factories/ports';
 
 /*
@@ -27,16 +27,6 @@ let unreachable: PayoutServiceClient;
 
 const telemetry = countingTelemetry();
 const counts = telemetry.counts;
-
-const RECONCILE: ReconcileSettings = {
-  reviewAfterMs: 60 * MINUTE,
-  notFoundGraceMs: 15 * MINUTE,
-  resubmitUnknownNotFound: false,
-  submitStaleMs: 5 * MINUTE,
-  concurrency: 4,
-  pageSize: 10,
-  budgetMs: 60_000,
-};
 
 function system(
   options: {
@@ -59,7 +49,7 @@ function system(
     kyc: options.kyc,
     settings: { nameMatchThreshold: 0.85, kycGating: false, ...options.worker },
   });
-  const reconcile = createReconcilePayouts({ ...common, provider: options.reads ?? client, settings: { ...RECONCILE, ...options.reconcile } });
+  const reconcile = createReconcilePayouts({ ...common, provider: options.reads ?? client, settings: { ...RECONCILE_SETTINGS, ...options.reconcile } });
   const parse = (r: PayoutRequestInput) => payoutRequestSchema.parse(r);
   return {
     clock,
@@ -69,6 +59,19 @@ function system(
 }
 
 const payoutOf = (r: PayoutRequestInput) => h.repository.get(identityOf(r));
+
+/** Stores `r` as a payout just accepted at `at` (the worker's first write), for a test to move on by hand. */
+async function storeAccepted(r: PayoutRequestInput, amount: string, at: Date): Promise<Payout> {
+  const accepted = Payout.accept({ identity: identityOf(r), amount, accountMasked: maskAccount(r.account_number), accountCode: 'MTN' }, at);
+  await h.repository.createAccepted(accepted);
+  return accepted;
+}
+
+/** A Payout call for `r` that payrelay did not make (a worker that crashed after it, an earlier deployment, a person). */
+async function payOutsidePayrelay(r: PayoutRequestInput, amount = r.amount): Promise<void> {
+  const creds = credentialsFromSecret(h.sim.admin.credentials(PARTNER_CODE, MERCHANT_ID));
+  await client.payout({ ...identityOf(r), amount, account_number: r.account_number, account_code: r.account_code }, creds);
+}
 
 beforeAll(async () => {
   h = await startHarness();
@@ -155,11 +158,7 @@ describe('reconciliation rules (rule 1 not-found handling, rule 3 nothing lost)'
   it('moves a payout nobody processed (stuck in ACCEPTED) to NEEDS_REVIEW at the review deadline, not before', async () => {
     const s = system();
     const r = request();
-    const stuck = Payout.accept(
-      { identity: identityOf(r), amount: '25.50', accountMasked: maskAccount(r.account_number), accountCode: 'MTN' },
-      s.clock.now(),
-    );
-    await h.repository.createAccepted(stuck);
+    const stuck = await storeAccepted(r, '25.50', s.clock.now());
     s.clock.advance(2 * MINUTE);
     await s.reconcile();
     const waiting = await payoutOf(r);
@@ -176,14 +175,9 @@ describe('reconciliation rules (rule 1 not-found handling, rule 3 nothing lost)'
     const s = system();
     const r = request();
     const now = s.clock.now();
-    const accepted = Payout.accept(
-      { identity: identityOf(r), amount: '25.50', accountMasked: maskAccount(r.account_number), accountCode: 'MTN' },
-      now,
-    );
-    await h.repository.createAccepted(accepted);
+    const accepted = await storeAccepted(r, '25.50', now);
     await h.repository.save(accepted, accepted.startVerifying(now).startSubmitting(now, 'Kwame Mensah'));
-    const creds = credentialsFromSecret(h.sim.admin.credentials(PARTNER_CODE, MERCHANT_ID));
-    await client.payout({ ...identityOf(r), amount: r.amount, account_number: r.account_number, account_code: r.account_code }, creds);
+    await payOutsidePayrelay(r);
 
     s.clock.advance(2 * MINUTE);
     await s.reconcile();
@@ -198,11 +192,7 @@ describe('reconciliation rules (rule 1 not-found handling, rule 3 nothing lost)'
     const s = system();
     const r = request();
     const now = s.clock.now();
-    const accepted = Payout.accept(
-      { identity: identityOf(r), amount: '25.50', accountMasked: maskAccount(r.account_number), accountCode: 'MTN' },
-      now,
-    );
-    await h.repository.createAccepted(accepted);
+    const accepted = await storeAccepted(r, '25.50', now);
     await h.repository.save(accepted, accepted.startVerifying(now).startSubmitting(now));
     s.clock.advance(6 * MINUTE);
     await s.reconcile();
@@ -221,14 +211,9 @@ describe('reconciliation rules (rule 1 not-found handling, rule 3 nothing lost)'
     const s = system();
     const r = request();
     const now = s.clock.now();
-    const accepted = Payout.accept(
-      { identity: identityOf(r), amount: '10.00', accountMasked: maskAccount(r.account_number), accountCode: 'MTN' },
-      now,
-    );
-    await h.repository.createAccepted(accepted);
+    const accepted = await storeAccepted(r, '10.00', now);
     await h.repository.save(accepted, accepted.startVerifying(now).startSubmitting(now).submitted('PENDING', now));
-    const creds = credentialsFromSecret(h.sim.admin.credentials(PARTNER_CODE, MERCHANT_ID));
-    await client.payout({ ...identityOf(r), amount: '20.00', account_number: r.account_number, account_code: r.account_code }, creds);
+    await payOutsidePayrelay(r, '20.00');
     s.clock.advance(2 * MINUTE);
     await s.reconcile();
     const p = await payoutOf(r);
@@ -583,9 +568,8 @@ describe('worker outcomes the simulator produces only through explicit ports', (
   it('records a duplicate-reference refusal as UNKNOWN, never FAILED, and reconciles it (rule 2)', async () => {
     const s = system();
     const r = request();
-    const creds = credentialsFromSecret(h.sim.admin.credentials(PARTNER_CODE, MERCHANT_ID));
     // Someone (an earlier deployment, a manual call) already paid this reference.
-    await client.payout({ ...identityOf(r), amount: r.amount, account_number: r.account_number, account_code: r.account_code }, creds);
+    await payOutsidePayrelay(r);
     expect(await s.pay(r)).toMatchObject({ outcome: 'unknown', state: 'UNKNOWN' });
     expect((await payoutOf(r))?.record.reason).toMatch(/duplicate/);
     s.clock.advance(1 * MINUTE);

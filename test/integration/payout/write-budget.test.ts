@@ -10,7 +10,7 @@ import { createReconcilePayouts } from '@shared/app/reconcile-payouts';
 import { payoutKey } from '@shared/domain/identity';
 import { acceptRequest, payoutRequestSchema } from '@shared/messages/payout-request';
 import { PayoutServiceClient } from '@shared/providers/payout-client';
-import { MERCHANT_ID, PARTNER_CODE, identityOf, request, startHarness, type Harness } from './harness';
+import { MERCHANT_ID, PARTNER_CODE, RECONCILE_SETTINGS, identityOf, request, startHarness, type Harness } from './harness';
 import { silentLog } from '@test/factories/ports';
 import { PAYOUTS_TABLE, REVERSAL_WATCH_MARK_KEY } from '@shared/config/resources';
 import { indexWriteUnits } from '@bench/lib/gsi-writes';
@@ -96,7 +96,7 @@ describe('payout happy path write budget', () => {
       clock,
       telemetry,
       log: silentLog,
-      settings: { reviewAfterMs: 60 * MINUTE, notFoundGraceMs: 15 * MINUTE, resubmitUnknownNotFound: false, submitStaleMs: 5 * MINUTE, concurrency: 4, pageSize: 10, budgetMs: 60_000 },
+      settings: RECONCILE_SETTINGS,
     });
     const r = request();
     const key = { TableName: h.aws.names.payoutsTable, Key: { pk: payoutKey(identityOf(r)) } };
