@@ -1,26 +1,14 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ProviderAmbiguousError, ProviderUnauthorizedError } from '@shared/providers/provider-errors';
 import { credentialsFromSecret, PayoutServiceClient } from '@shared/providers/payout-client';
-import { startSimulator, type KycCallbackPayload, type SimulatorHandle, type SimulatorOptions } from '@simulator/index';
-import { ghsPayout, payoutFixture, startReceiver } from './support';
+import { startSimulator, type KycCallbackPayload, type SimulatorHandle } from '@simulator/index';
+import { ghsPayout, payoutFixture, simulatorPerTest, startReceiver } from './support';
 
-let sim: SimulatorHandle | undefined;
-const cleanups: Array<() => unknown> = [];
-
-async function start(options: SimulatorOptions = {}): Promise<SimulatorHandle> {
-  sim = await startSimulator({ log: 'silent', ...options });
-  return sim;
-}
-
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-  await sim?.stop();
-  sim = undefined;
-});
+const { start, onCleanup } = simulatorPerTest();
 
 function fixture(s: SimulatorHandle, timeoutMs = 2000) {
   const f = payoutFixture(s, { timeoutMs });
-  cleanups.push(() => f.client.close());
+  onCleanup(() => f.client.close());
   const identity = (withdrawal_reference: string) => ({
     platform_merchant_id: f.secret.platform_merchant_id,
     currency: 'GHS',
@@ -167,7 +155,7 @@ describe('faults on incoming operations', () => {
 describe('faults on outgoing callbacks and notifications', () => {
   it('duplicates KYC callbacks and delivers them out of order', async () => {
     const receiver = await startReceiver();
-    cleanups.push(() => receiver.stop());
+    onCleanup(() => receiver.stop());
     const s = await start({ faults: { kycCallback: { duplicateRate: 1 } } });
     const { appId, orderId } = await kycOrder(s, `${receiver.url}/cb`);
     await s.admin.advanceKyc({ order_id: orderId });
@@ -192,7 +180,7 @@ describe('faults on outgoing callbacks and notifications', () => {
 
   it('drops KYC callbacks: never posted, still listed by GET /responses; `times` limits it', async () => {
     const receiver = await startReceiver();
-    cleanups.push(() => receiver.stop());
+    onCleanup(() => receiver.stop());
     const s = await start({ faults: { kycCallback: { dropRate: 1, times: 2 } } });
     const { appId, orderId } = await kycOrder(s, `${receiver.url}/cb`);
     await s.admin.advanceKyc({ order_id: orderId, action: 'finish' });
@@ -209,7 +197,7 @@ describe('faults on outgoing callbacks and notifications', () => {
 
   it('duplicates order notifications and sends a stale PENDING one after the final one', async () => {
     const receiver = await startReceiver();
-    cleanups.push(() => receiver.stop());
+    onCleanup(() => receiver.stop());
     const s = await start({
       notificationUrl: `${receiver.url}/n`,
       faults: { orderNotification: { duplicateRate: 1, outOfOrderRate: 1, times: 2 } },
@@ -294,7 +282,7 @@ async function kycOrder(s: SimulatorHandle, callback: string, existingApp?: stri
 describe('admin HTTP API: the rest of the surface', () => {
   it('creates partners, reads credentials and the outbox, adds accounts, sends notifications, settles and resets', async () => {
     const receiver = await startReceiver();
-    cleanups.push(() => receiver.stop());
+    onCleanup(() => receiver.stop());
     const s = await start({ progression: { settleAfterChecks: 5 } });
     const admin = async (path: string, method = 'GET', body?: unknown) => {
       const res = await fetch(`${s.url}/__admin${path}`, {
@@ -320,7 +308,7 @@ describe('admin HTTP API: the rest of the surface', () => {
 
     const creds = credentialsFromSecret(created.body as never);
     const client = new PayoutServiceClient({ baseUrl: s.payoutBaseUrl });
-    cleanups.push(() => client.close());
+    onCleanup(() => client.close());
     await client.payout({ ...ghsPayout('adm-1'), account_number: '0551112222' }, creds);
     const identity = { platform_merchant_id: 'MER-Z', currency: 'GHS', withdrawal_reference: 'adm-1' };
 

@@ -1,24 +1,17 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ProviderRejectedError } from '@shared/providers/provider-errors';
 import { KycServiceClient } from '@shared/providers/kyc-client';
-import { startSimulator, type KycCallbackPayload, type SimulatorHandle, type SimulatorOptions } from '@simulator/index';
-import { startReceiver } from './support';
+import type { KycCallbackPayload, SimulatorOptions } from '@simulator/index';
+import { simulatorPerTest, startReceiver } from './support';
 
-let sim: SimulatorHandle | undefined;
-const cleanups: Array<() => unknown> = [];
-
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-  await sim?.stop();
-  sim = undefined;
-});
+const { start, onCleanup } = simulatorPerTest();
 
 /** A verified app, the KYC types and a receiver for callbacks. */
 async function setup(options: SimulatorOptions = {}) {
-  sim = await startSimulator({ log: 'silent', ...options });
+  const sim = await start(options);
   const receiver = await startReceiver();
   const client = new KycServiceClient({ baseUrl: sim.kycBaseUrl, timeoutMs: 2000 });
-  cleanups.push(() => client.close(), () => receiver.stop());
+  onCleanup(() => client.close(), () => receiver.stop());
   const registered = await client.registerApp({ name: 'Acme', email: 'kyc@acme.test', origin: ['https://acme.test'] });
   await client.verifyApp({ email: 'kyc@acme.test', code: registered.value });
   const types = await client.getKycTypes();
@@ -46,9 +39,9 @@ const events = (payloads: unknown[]) =>
 
 describe('KYC service: app, types, orders', () => {
   it('register writes a 6-digit token to the outbox; verify refuses a wrong code; request token issues a new one', async () => {
-    sim = await startSimulator({ log: 'silent' });
+    const sim = await start();
     const client = new KycServiceClient({ baseUrl: sim.kycBaseUrl });
-    cleanups.push(() => client.close());
+    onCleanup(() => client.close());
     const registered = await client.registerApp({ name: 'Acme', email: 'kyc@acme.test', origin: ['https://acme.test'] });
     expect(registered.value).toMatch(/^\d{6}$/);
     expect(registered.app).toMatchObject({ verified: false, status: 'Active', name: 'Acme', origin: ['https://acme.test'] });
@@ -106,9 +99,9 @@ describe('KYC service: app, types, orders', () => {
   });
 
   it('refuses an order for an app that is not verified', async () => {
-    sim = await startSimulator({ log: 'silent' });
+    const sim = await start();
     const client = new KycServiceClient({ baseUrl: sim.kycBaseUrl });
-    cleanups.push(() => client.close());
+    onCleanup(() => client.close());
     const registered = await client.registerApp({ name: 'Acme', email: 'kyc@acme.test', origin: [] });
     const error = await client
       .createIndividualOrder({

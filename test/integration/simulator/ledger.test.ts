@@ -1,13 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ProviderRejectedError } from '@shared/providers/provider-errors';
-import { startSimulator, type DuplicateRule, type SimulatorHandle } from '@simulator/index';
-import { ghsPayout, payoutFixture } from './support';
+import type { DuplicateRule } from '@simulator/index';
+import { ghsPayout, payoutFixture, simulatorPerTest } from './support';
 
-let sim: SimulatorHandle | undefined;
-afterEach(async () => {
-  await sim?.stop();
-  sim = undefined;
-});
+const { start } = simulatorPerTest();
 
 const UNIQUE = 120;
 const DUPLICATES = 80;
@@ -23,7 +19,7 @@ describe('ledger under concurrency', () => {
   it.each<DuplicateRule>(['refuse', 'return-existing'])(
     'counts exactly one execution per reference for 200 concurrent payouts with duplicates (%s)',
     async (duplicateRule) => {
-      sim = await startSimulator({ log: 'silent', duplicateRule, faults: { payout: { latencyMs: 20 } } });
+      const sim = await start({ duplicateRule, faults: { payout: { latencyMs: 20 } } });
       const { client, creds } = payoutFixture(sim, { timeoutMs: 10_000 });
       try {
         const sent = requests();

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { makeSigningProfile, verifyPayload, withSignature } from '@shared/signing';
 import {
   ProviderRejectedError,
@@ -6,28 +6,16 @@ import {
 } from '@shared/providers/provider-errors';
 import { credentialsFromSecret, PayoutServiceClient } from '@shared/providers/payout-client';
 import { parseCollectionOrderShape } from '@shared/providers/collection-order-shape';
-import { SEEDED_ACCOUNTS, startSimulator, type SimulatorHandle, type SimulatorOptions } from '@simulator/index';
-import { ghsPayout, payoutFixture, startReceiver } from './support';
+import { SEEDED_ACCOUNTS } from '@simulator/index';
+import { ghsPayout, payoutFixture, simulatorPerTest, startReceiver } from './support';
 
-let sim: SimulatorHandle | undefined;
-const cleanups: Array<() => unknown> = [];
-
-async function start(options: SimulatorOptions = {}): Promise<SimulatorHandle> {
-  sim = await startSimulator({ log: 'silent', ...options });
-  return sim;
-}
-
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-  await sim?.stop();
-  sim = undefined;
-});
+const { start, onCleanup } = simulatorPerTest();
 
 describe('payout service: onboarding and keys', () => {
   it('OnboardPartner mails keys and partner_id to the outbox, readable once through the one-time link', async () => {
     const s = await start();
     const client = new PayoutServiceClient({ baseUrl: s.payoutBaseUrl });
-    cleanups.push(() => client.close());
+    onCleanup(() => client.close());
 
     const answer = await client.onboardPartner({ partner_code: 'acme', email: 'ops@acme.test' });
     expect(answer).toMatchObject({ success: true, data: null });
@@ -47,7 +35,7 @@ describe('payout service: onboarding and keys', () => {
   it.each(['ResetPartnerKeys', 'GenKeysForPartner'])('%s issues new keys: old keys get 401, partner_id stays', async (resetKeysPath) => {
     const s = await start();
     const { client, secret, creds } = payoutFixture(s, { resetKeysPath });
-    cleanups.push(() => client.close());
+    onCleanup(() => client.close());
     const verify = { account_number: '0123456789', account_code: '057', currency: 'NGN' };
     await expect(client.verifyAccount(verify, creds)).resolves.toMatchObject({ data: { account_name: 'Adaeze Okafor' } });
 
@@ -73,7 +61,7 @@ describe('payout service: account verification', () => {
   it('answers the owner name of every seeded account, bank codes and mobile-money providers alike', async () => {
     const s = await start();
     const { client, creds } = payoutFixture(s);
-    cleanups.push(() => client.close());
+    onCleanup(() => client.close());
     for (const account of SEEDED_ACCOUNTS) {
       const currency = account.currencies?.[0] ?? 'KES';
       const answer = await client.verifyAccount({ account_number: account.account_number, account_code: account.account_code, currency }, creds);
@@ -85,7 +73,7 @@ describe('payout service: account verification', () => {
   it('refuses an unknown account with HTTP 400 "account not found", and an account added at run time is found', async () => {
     const s = await start();
     const { client, creds } = payoutFixture(s);
-    cleanups.push(() => client.close());
+    onCleanup(() => client.close());
     const input = { account_number: '0500000000', account_code: 'MTN', currency: 'GHS' };
     const error = await client.verifyAccount(input, creds).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProviderRejectedError);
@@ -98,7 +86,7 @@ describe('payout service: account verification', () => {
   it('refuses a wrong signature and a missing Bearer key with 401', async () => {
     const s = await start();
     const { client, creds } = payoutFixture(s);
-    cleanups.push(() => client.close());
+    onCleanup(() => client.close());
     const input = { account_number: '0123456789', account_code: '057', currency: 'NGN' };
     await expect(client.verifyAccount(input, { ...creds, partnerSecretKey: 'not-the-secret' })).rejects.toBeInstanceOf(
       ProviderUnauthorizedError,
@@ -128,7 +116,7 @@ describe('payout service: Payout and GetPayout', () => {
   it('accepts a payout with the PENDING acceptance shape, records one execution, and progresses after the configured checks', async () => {
     const s = await start({ progression: { settleAfterChecks: 1 } });
     const { client, creds, secret } = payoutFixture(s);
-    cleanups.push(() => client.close());
+    onCleanup(() => client.close());
 
     const accepted = await client.payout(ghsPayout('w-1'), creds);
     expect(accepted).toMatchObject({ success: true, data: { withdrawal_reference: 'w-1', status: 'PENDING', amount: '25.50' } });
@@ -146,7 +134,7 @@ describe('payout service: Payout and GetPayout', () => {
   it('answers an unknown reference with the empty shape (found: false)', async () => {
     const s = await start();
     const { client, creds, secret } = payoutFixture(s);
-    cleanups.push(() => client.close());
+    onCleanup(() => client.close());
     const result = await client.getPayout({ platform_merchant_id: secret.platform_merchant_id, currency: 'GHS', withdrawal_reference: 'nope' }, creds);
     expect(result.found).toBe(false);
     expect(result.raw).toEqual({ withdrawal_reference: '', amount: '', currency: '', status: '', customer: {} });
@@ -155,7 +143,7 @@ describe('payout service: Payout and GetPayout', () => {
   it('refuses a duplicate withdrawal_reference with 409 under "refuse" (duplicateReference) and executes once', async () => {
     const s = await start();
     const { client, creds } = payoutFixture(s);
-    cleanups.push(() => client.close());
+    onCleanup(() => client.close());
     await client.payout(ghsPayout('dup-1'), creds);
     const error = await client.payout(ghsPayout('dup-1'), creds).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProviderRejectedError);
@@ -166,7 +154,7 @@ describe('payout service: Payout and GetPayout', () => {
   it('answers the existing payout under "return-existing" and still executes once', async () => {
     const s = await start({ duplicateRule: 'return-existing' });
     const { client, creds } = payoutFixture(s);
-    cleanups.push(() => client.close());
+    onCleanup(() => client.close());
     await client.payout(ghsPayout('dup-2'), creds);
     const again = await client.payout(ghsPayout('dup-2', '99.00'), creds);
     expect(again).toMatchObject({ success: true, data: { withdrawal_reference: 'dup-2', amount: '25.50' } });
@@ -176,7 +164,7 @@ describe('payout service: Payout and GetPayout', () => {
   it('runs account verification itself: an unknown account is refused and nothing executes', async () => {
     const s = await start();
     const { client, creds } = payoutFixture(s);
-    cleanups.push(() => client.close());
+    onCleanup(() => client.close());
     const error = await client.payout({ ...ghsPayout('w-unknown'), account_number: '0249999999' }, creds).catch((e: unknown) => e);
     expect(error).toMatchObject({ name: 'ProviderRejectedError', httpStatus: 400, providerMessage: 'account not found' });
     expect(s.admin.ledger()[0]).toMatchObject({ withdrawal_reference: 'w-unknown', executions: 0, status: 'NOT_CREATED' });
@@ -185,7 +173,7 @@ describe('payout service: Payout and GetPayout', () => {
   it('settles FAILED by the outcome rule (account number, amount) and for the seeded failing account', async () => {
     const s = await start({ progression: { outcome: { failAccountNumbers: ['0201234567'], failAmounts: ['13.13'] } } });
     const { client, creds, secret } = payoutFixture(s);
-    cleanups.push(() => client.close());
+    onCleanup(() => client.close());
     await client.payout({ ...ghsPayout('f-account'), account_number: '0201234567', account_code: 'VOD' }, creds);
     await client.payout(ghsPayout('f-amount', '13.13'), creds);
     await client.payout({ amount: '5', account_number: '0999999999', account_code: '057', currency: 'NGN', withdrawal_reference: 'f-seeded' }, creds);
@@ -203,7 +191,7 @@ describe('payout service: Payout and GetPayout', () => {
   it('keeps merchants of one partner apart: same reference under two merchants executes twice, once each', async () => {
     const s = await start();
     const { client, creds } = payoutFixture(s);
-    cleanups.push(() => client.close());
+    onCleanup(() => client.close());
     const second = credentialsFromSecret(s.admin.createPartner({ partner_code: 'acme', email: 'acme@example.test', platform_merchant_id: 'MER-SECOND' }));
     expect(second.partnerId).toBe(creds.partnerId);
     expect(second.merchantSecretKey).not.toBe(creds.merchantSecretKey);
@@ -222,13 +210,13 @@ describe('payout service: Payout and GetPayout', () => {
   it('requires the Bearer prefix by default and accepts the bare key when bearerPrefixRequired is false', async () => {
     const strict = await start();
     const bare = payoutFixture(strict, { bearerPrefix: false });
-    cleanups.push(() => bare.client.close());
+    onCleanup(() => bare.client.close());
     await expect(bare.client.payout(ghsPayout('b-1'), bare.creds)).rejects.toBeInstanceOf(ProviderUnauthorizedError);
     await strict.stop();
 
     const lenient = await start({ bearerPrefixRequired: false });
     const both = payoutFixture(lenient, { bearerPrefix: false });
-    cleanups.push(() => both.client.close());
+    onCleanup(() => both.client.close());
     await expect(both.client.payout(ghsPayout('b-2'), both.creds)).resolves.toMatchObject({ success: true });
   });
 
@@ -237,7 +225,7 @@ describe('payout service: Payout and GetPayout', () => {
     const s = await start({ signingProfile: profile });
     const same = payoutFixture(s, { signingProfile: profile });
     const other = new PayoutServiceClient({ baseUrl: s.payoutBaseUrl });
-    cleanups.push(() => same.client.close(), () => other.close());
+    onCleanup(() => same.client.close(), () => other.close());
     await expect(same.client.payout(ghsPayout('p-1'), same.creds)).resolves.toMatchObject({ success: true });
     await expect(other.payout(ghsPayout('p-2'), same.creds)).rejects.toBeInstanceOf(ProviderUnauthorizedError);
   });
@@ -246,10 +234,10 @@ describe('payout service: Payout and GetPayout', () => {
 describe('payout service: collection orders and order notifications', () => {
   it('creates a collection order in the public shape through the client and notifies its payment, signed, with the public key', async () => {
     const receiver = await startReceiver();
-    cleanups.push(() => receiver.stop());
+    onCleanup(() => receiver.stop());
     const s = await start();
     const { client, secret, creds } = payoutFixture(s);
-    cleanups.push(() => client.close());
+    onCleanup(() => client.close());
     s.admin.setNotificationUrl(`${receiver.url}/notify`, 'acme');
     const secrets = { partnerSecret: secret.partner_secret_key, merchantSecret: secret.merchant_secret_key };
 
@@ -279,7 +267,7 @@ describe('payout service: collection orders and order notifications', () => {
     const s = await start({ collectionOrderPath: '/api/v1/no-auth/PartnerP2P/CreateOrder' });
     const shape = parseCollectionOrderShape('/api/v1/no-auth/PartnerP2P/CreateOrder', '');
     const { client, secret, creds } = payoutFixture(s, { collectionOrder: shape });
-    cleanups.push(() => client.close());
+    onCleanup(() => client.close());
     await expect(client.createCollectionOrder({ partnerOrderId: 'o-2', amount: '12.5', currency: 'GHS', at: new Date() }, creds)).resolves.toMatchObject({
       data: { virtual_account: { amount: '12.50' } },
     });
@@ -301,10 +289,10 @@ describe('payout service: collection orders and order notifications', () => {
 
   it('notifies a settled payout with its withdrawal_reference in data and in order_details.partner_order_id', async () => {
     const receiver = await startReceiver();
-    cleanups.push(() => receiver.stop());
+    onCleanup(() => receiver.stop());
     const s = await start({ notificationUrl: `${receiver.url}/payout-notify` });
     const { client, creds, secret } = payoutFixture(s);
-    cleanups.push(() => client.close());
+    onCleanup(() => client.close());
     await client.payout(ghsPayout('n-1'), creds);
     await expect.poll(() => receiver.received.length).toBe(1);
     const body = receiver.received[0]?.body as { data: Record<string, unknown> };

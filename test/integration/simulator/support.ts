@@ -1,7 +1,34 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterEach } from 'vitest';
 import { credentialsFromSecret, PayoutServiceClient, type PayoutServiceClientOptions } from '@shared/providers/payout-client';
-import type { SimulatorHandle } from '@simulator/index';
+import { startSimulator, type SimulatorHandle, type SimulatorOptions } from '@simulator/index';
+
+/**
+ * A fresh simulator for each test of the file that calls this (once, at its top): `start` launches it
+ * without logs; after each test what was handed to `onCleanup` is closed, in order, then the simulator stops.
+ */
+export function simulatorPerTest(): {
+  start(options?: SimulatorOptions): Promise<SimulatorHandle>;
+  onCleanup(...cleanups: Array<() => unknown>): void;
+} {
+  let sim: SimulatorHandle | undefined;
+  const cleanups: Array<() => unknown> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0)) await cleanup();
+    await sim?.stop();
+    sim = undefined;
+  });
+  return {
+    start: async (options = {}) => {
+      sim = await startSimulator({ log: 'silent', ...options });
+      return sim;
+    },
+    onCleanup: (...more) => {
+      cleanups.push(...more);
+    },
+  };
+}
 
 /** One POST received by the test receiver. */
 export interface Received {
