@@ -31,6 +31,8 @@ export interface RecordingServer extends TestServer {
   requests: RecordedRequest[];
   /** TCP connections accepted so far (shows whether keep-alive reused one). */
   connections: () => number;
+  /** The latest request; throws when none came, so a test never asserts on a request that was not sent. */
+  last(): RecordedRequest;
 }
 
 async function listen(server: http.Server | net.Server): Promise<string> {
@@ -97,7 +99,12 @@ export async function startRecordingServer(respond: (request: RecordedRequest) =
   server.on('connection', () => {
     connections += 1;
   });
-  return { url: await listen(server), requests, connections: () => connections, close: closer(server, sockets) };
+  const last = (): RecordedRequest => {
+    const request = requests.at(-1);
+    if (!request) throw new Error('no request recorded');
+    return request;
+  };
+  return { url: await listen(server), requests, connections: () => connections, last, close: closer(server, sockets) };
 }
 
 /** Accepts connections and reads requests but never answers. `received` counts complete request bodies. */

@@ -5,11 +5,6 @@ import { startRecordingServer, type RecordedRequest, type RecordingServer, type 
 let reply: (request: RecordedRequest) => Reply = () => ({ status: 200, body: {} });
 let server: RecordingServer;
 let client: KycServiceClient;
-const last = (): RecordedRequest => {
-  const request = server.requests.at(-1);
-  if (!request) throw new Error('no request recorded');
-  return request;
-};
 
 beforeAll(async () => {
   server = await startRecordingServer((request) => reply(request));
@@ -24,7 +19,7 @@ afterAll(async () => {
 });
 
 const expectRequest = (method: string, url: string, body?: unknown) => {
-  const request = last();
+  const request = server.last();
   expect(request.method).toBe(method);
   expect(request.url).toBe(url);
   expect(request.headers['content-type']).toBe('application/json');
@@ -108,7 +103,7 @@ describe('KycServiceClient request shapes (as documented)', () => {
     reply = () => ({ status: 200, body: [{ event: 'applicantCreated' }] });
     expect(await client.getResponses({ app_id: 'app 1' })).toEqual([{ event: 'applicantCreated' }]);
     expectRequest('GET', '/api/v1/responses?app_id=app+1');
-    expect(last().query).toEqual({ app_id: 'app 1' });
+    expect(server.last().query).toEqual({ app_id: 'app 1' });
   });
 
   it('gets the verification status in query form and normalizes the word', async () => {
@@ -116,7 +111,7 @@ describe('KycServiceClient request shapes (as documented)', () => {
     const answer = await client.getVerificationStatus({ app_id: 'app 1', user_reference: 'user/9' });
     expect(answer).toMatchObject({ status: 'approved', decision: 'approved', phase: undefined, processed: true });
     expect(answer.record.order).toEqual({ status: 'completed' });
-    const request = last();
+    const request = server.last();
     expect(request.method).toBe('GET');
     expect(request.path).toBe('/api/v1/order/verification-status');
     expect(request.query).toEqual({ app_id: 'app 1', user_reference: 'user/9' });

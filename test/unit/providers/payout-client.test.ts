@@ -25,11 +25,6 @@ const client = (options: Partial<ConstructorParameters<typeof PayoutServiceClien
   clients.push(c);
   return c;
 };
-const last = (): RecordedRequest => {
-  const request = server.requests.at(-1);
-  if (!request) throw new Error('no request recorded');
-  return request;
-};
 
 beforeAll(async () => {
   server = await startRecordingServer((request) => reply(request));
@@ -59,7 +54,7 @@ describe('OnboardPartner and ResetPartnerKeys', () => {
     reply = () => ({ status: 200, body: { success: true, message: 'check your email', data: null, extra: 'kept' } });
     const answer = await client().onboardPartner({ partner_code: 'ACME', email: 'ops@acme.test' });
     expect(answer).toEqual({ success: true, message: 'check your email', data: null, extra: 'kept' });
-    const request = last();
+    const request = server.last();
     expect(request.method).toBe('POST');
     expect(request.url).toBe('/api/v1/no-auth/PartnerP2P/OnboardPartner');
     expect(request.headers['content-type']).toBe('application/json');
@@ -69,11 +64,11 @@ describe('OnboardPartner and ResetPartnerKeys', () => {
 
   it('resets keys on ResetPartnerKeys/ by default and on GenKeysForPartner/ when configured', async () => {
     await client().resetPartnerKeys({ email: 'ops@acme.test', partner_code: 'ACME' });
-    expect(last().url).toBe('/api/v1/no-auth/PartnerP2P/ResetPartnerKeys/');
-    expect(last().rawBody).toBe('{"email":"ops@acme.test","partner_code":"ACME"}');
-    expect(last().headers.authorization).toBeUndefined();
+    expect(server.last().url).toBe('/api/v1/no-auth/PartnerP2P/ResetPartnerKeys/');
+    expect(server.last().rawBody).toBe('{"email":"ops@acme.test","partner_code":"ACME"}');
+    expect(server.last().headers.authorization).toBeUndefined();
     await client({ resetKeysPath: 'GenKeysForPartner' }).resetPartnerKeys({ email: 'ops@acme.test', partner_code: 'ACME' });
-    expect(last().url).toBe('/api/v1/no-auth/PartnerP2P/GenKeysForPartner/');
+    expect(server.last().url).toBe('/api/v1/no-auth/PartnerP2P/GenKeysForPartner/');
   });
 
   it('refuses a reset path that is not one segment', () => {
@@ -89,7 +84,7 @@ describe('AccountVerification', () => {
       creds,
     );
     expect(answer).toEqual({ success: true, message: 'found', data: { account_name: 'KOFI MENSAH', bank: 'X' }, trace: 'abc' });
-    const request = last();
+    const request = server.last();
     expect(request.method).toBe('POST');
     expect(request.url).toBe('/api/v1/no-auth/PartnerP2P/AccountVerification/');
     // The provider's documentation shows Bearer for account verification, so it is sent even with the prefix setting off.
@@ -118,7 +113,7 @@ describe('Payout', () => {
     reply = () => ({ status: 200, body: { success: true, message: 'accepted', data: { withdrawal_reference: 'wd-42', status: 'PENDING', fee: '0.10' } } });
     const accepted = await client().payout(input, creds);
     expect(accepted.data).toEqual({ withdrawal_reference: 'wd-42', status: 'PENDING', fee: '0.10' });
-    const request = last();
+    const request = server.last();
     expect(request.method).toBe('POST');
     expect(request.url).toBe('/api/v1/no-auth/PartnerP2P/Payout/');
     expect(request.headers.authorization).toBe('Bearer pk_live_public_123');
@@ -132,13 +127,13 @@ describe('Payout', () => {
 
   it('sends the bare public key when the Bearer prefix is off', async () => {
     await client({ bearerPrefix: false }).payout(input, creds);
-    expect(last().headers.authorization).toBe('pk_live_public_123');
+    expect(server.last().headers.authorization).toBe('pk_live_public_123');
   });
 
   it('signs with the configured profile', async () => {
     const profile = resolveSigningProfile('sha512-secret-body/compact-sorted/base64/payout=merchant');
     await client({ signingProfile: profile }).payout(input, creds);
-    const body = last().body as object;
+    const body = server.last().body as object;
     expect(verifyPayload(body, 'payout', secrets, profile)).toBe(true);
     expect(verifyPayload(body, 'payout', secrets)).toBe(false);
   });
@@ -165,7 +160,7 @@ describe('GetPayout', () => {
     reply = () => ({ status: 200, body: record });
     const result = await client({ bearerPrefix: false }).getPayout(identity, creds);
     expect(result).toEqual({ found: true, status: 'SUCCESSFUL', outcome: 'succeeded', raw: record });
-    const request = last();
+    const request = server.last();
     expect(request.method).toBe('GET');
     expect(request.path).toBe('/api/v1/no-auth/PartnerP2P/GetPayout');
     expect(request.query).toEqual({ platform_merchant_id: 'pm-501', currency: 'GHS', withdrawal_reference: 'wd 7/8&x' });
@@ -224,7 +219,7 @@ describe('keep-alive', () => {
 describe('base URL', () => {
   it('keeps a path prefix of the base URL', async () => {
     await client({ baseUrl: `${server.url}/gateway/` }).onboardPartner({ partner_code: 'A', email: 'a@b.test' });
-    expect(last().url).toBe('/gateway/api/v1/no-auth/PartnerP2P/OnboardPartner');
+    expect(server.last().url).toBe('/gateway/api/v1/no-auth/PartnerP2P/OnboardPartner');
   });
 
   it('rejects a base URL that is not http(s)', () => {
