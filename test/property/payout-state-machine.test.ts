@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '@shared/domain/errors';
-import { FINAL_STATES, Payout, WATCHED_STATES, canTransition } from '@shared/domain/payout';
+import { FINAL_STATES, WATCHED_STATES, canTransition, type Payout } from '@shared/domain/payout';
 import { fuzzSeed, runs, scaledTimeout } from './runs';
+import { payoutInState } from '@test/factories/ports';
 import { PAYOUT_STATE_RANK } from '@test/support/payout-rank';
 
 /*
@@ -84,16 +85,7 @@ function apply(p: Payout, op: Op, now: Date): Payout {
 
 const t0 = new Date('2026-03-01T00:00:00.000Z');
 
-const fresh = (): Payout =>
-  Payout.accept(
-    {
-      identity: { platform_merchant_id: 'm-prop', currency: 'GHS', withdrawal_reference: 'wr-prop' },
-      amount: '10.00',
-      accountMasked: '******3456',
-      accountCode: 'MTN',
-    },
-    t0,
-  );
+const fresh = (): Payout => payoutInState('ACCEPTED', { platform_merchant_id: 'm-prop', currency: 'GHS', withdrawal_reference: 'wr-prop' }, t0);
 
 describe('payout state machine (property)', () => {
   it('random event and outcome sequences never regress, never leave a final state and never submit twice', () => {

@@ -2,28 +2,20 @@ import { describe, expect, it } from 'vitest';
 import {
   IllegalTransitionError,
   PAYOUT_STATES,
-  Payout,
   PayoutAlreadySubmittedError,
   backoffMs,
   canTransition,
   isFinal,
+  type Payout,
   type PayoutState,
 } from '@shared/domain/payout';
+import { payoutInState } from '@test/factories/ports';
 import { PAYOUT_STATE_RANK } from '@test/support/payout-rank';
 
 const t0 = new Date('2026-01-01T00:00:00.000Z');
 const at = (minutes: number): Date => new Date(t0.getTime() + minutes * 60_000);
 
-const accepted = (): Payout =>
-  Payout.accept(
-    {
-      identity: { platform_merchant_id: 'm-1', currency: 'GHS', withdrawal_reference: 'w-1' },
-      amount: '10.00',
-      accountMasked: '******7890',
-      accountCode: 'MTN',
-    },
-    t0,
-  );
+const accepted = (): Payout => payoutInState('ACCEPTED', { platform_merchant_id: 'm-1', currency: 'GHS', withdrawal_reference: 'w-1' }, t0);
 
 const submitting = (): Payout => accepted().startVerifying(at(0)).startSubmitting(at(0), 'Ama Owusu');
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { IllegalTransitionError, Payout, SETTLED_AFTER_REVIEW } from '@shared/domain/payout';
 import { decideWatched, dueForReversalLook, nextWatchCheck, reversalLookAges, watchSettingsFromDays } from '@shared/app/watch-final-payouts';
 import type { PayoutStatusAnswer } from '@shared/ports/payouts';
+import { payoutInState } from '@test/factories/ports';
 
 const t0 = new Date('2026-01-01T00:00:00.000Z');
 const HOUR = 60 * 60_000;
@@ -9,14 +10,7 @@ const DAY = 24 * HOUR;
 const at = (ms: number): Date => new Date(t0.getTime() + ms);
 const settings = watchSettingsFromDays({ reviewHourlyDays: 3, reviewDailyDays: 30, reversalWatchDays: 7 });
 
-const submitted = (): Payout =>
-  Payout.accept(
-    { identity: { platform_merchant_id: 'm-1', currency: 'GHS', withdrawal_reference: 'w-1' }, amount: '10.00', accountMasked: '******7890', accountCode: 'MTN' },
-    t0,
-  )
-    .startVerifying(t0)
-    .startSubmitting(t0, 'Ama Owusu')
-    .submitted('PENDING', t0);
+const submitted = (): Payout => payoutInState('SUBMITTED', { platform_merchant_id: 'm-1', currency: 'GHS', withdrawal_reference: 'w-1' }, t0);
 const review = (): Payout => submitted().needsReview('still PENDING after 1440 minutes', t0);
 const answer = (status: string, outcome: PayoutStatusAnswer['outcome']): PayoutStatusAnswer => ({ found: true, status, outcome });
 
