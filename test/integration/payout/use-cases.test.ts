@@ -60,6 +60,13 @@ function system(
 
 const payoutOf = (r: PayoutRequestInput) => h.repository.get(identityOf(r));
 
+/** The simulator for AccountVerification and GetPayout; the Payout call goes to a port nothing listens on, so it is never sent. */
+const payoutNeverSent: PayoutProvider = {
+  verifyAccount: (input, creds) => client.verifyAccount(input, creds),
+  getPayout: (identity, creds) => client.getPayout(identity, creds),
+  payout: (input, creds) => unreachable.payout(input, creds),
+};
+
 /** Stores `r` as a payout just accepted at `at` (the worker's first write), for a test to move on by hand. */
 async function storeAccepted(r: PayoutRequestInput, amount: string, at: Date): Promise<Payout> {
   const accepted = Payout.accept({ identity: identityOf(r), amount, accountMasked: maskAccount(r.account_number), accountCode: 'MTN' }, at);
@@ -485,12 +492,7 @@ describe('worker outcomes the simulator produces only through explicit ports', (
   });
 
   it('keeps SUBMITTING with a one-time retry token when the Payout call could not be sent, and pays once on redelivery', async () => {
-    const broken: PayoutProvider = {
-      verifyAccount: (input, creds) => client.verifyAccount(input, creds),
-      getPayout: (identity, creds) => client.getPayout(identity, creds),
-      payout: (input, creds) => unreachable.payout(input, creds),
-    };
-    const down = system({ provider: broken });
+    const down = system({ provider: payoutNeverSent });
     const r = request();
     await expect(down.pay(r)).rejects.toBeInstanceOf(RetryLaterError);
     const waiting = await payoutOf(r);
@@ -511,13 +513,8 @@ describe('worker outcomes the simulator produces only through explicit ports', (
   });
 
   it('does not spend a retry token for a request that verifies as another account holder', async () => {
-    const broken: PayoutProvider = {
-      verifyAccount: (input, creds) => client.verifyAccount(input, creds),
-      getPayout: (identity, creds) => client.getPayout(identity, creds),
-      payout: (input, creds) => unreachable.payout(input, creds),
-    };
     const r = request();
-    await expect(system({ provider: broken }).pay(r)).rejects.toBeInstanceOf(RetryLaterError);
+    await expect(system({ provider: payoutNeverSent }).pay(r)).rejects.toBeInstanceOf(RetryLaterError);
     // Same identity, amount, code and last four digits, but another account (and holder).
     h.sim.admin.addAccount({ account_code: 'MTN', account_number: '0555553456', account_name: 'Esi Darko', currencies: ['GHS'] });
     const imposter = { ...r, account_number: '0555553456', expected_name: undefined };
@@ -527,12 +524,7 @@ describe('worker outcomes the simulator produces only through explicit ports', (
   });
 
   it('hands a not-sent SUBMITTING that no delivery retries to NEEDS_REVIEW at the review deadline', async () => {
-    const broken: PayoutProvider = {
-      verifyAccount: (input, creds) => client.verifyAccount(input, creds),
-      getPayout: (identity, creds) => client.getPayout(identity, creds),
-      payout: (input, creds) => unreachable.payout(input, creds),
-    };
-    const s = system({ provider: broken });
+    const s = system({ provider: payoutNeverSent });
     const r = request();
     await expect(s.pay(r)).rejects.toBeInstanceOf(RetryLaterError);
     s.clock.advance(61 * MINUTE);

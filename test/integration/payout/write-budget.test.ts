@@ -11,7 +11,7 @@ import { payoutKey } from '@shared/domain/identity';
 import { acceptRequest, payoutRequestSchema } from '@shared/messages/payout-request';
 import { PayoutServiceClient } from '@shared/providers/payout-client';
 import { MERCHANT_ID, PARTNER_CODE, RECONCILE_SETTINGS, identityOf, request, startHarness, type Harness } from './harness';
-import { silentLog } from '@test/factories/ports';
+import { noTelemetry, silentLog } from '@test/factories/ports';
 import { PAYOUTS_TABLE, REVERSAL_WATCH_MARK_KEY } from '@shared/config/resources';
 import { indexWriteUnits } from '@bench/lib/gsi-writes';
 
@@ -71,7 +71,7 @@ afterAll(async () => {
 function worker(clock: Clock) {
   const repository = createPayoutRepository(h.aws.names.payoutsTable, doc);
   const credentials = credentialsFromCachedSecret({ get: async () => h.sim.admin.credentials(PARTNER_CODE, MERCHANT_ID) });
-  const telemetry = { count: () => undefined, seconds: () => undefined };
+  const telemetry = noTelemetry;
   const provider: PayoutProvider = {
     verifyAccount: (req, creds) => {
       events.push('AccountVerification:start');
