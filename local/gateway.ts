@@ -158,6 +158,11 @@ export interface GatewayOptions {
   /** Loaded handlers by function id. */
   readonly functions: ReadonlyMap<string, LocalFunction>;
   readonly log?: AccessLog;
+  /**
+   * Called after a route answered 2xx, once the answer is sent: the receivers store the callback
+   * before their 200, so the local stack nudges its callback applier here, as the events stream does.
+   */
+  readonly onStored?: () => void;
 }
 
 export interface GatewayHandle {
@@ -233,6 +238,7 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayHand
         const response = toHttpResponse(await fn.invoke(event));
         status = response.statusCode;
         send(res, response.statusCode, response.headers, response.body);
+        if (status >= 200 && status < 300) options.onStored?.();
       } catch (error) {
         status = 500;
         log(`gateway: handler error on ${method} ${redactPath(path)}: ${(error as Error).name}: ${(error as Error).message}`);

@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import Table from 'cli-table3';
-import { DEFAULT_RECONCILE_EVERY_MINUTES, LOCAL_APPLY_EVERY_MS } from '@shared/config/functions';
+import { DEFAULT_RECONCILE_EVERY_MINUTES, LOCAL_APPLY_EVERY_MS, LOCAL_APPLY_IDLE_MAX_MS } from '@shared/config/functions';
 import { loadLocalConfig, LOCAL_CONFIG_PATH } from './config';
 import { isolateConcurrentInvocations } from './lambda';
 import { reconcileEverySeconds, startLocalStack, type LocalStack } from './stack';
@@ -58,7 +58,10 @@ function printSummary(stack: LocalStack, reconcileSeconds: number): void {
     ['SQS poller -> payout-worker', 'batch 10, long poll, partial batch failures'],
     ['SQS poller -> payout-checker', 'delayed checks: 10, 20, 40 ... s after each payout intent'],
     ['schedule -> reconciler', `every ${reconcileSeconds} s`],
-    ['sweep -> callback-applier', `every ${LOCAL_APPLY_EVERY_MS} ms: applies stored callbacks after their 200 (in AWS the events stream does)`],
+    [
+      'gateway -> callback-applier',
+      `after each stored callback, plus a sweep every ${LOCAL_APPLY_EVERY_MS} ms to ${LOCAL_APPLY_IDLE_MAX_MS / 1000} s when idle (in AWS the events stream does)`,
+    ],
     ['state file (for the CLI)', LOCAL_STATE_PATH],
     [
       'merchant (platform_merchant_id)',

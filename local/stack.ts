@@ -1,5 +1,5 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { DEFAULT_RECONCILE_EVERY_MINUTES, FUNCTIONS, LOCAL_APPLY_EVERY_MS, ROUTES } from '@shared/config/functions';
+import { DEFAULT_RECONCILE_EVERY_MINUTES, FUNCTIONS, ROUTES } from '@shared/config/functions';
 import { PAYOUTS_QUEUE } from '@shared/config/resources';
 import type { KycSecret, ProviderSecret } from '@shared/adapters/secrets';
 import { KycServiceClient } from '@shared/providers/kyc-client';
@@ -8,7 +8,7 @@ import { startLocalAws, type LocalAws } from './emulators';
 import { loadLocalConfig, type LocalConfig } from './config';
 import { startGateway, type GatewayHandle } from './gateway';
 import { loadFunction, type LocalFunction } from './lambda';
-import { startScheduler, type SchedulerHandle } from './scheduler';
+import { startCallbackApplier, startScheduler, type SchedulerHandle } from './scheduler';
 import { startSqsPoller, type SqsPollerHandle } from './sqs-poller';
 import { StateFileInUseError, assertStateFileFree, removeLocalState, writeLocalState, type LocalStackUrls } from './state';
 
@@ -56,7 +56,7 @@ export interface LocalStack {
   readonly kycSecret?: KycSecret;
   readonly poller: SqsPollerHandle;
   readonly scheduler: SchedulerHandle;
-  /** Drives the callback applier: sweeps the not-yet-applied index every LOCAL_APPLY_EVERY_MS (dynalite has no streams). */
+  /** Drives the callback applier (dynalite has no streams): nudged by the gateway after each stored callback, plus a sweep that backs off when idle. */
   readonly applier: SchedulerHandle;
   /** Invokes the reconciler now, outside its schedule, and waits for it. */
   reconcileNow(): Promise<void>;
@@ -93,8 +93,8 @@ async function registerKycApp(kycApiUrl: string, app: LocalConfig['kycApp']): Pr
 /**
  * Starts the whole system on 127.0.0.1: local AWS (dynalite, fauxqs, the local Secrets Manager
  * stand-in), the provider simulator (unless both provider URLs point elsewhere), the HTTP gateway
- * serving ROUTES, the SQS poller driving the worker, the scheduler driving the reconciler, and a
- * second one sweeping stored callbacks into the callback applier every LOCAL_APPLY_EVERY_MS.
+ * serving ROUTES, the SQS poller driving the worker, the scheduler driving the reconciler, and the
+ * callback applier (startCallbackApplier), nudged by the gateway after each stored callback.
  *
  * Handlers read their env at module load, so this sets process.env before importing them; run one
  * local stack per process.
@@ -186,11 +186,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     }
     const fn = (id: string): LocalFunction => functions.get(id) as LocalFunction;
 
+    const applier = startCallbackApplier({ fn: fn(FUNCTIONS.callbackApplier.id), region, log });
+    stops.push(() => applier.stop());
     const gateway: GatewayHandle = await startGateway({
       port: options.gatewayPort ?? config.gatewayPort,
       routes: ROUTES,
       functions,
       log,
+      onStored: () => applier.nudge(),
     });
     stops.push(() => gateway.close());
     const urls: LocalStackUrls = {
@@ -238,8 +241,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       log,
     });
     stops.push(() => scheduler.stop());
-    const applier = startScheduler({ fn: fn(FUNCTIONS.callbackApplier.id), everyMs: LOCAL_APPLY_EVERY_MS, region, log });
-    stops.push(() => applier.stop());
 
     if (options.writeStateFile) {
       // Checked again: another stack may have started while this one did.

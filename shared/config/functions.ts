@@ -48,8 +48,11 @@ export const ROUTES: readonly RouteDefinition[] = [
   { method: 'POST', path: '/callbacks/payout-notifications', functionId: 'payout-notification' },
 ];
 
-/** How often the local stack sweeps stored callbacks into the applier (no DynamoDB stream locally). */
+/** How often the local stack sweeps stored callbacks into the applier while it finds some (no DynamoDB stream locally). */
 export const LOCAL_APPLY_EVERY_MS = 100;
+
+/** The longest wait of the local sweep when idle: each sweep that finds nothing doubles the wait up to this. */
+export const LOCAL_APPLY_IDLE_MAX_MS = 2000;
 
 /** How often the deployed callback applier sweeps for events the stream left unapplied, in minutes. */
 export const APPLY_SWEEP_EVERY_MINUTES = 5;

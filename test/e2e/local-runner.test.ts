@@ -37,8 +37,10 @@ beforeEach(() => {
 describe('gateway (HTTP API v2)', () => {
   let gateway: GatewayHandle;
   const lines: string[] = [];
+  /** Answers of 2xx the gateway reported (npm start nudges its callback applier on each). */
+  let stored = 0;
   beforeAll(async () => {
-    gateway = await startGateway({ port: 0, routes, functions: new Map([['kyc-callback', fn]]), log: (l) => lines.push(l) });
+    gateway = await startGateway({ port: 0, routes, functions: new Map([['kyc-callback', fn]]), log: (l) => lines.push(l), onStored: () => (stored += 1) });
   });
   afterAll(() => gateway.close());
 
@@ -78,21 +80,27 @@ describe('gateway (HTTP API v2)', () => {
   });
 
   it('answers 404 for a route the API does not define, without invoking anything', async () => {
+    const before = stored;
     const wrongPath = await fetch(`${gateway.url}/callbacks/other`, { method: 'POST', body: '{}' });
     const wrongMethod = await fetch(`${gateway.url}/callbacks/kyc/t`, { method: 'GET' });
     expect(wrongPath.status).toBe(404);
     expect(wrongMethod.status).toBe(404);
     expect(await wrongPath.json()).toEqual({ message: 'Not Found' });
     expect(recordedCalls()).toHaveLength(0);
+    expect(stored).toBe(before);
   });
 
   it('turns a thrown error into 500 without leaking it, and a plain return value into JSON 200', async () => {
+    const before = stored;
     const crash = await fetch(`${gateway.url}/callbacks/kyc/t`, { method: 'POST', body: 'throw' });
     expect(crash.status).toBe(500);
     expect(await crash.text()).toBe('{"message":"Internal Server Error"}');
+    expect(stored).toBe(before);
     const plain = await fetch(`${gateway.url}/plain`, { method: 'POST' });
     expect(plain.status).toBe(200);
     expect(await plain.json()).toEqual({ ok: true });
+    // Reported once the answer is sent: the 2xx of a receiver means a stored callback to apply.
+    expect(stored).toBe(before + 1);
   });
 
   it('keeps the KYC callback token out of the access log', () => {
@@ -178,5 +186,31 @@ describe('scheduler', () => {
     const runs = recordedCalls().filter((c) => c.event.source === 'aws.events');
     expect(runs.length).toBeGreaterThanOrEqual(2);
     expect(scheduler.stats).toMatchObject({ errors: 0 });
+  });
+
+  it('with a back-off, waits twice as long after each idle run, and a nudge runs it at once', async () => {
+    // Idle runs at about 20, 60, 140, 300, 620 ms ...: a fixed 20 ms schedule would run about 50 times in a second.
+    const scheduler = startScheduler({ fn, everyMs: 20, region: 'eu-west-1', backoff: { idleMaxMs: 60_000, busy: () => false } });
+    try {
+      await new Promise((r) => setTimeout(r, 1000));
+      const idleRuns = scheduler.stats.runs;
+      expect(idleRuns).toBeGreaterThanOrEqual(2);
+      expect(idleRuns).toBeLessThanOrEqual(7);
+      // The next idle run is over a second away; a nudge does not wait for it.
+      const nudged = Date.now();
+      scheduler.nudge();
+      while (scheduler.stats.runs === idleRuns && Date.now() - nudged < 5000) await new Promise((r) => setTimeout(r, 5));
+      expect(scheduler.stats.runs).toBe(idleRuns + 1);
+      expect(Date.now() - nudged).toBeLessThan(1000);
+    } finally {
+      await scheduler.stop();
+    }
+  });
+
+  it('with a back-off, keeps its shortest wait while runs find work', async () => {
+    const scheduler = startScheduler({ fn, everyMs: 20, region: 'eu-west-1', backoff: { idleMaxMs: 60_000, busy: () => true } });
+    await new Promise((r) => setTimeout(r, 500));
+    await scheduler.stop();
+    expect(scheduler.stats.runs).toBeGreaterThanOrEqual(8);
   });
 });

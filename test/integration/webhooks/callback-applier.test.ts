@@ -13,6 +13,9 @@ import { refreshable } from '@shared/adapters/refreshable-secret';
 import { dedupeKey } from '@shared/domain/callbacks';
 import { METRIC } from '@shared/observability/metric-names';
 import type { StoredEvent } from '@shared/ports/callbacks';
+import { loadFunction } from '@local/lambda';
+import { startCallbackApplier } from '@local/scheduler';
+import { FUNCTIONS, LOCAL_APPLY_IDLE_MAX_MS } from '@shared/config/functions';
 import { useLocalAws } from '@test/support/local-aws';
 import { lambdaContext } from '@test/factories/http-events';
 import { countingTelemetry, MovableClock, silentLog } from '@test/factories/ports';
@@ -198,5 +201,28 @@ describe('the callback applier function', () => {
     expect(await handler(scheduled, lambdaContext('callback-applier'))).toMatchObject({ found: 1, applied: 1, failed: 0 });
     expect(await waiting()).toEqual([]);
     expect(await item(other)).toMatchObject({ appliedAt: expect.any(String) });
+  });
+});
+
+describe('the local driver of the applier (npm start, startCallbackApplier)', () => {
+  it('still applies a callback stored with no nudge while its sweep is backed off (nothing stored is lost)', async () => {
+    const fn = await loadFunction(FUNCTIONS.callbackApplier, { stage: 'applier', region: local().env.AWS_REGION as string });
+    const applier = startCallbackApplier({ fn, region: local().env.AWS_REGION as string });
+    try {
+      // Idle sweeps: the wait grows from LOCAL_APPLY_EVERY_MS towards LOCAL_APPLY_IDLE_MAX_MS.
+      await new Promise((r) => setTimeout(r, 1000));
+      const idleRuns = applier.stats.runs;
+      // About 3 sweeps (at 100, 300 and 700 ms); a fixed LOCAL_APPLY_EVERY_MS schedule would sweep about 9 times.
+      expect(idleRuns).toBeLessThanOrEqual(5);
+      // Stored as another process would (the CLI, a crashed gateway): nobody nudges the driver.
+      const eventId = await store(callback('d-1', 'pending', 'awaiting_approval', 8));
+      const storedAt = Date.now();
+      while ((await item(eventId))?.appliedAt === undefined && Date.now() - storedAt < 3 * LOCAL_APPLY_IDLE_MAX_MS) await new Promise((r) => setTimeout(r, 50));
+      expect(await item(eventId)).toMatchObject({ appliedAt: expect.any(String) });
+      expect(await subject('d-1')).toMatchObject({ phase: 'pending', decision: 'awaiting_approval' });
+      expect(applier.stats.errors).toBe(0);
+    } finally {
+      await applier.stop();
+    }
   });
 });

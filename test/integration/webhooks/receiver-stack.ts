@@ -4,12 +4,12 @@ import { PutSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { startGateway, type GatewayHandle } from '@local/gateway';
 import { loadFunction, type LocalFunction } from '@local/lambda';
-import { startScheduler, type SchedulerHandle } from '@local/scheduler';
+import { startCallbackApplier, type SchedulerHandle } from '@local/scheduler';
 import { startLocalAws, type LocalAws } from '@local/emulators';
 import { createKycRepository } from '@shared/adapters/kyc-repository';
 import { createKycOrder } from '@shared/app/create-kyc-order';
 import { createPayoutRepository } from '@shared/adapters/payout-repository';
-import { FUNCTIONS, LOCAL_APPLY_EVERY_MS, ROUTES } from '@shared/config/functions';
+import { FUNCTIONS, ROUTES } from '@shared/config/functions';
 import { payoutKey, type PayoutIdentity } from '@shared/domain/identity';
 import { Payout } from '@shared/domain/payout';
 import { KycServiceClient } from '@shared/providers/kyc-client';
@@ -38,7 +38,7 @@ export interface ReceiverStack {
   doc: DynamoDBDocumentClient;
   kycCallback: (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
   payoutNotification: (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
-  /** The callback applier, driven as in `npm start`: a sweep of the not-yet-applied index every LOCAL_APPLY_EVERY_MS. */
+  /** The callback applier, driven as in `npm start` (startCallbackApplier, nudged by the gateway after each stored callback). */
   applier: SchedulerHandle;
   /** Applies every callback stored so far (a sweep that starts now) and waits for it: call it after a 200 before reading its effect. */
   applyNow(): Promise<void>;
@@ -77,7 +77,10 @@ export async function startReceiverStack(options: { stage: string; simulator?: S
     name: definition.id,
     invoke: <R>(event: unknown) => invoke(event as APIGatewayProxyEventV2) as Promise<R>,
   });
+  const applierFunction = await loadFunction(FUNCTIONS.callbackApplier, { stage: options.stage, region: local.env.AWS_REGION as string });
+  const applier = startCallbackApplier({ fn: applierFunction, region: local.env.AWS_REGION as string });
   const gateway = await startGateway({
+    onStored: () => applier.nudge(),
     port: 0,
     routes: ROUTES,
     functions: new Map([
@@ -86,8 +89,6 @@ export async function startReceiverStack(options: { stage: string; simulator?: S
     ]),
   });
   sim.admin.setNotificationUrl(`${gateway.url}/callbacks/payout-notifications`);
-  const applierFunction = await loadFunction(FUNCTIONS.callbackApplier, { stage: options.stage, region: local.env.AWS_REGION as string });
-  const applier = startScheduler({ fn: applierFunction, everyMs: LOCAL_APPLY_EVERY_MS, region: local.env.AWS_REGION as string });
 
   const clientConfig = { region: local.env.AWS_REGION, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
   const doc = DynamoDBDocumentClient.from(new DynamoDBClient({ ...clientConfig, endpoint: local.endpoints.dynamodb }));
