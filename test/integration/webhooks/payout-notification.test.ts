@@ -143,6 +143,8 @@ describe('order notification refusals (401, nothing stored)', () => {
   it('refuses a tampered notification', async () => {
     await openPayout('W-tamper');
     await stack.sim.admin.sendOrderNotification(identity('W-tamper'));
+    // The genuine notification's own effect (the nudge of the payout) first, so only the tampered copy's can show.
+    await stack.applyNow();
     const body = lastNotificationBody();
     (body.data as { payment: { status: string } }).payment.status = 'PAID';
     (body.data as { withdrawal_reference: string }).withdrawal_reference = 'W-other';
