@@ -67,6 +67,20 @@ export function printTable(head: readonly string[], rows: ReadonlyArray<readonly
   console.log(table.toString());
 }
 
+/**
+ * Prints a listing's rows as a table or, when there are none, the one line `nothing` instead of an
+ * empty table, so "nothing matches" cannot be mistaken for a command that broke.
+ */
+export function printListing(head: readonly string[], rows: ReadonlyArray<readonly Cell[]>, nothing: string): void {
+  if (rows.length === 0) console.log(nothing);
+  else printTable(head, rows);
+}
+
+/** The options a listing was filtered by, as typed (`--state FAILED --since 2d`); options not given are left out. */
+export function optionsText(options: ReadonlyArray<readonly [flag: string, value: string | undefined]>): string {
+  return options.flatMap(([flag, value]) => (value === undefined ? [] : [`${flag} ${shellWord(value)}`])).join(' ');
+}
+
 /** Flattens nested objects into dotted keys (`app._id`), so wide records stay readable as rows. */
 export function flattenRecord(record: Record<string, unknown>, prefix = ''): Array<[string, Cell]> {
   const rows: Array<[string, Cell]> = [];

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import { ORDER_STATUSES, PAYMENT_STATUSES, type Collection, type CollectionOrderStatus, type CollectionPaymentStatus } from '@shared/domain/collection';
 import { contextOf, listLimit, parseSince, upperCaseChoice, withExample, type CommandContext } from '../context';
-import { CliError, EXIT, printRecord, printTable, shellWord } from '../output';
+import { CliError, EXIT, optionsText, printListing, printRecord, printTable, shellWord } from '../output';
 import { payoutServiceFor } from '../operator';
 import { requireEnv } from '../target';
 import { cliLog } from './kyc';
@@ -136,10 +136,14 @@ function registerStatusAndList(collections: Command): void {
         );
         const shown = page.collections;
         ctx.out.result({ collections: shown.map(collectionSummary), cursor: page.cursor ?? null }, () => {
-          printTable(
+          const statuses = optionsText([['--order-status', opts.orderStatus], ['--payment-status', opts.paymentStatus]]);
+          const range = `created between ${since.toISOString()} and ${until.toISOString()}`;
+          printListing(
             ['order_id', 'amount', 'currency', 'order', 'payment', 'created', 'order_reference'],
             shown.map((c) => [c.partnerOrderId, c.amount, c.currency, c.orderStatus, c.paymentStatus, c.createdAt, c.orderReference]),
+            `No ${opts.cursor === undefined ? '' : 'more '}collections ${statuses ? `match ${statuses}, ` : ''}${range}${opts.cursor === undefined ? '' : ' after this --cursor'}.`,
           );
+          if (shown.length === 0) return;
           console.log(
             page.cursor === undefined
               ? `${shown.length} collection(s) created between ${since.toISOString()} and ${until.toISOString()}`

@@ -5,7 +5,7 @@ import type { DeadLetterQueue } from '@shared/ports/dead-letters';
 import type { Log } from '@shared/ports/runtime';
 import { contextOf, nonNegativeInt, positiveInt, withExample, type CommandContext } from '../context';
 import { operatorName } from '../operator';
-import { CliError, printRecord, printTable } from '../output';
+import { CliError, printListing, printRecord, printTable } from '../output';
 import { requireEnv } from '../target';
 
 /** The target's DLQ and payouts queue (adapters imported after the target env is applied). */
@@ -85,11 +85,12 @@ export function registerDlqCommands(program: Command): void {
       const { listDeadLetters } = await import('@shared/app/dead-letters');
       const views = await listDeadLetters(queue, opts.limit);
       ctx.out.result(views, () => {
-        printTable(
+        printListing(
           ['id', 'first sent', 'receives', 'reason', 'payout', 'account'],
           views.map((v) => [v.id, v.sentAt, v.receiveCount, v.reason, identityText(v.identity), v.accountMasked]),
+          'The dead-letter queue is empty (a message another command is reading right now stays hidden for a moment).',
         );
-        console.log(`${views.length} message(s)${views.length >= opts.limit ? ` (the first ${opts.limit}; raise --limit for more)` : ''}`);
+        if (views.length > 0) console.log(`${views.length} message(s)${views.length >= opts.limit ? ` (the first ${opts.limit}; raise --limit for more)` : ''}`);
       });
     });
 

@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import { CALLBACK_SOURCES, receivedDayOf, type CallbackSource } from '@shared/domain/callbacks';
 import { calendarDay, contextOf, listLimit, parseSince, positiveInt, withExample } from '../context';
-import { CliError, EXIT, printTable } from '../output';
+import { CliError, EXIT, optionsText, printListing, printTable } from '../output';
 import { requireEnv } from '../target';
 import { cliLog, noTelemetry } from './kyc';
 
@@ -119,10 +119,14 @@ function registerListCommand(events: Command): void {
       const page = await store.listCallbacks(opts.reference === undefined ? { ...common, day: day as string } : { ...common, reference: opts.reference, ...(day ? { day } : {}) });
       const shown = page.events;
       ctx.out.result({ events: shown, cursor: page.cursor ?? null }, () => {
-        printTable(
+        const filter = optionsText([['--day', day], ['--reference', opts.reference], ['--source', opts.source]]);
+        const today = opts.day === undefined && day !== undefined ? ' (today, UTC)' : '';
+        printListing(
           ['received at', 'source', 'names', 'recognized', 'event id'],
           shown.map((e) => [e.receivedAt, e.source, e.withdrawalReference ?? e.userReference ?? '', e.recognized ? 'yes' : `no: ${e.unrecognizedReason ?? ''}`, e.eventId]),
+          opts.cursor === undefined ? `No callbacks match ${filter}${today}.` : `No more callbacks match ${filter}${today} after this --cursor.`,
         );
+        if (shown.length === 0) return;
         const what = `${shown.length} callback(s)${opts.reference === undefined ? '' : ` naming ${opts.reference}`}${day ? ` on ${day}` : ''}`;
         console.log(page.cursor === undefined ? what : `${what} on this page; next page: --cursor ${page.cursor}`);
       });
@@ -159,8 +163,11 @@ function registerQuarantineCommands(events: Command): void {
       const found = await (await store(cmd)).list(since, now, opts.limit);
       const rows = found.map(({ body, ...rest }) => ({ ...rest, bytes: Buffer.byteLength(body, 'utf8') }));
       ctx.out.result(rows, () => {
-        if (rows.length === 0) console.log(`Nothing quarantined since ${since.toISOString()}.`);
-        else printTable(['id', 'received at', 'withdrawal reference', 'source', 'bytes'], rows.map((r) => [r.id, r.receivedAt, r.withdrawalReference ?? '', r.sourceIp ?? '', r.bytes]));
+        printListing(
+          ['id', 'received at', 'withdrawal reference', 'source', 'bytes'],
+          rows.map((r) => [r.id, r.receivedAt, r.withdrawalReference ?? '', r.sourceIp ?? '', r.bytes]),
+          `Nothing quarantined since ${since.toISOString()}.`,
+        );
       });
     });
 

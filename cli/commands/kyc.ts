@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Log, Telemetry } from '@shared/ports/runtime';
 import { contextOf, countryCode, parseSince, positiveInt, withExample, type CommandContext } from '../context';
-import { CliError, EXIT, describeError, printRecord, printTable } from '../output';
+import { CliError, EXIT, describeError, printListing, printRecord, printTable } from '../output';
 import { startProgress, type Progress } from '../progress';
 import { requireEnv, type Target } from '../target';
 
@@ -55,7 +55,11 @@ export async function confirmApprovals(target: Target, limit = 100) {
 function show(ctx: CommandContext, answer: unknown): void {
   ctx.out.result(answer, () => {
     if (Array.isArray(answer)) {
-      printTable(['_id', 'name', 'flow_id'], answer.map((t: Record<string, unknown>) => [String(t._id ?? ''), String(t.name ?? ''), String(t.flow_id ?? '')]));
+      printListing(
+        ['_id', 'name', 'flow_id'],
+        answer.map((t: Record<string, unknown>) => [String(t._id ?? ''), String(t.name ?? ''), String(t.flow_id ?? '')]),
+        'The KYC service lists no KYC types.',
+      );
     } else if (answer && typeof answer === 'object') printRecord(answer as Record<string, unknown>);
     else console.log(String(answer));
   });

@@ -3,7 +3,7 @@ import { Option } from 'commander';
 import { PAYOUT_STATES, type Payout, type PayoutState } from '@shared/domain/payout';
 import { contextOf, listLimit, parseSince, upperCaseChoice, withExample, type CommandContext } from '../context';
 import { registerEnqueueCommand } from './payouts-enqueue';
-import { CliError, EXIT, printRecord, printTable, shellWord } from '../output';
+import { CliError, EXIT, optionsText, printListing, printRecord, printTable, shellWord } from '../output';
 import { registerRedriveCommand } from './dlq';
 import { identityOf, operatorDeps, operatorName, pickOne, type IdentityOptions } from '../operator';
 import { requireEnv } from '../target';
@@ -95,10 +95,13 @@ function registerStatusAndList(payouts: Command): void {
       ctx.out.result(
         { payouts: shown.map((p) => payoutSummary(p)), cursor: page.cursor ?? null },
         () => {
-          printTable(
+          const filter = optionsText([['--state', opts.state], ['--merchant', opts.merchant], ['--since', opts.since], ['--until', opts.until]]);
+          printListing(
             ['withdrawal_reference', 'currency', 'amount', 'state', 'updated', 'reason'],
             shown.map((p) => [p.record.identity.withdrawal_reference, p.record.identity.currency, p.record.amount, p.state, p.record.updatedAt, p.record.reason]),
+            opts.cursor === undefined ? `No payouts match ${filter}.` : `No more payouts match ${filter} after this --cursor.`,
           );
+          if (shown.length === 0) return;
           console.log(
             page.cursor === undefined
               ? `${shown.length} payout(s) in ${opts.state}`

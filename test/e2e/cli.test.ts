@@ -153,6 +153,27 @@ describe('payrelay payouts status and list', () => {
   });
 });
 
+describe('an empty listing', () => {
+  it('says in one line what matched nothing instead of an empty table, exits 0, and --json stays the empty document', async () => {
+    const payouts = await cli(['payouts', 'list', '--state', 'failed', '--merchant', 'no such merchant', '--since', '2d']);
+    expect(payouts).toMatchObject({ code: 0, stdout: "No payouts match --state FAILED --merchant 'no such merchant' --since 2d.\n" });
+    const events = await cli(['events', 'list', '--day', '2026-01-01', '--source', 'kyc']);
+    expect(events).toMatchObject({ code: 0, stdout: 'No callbacks match --day 2026-01-01 --source kyc.\n' });
+    const collections = await cli(['collections', 'list', '--since', '2026-01-01T00:00:00Z', '--until', '2026-01-02T00:00:00Z', '--order-status', 'expired']);
+    expect(collections).toMatchObject({
+      code: 0,
+      stdout: 'No collections match --order-status EXPIRED, created between 2026-01-01T00:00:00.000Z and 2026-01-02T00:00:00.000Z.\n',
+    });
+    const dlq = await cli(['dlq', 'list']);
+    expect(dlq).toMatchObject({ code: 0, stdout: 'The dead-letter queue is empty (a message another command is reading right now stays hidden for a moment).\n' });
+
+    const json = await cli(['--json', 'payouts', 'list', '--state', 'FAILED', '--merchant', 'no such merchant']);
+    expect([json.code, JSON.parse(json.stdout), json.stderr]).toEqual([0, { payouts: [], cursor: null }, '']);
+    const jsonDlq = await cli(['--json', 'dlq', 'list']);
+    expect([jsonDlq.code, JSON.parse(jsonDlq.stdout), jsonDlq.stderr]).toEqual([0, [], '']);
+  });
+});
+
 describe('payrelay dlq redrive (the same command as payouts redrive)', () => {
   it('takes --wait 0 (its default: do not wait) and refuses a negative wait as a usage error, in payrelay: words', async () => {
     const now = await cli(['--json', 'dlq', 'redrive', '--wait', '0']);
