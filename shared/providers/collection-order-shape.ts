@@ -1,3 +1,5 @@
+import { parseJsonObject } from '@shared/domain/json-object';
+
 /**
  * The collection-order request as the provider wants it. The provider's documentation shows neither the path nor the
  * body, so both are settings: COLLECTION_ORDER_PATH and COLLECTION_ORDER_BODY. The body setting maps
@@ -43,15 +45,10 @@ export function parseCollectionOrderShape(path: string | undefined, bodyJson: st
     throw new CollectionOrderShapeError(`COLLECTION_ORDER_PATH ${JSON.stringify(chosenPath)} must start with / and hold only URL path characters`);
   }
   if (bodyJson === undefined || bodyJson.trim() === '') return { path: chosenPath, fields: DEFAULT_COLLECTION_ORDER_FIELDS };
-  let raw: unknown;
-  try {
-    raw = JSON.parse(bodyJson);
-  } catch {
-    throw new CollectionOrderShapeError('COLLECTION_ORDER_BODY is not valid JSON');
-  }
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw new CollectionOrderShapeError('COLLECTION_ORDER_BODY must be a JSON object of provider field name to value name');
-  }
+  const raw = parseJsonObject(bodyJson, {
+    notJson: () => new CollectionOrderShapeError('COLLECTION_ORDER_BODY is not valid JSON'),
+    notObject: () => new CollectionOrderShapeError('COLLECTION_ORDER_BODY must be a JSON object of provider field name to value name'),
+  });
   const fields: Array<readonly [string, CollectionValue]> = [];
   for (const [field, value] of Object.entries(raw)) {
     if (field === 'signature' || field.trim() === '') {

@@ -1,3 +1,5 @@
+import { parseJsonObject } from '@shared/domain/json-object';
+
 /**
  * What payrelay makes of a GetPayout status word. 'succeeded', 'failed' and 'reversed' are definite;
  * 'reversed' means the money was delivered and came back (a SUCCEEDED payout becomes REVERSED).
@@ -61,15 +63,10 @@ export function parseStatusMap(json: string | undefined): StatusMap {
   if (json === undefined || json.trim() === '') {
     return DEFAULT_STATUS_MAP;
   }
-  let raw: unknown;
-  try {
-    raw = JSON.parse(json);
-  } catch {
-    throw new StatusMapError('PROVIDER_STATUS_MAP is not valid JSON');
-  }
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw new StatusMapError('PROVIDER_STATUS_MAP must be a JSON object of status word to outcome');
-  }
+  const raw = parseJsonObject(json, {
+    notJson: () => new StatusMapError('PROVIDER_STATUS_MAP is not valid JSON'),
+    notObject: () => new StatusMapError('PROVIDER_STATUS_MAP must be a JSON object of status word to outcome'),
+  });
   const map: Record<string, PayoutStatusOutcome> = { ...DEFAULT_STATUS_MAP };
   for (const [word, outcome] of Object.entries(raw)) {
     const key = normalizeWord(word);

@@ -1,3 +1,5 @@
+import { parseJsonObject } from '@shared/domain/json-object';
+
 /** How the digest is made: a keyed HMAC, or a plain SHA-512 over the key and the body concatenated. */
 export type SigningAlgorithm = 'hmac-sha512' | 'sha512-secret-body' | 'sha512-body-secret';
 /** How the body (without `signature`) becomes bytes: compact JSON in property order, or with keys sorted recursively. */
@@ -128,16 +130,10 @@ function fromName(value: string): SigningProfile {
 }
 
 function fromJson(value: string): SigningProfile {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(value);
-  } catch {
-    throw new SigningProfileError('SIGNING_PROFILE starts with "{" but is not valid JSON');
-  }
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw new SigningProfileError('SIGNING_PROFILE JSON must be an object');
-  }
-  const record = raw as Record<string, unknown>;
+  const record = parseJsonObject(value, {
+    notJson: () => new SigningProfileError('SIGNING_PROFILE starts with "{" but is not valid JSON'),
+    notObject: () => new SigningProfileError('SIGNING_PROFILE JSON must be an object'),
+  });
   const unknownFields = Object.keys(record).filter((k) => !['name', 'algorithm', 'serialization', 'encoding', 'keys'].includes(k));
   if (unknownFields.length > 0) {
     throw new SigningProfileError(`SIGNING_PROFILE JSON has unknown fields: ${unknownFields.join(', ')}`);
