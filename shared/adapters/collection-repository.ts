@@ -1,9 +1,9 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { COLLECTIONS_TABLE } from '@shared/config/resources';
 import type { Collection } from '@shared/domain/collection';
 import { ConcurrentModificationError } from '@shared/domain/errors';
 import type { CollectionStore } from '@shared/ports/collections';
+import { conditionHeld } from './conditional-write';
 import { documentClient } from './dynamodb-client';
 import { decodeCursor, encodeCursor } from './list-cursor';
 
@@ -65,19 +65,13 @@ export function createCollectionRepository(options: { tableName: string; client?
     },
 
     async create(collection) {
-      try {
-        await client.send(new PutCommand({ TableName: tableName, Item: toItem(collection), ConditionExpression: 'attribute_not_exists(pk)' }));
-        return true;
-      } catch (error) {
-        if (error instanceof ConditionalCheckFailedException) return false;
-        throw error;
-      }
+      return conditionHeld(client.send(new PutCommand({ TableName: tableName, Item: toItem(collection), ConditionExpression: 'attribute_not_exists(pk)' })));
     },
 
     async save(previous, next) {
       const stored: Collection = { ...next, version: previous.version + 1 };
-      try {
-        await client.send(
+      const saved = await conditionHeld(
+        client.send(
           new PutCommand({
             TableName: tableName,
             Item: toItem(stored),
@@ -85,14 +79,10 @@ export function createCollectionRepository(options: { tableName: string; client?
             ExpressionAttributeNames: { '#version': 'version' },
             ExpressionAttributeValues: { ':version': previous.version },
           }),
-        );
-        return stored;
-      } catch (error) {
-        if (error instanceof ConditionalCheckFailedException) {
-          throw new ConcurrentModificationError(`collection ${previous.partnerOrderId} changed since it was read`);
-        }
-        throw error;
-      }
+        ),
+      );
+      if (!saved) throw new ConcurrentModificationError(`collection ${previous.partnerOrderId} changed since it was read`);
+      return stored;
     },
 
     async list(query) {

@@ -1,4 +1,4 @@
-import { ConditionalCheckFailedException, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { EVENTS_TABLE, SHARDS, shardOf } from '@shared/config/resources';
@@ -13,6 +13,7 @@ import type {
   ReferenceIndexBackfill,
   StoredEvent,
 } from '@shared/ports/callbacks';
+import { conditionHeld } from './conditional-write';
 import { documentClient } from './dynamodb-client';
 import { decodeCursor, encodeCursor } from './list-cursor';
 import { mergedQuery, type IndexPartition, type PartitionResume } from './merged-query';
@@ -151,18 +152,13 @@ export function createEventStore(options: { tableName: string; client?: DynamoDB
     async putOnce(event) {
       // Only what the applier will apply waits in its index; an unrecognized event is never applied.
       const item: EventItem = { ...toEventItem(event), ...(event.recognized ? { applyShard: applyShardOf(event.eventId) } : {}) };
-      try {
-        await client.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
-        return 'stored';
-      } catch (error) {
-        if (error instanceof ConditionalCheckFailedException) return 'duplicate';
-        throw error;
-      }
+      const stored = await conditionHeld(client.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' })));
+      return stored ? 'stored' : 'duplicate';
     },
 
     async markApplied(eventId, appliedAt) {
-      try {
-        await client.send(
+      return conditionHeld(
+        client.send(
           new UpdateCommand({
             TableName: tableName,
             Key: { pk: eventId },
@@ -170,12 +166,8 @@ export function createEventStore(options: { tableName: string; client?: DynamoDB
             ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(appliedAt)',
             ExpressionAttributeValues: { ':at': appliedAt.toISOString() },
           }),
-        );
-        return true;
-      } catch (error) {
-        if (error instanceof ConditionalCheckFailedException) return false;
-        throw error;
-      }
+        ),
+      );
     },
 
     async *unapplied(until) {
@@ -222,8 +214,8 @@ export function createEventStore(options: { tableName: string; client?: DynamoDB
     async addToReferenceIndex(event) {
       const reference = referenceNamedBy(event);
       if (reference === undefined) return 'unchanged';
-      try {
-        await client.send(
+      const added = await conditionHeld(
+        client.send(
           new UpdateCommand({
             TableName: tableName,
             Key: { pk: event.eventId },
@@ -231,12 +223,9 @@ export function createEventStore(options: { tableName: string; client?: DynamoDB
             ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(referenceKey)',
             ExpressionAttributeValues: { ':key': referenceKeyOf(event.source, reference) },
           }),
-        );
-        return 'added';
-      } catch (error) {
-        if (error instanceof ConditionalCheckFailedException) return 'unchanged';
-        throw error;
-      }
+        ),
+      );
+      return added ? 'added' : 'unchanged';
     },
 
     async listCallbacks(query) {

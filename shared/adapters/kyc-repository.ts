@@ -1,8 +1,8 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { KYC_TABLE, SHARDS, openShardKeys, openShardOf } from '@shared/config/resources';
 import { needsConfirmation, type KycSubject } from '@shared/domain/kyc-subject';
 import type { KycOrderRecord, KycOrderStore, KycSubjectRef, KycSubjectStore } from '@shared/ports/kyc';
+import { conditionHeld } from './conditional-write';
 import { documentClient } from './dynamodb-client';
 
 const [UNCONFIRMED_INDEX] = KYC_TABLE.indexes;
@@ -48,8 +48,8 @@ export function createKycRepository(options: { tableName: string; client?: Dynam
         version: next.version + 1,
         unconfirmedShard: needsConfirmation(next) ? openShardOf(subjectKey(next), SHARDS.unconfirmed) : undefined,
       };
-      try {
-        await client.send(
+      return conditionHeld(
+        client.send(
           new PutCommand({
             TableName: tableName,
             Item: item,
@@ -61,12 +61,8 @@ export function createKycRepository(options: { tableName: string; client?: Dynam
                   ExpressionAttributeValues: { ':version': next.version },
                 }),
           }),
-        );
-        return true;
-      } catch (error) {
-        if (error instanceof ConditionalCheckFailedException) return false;
-        throw error;
-      }
+        ),
+      );
     },
 
     async unconfirmedApprovals(limit) {

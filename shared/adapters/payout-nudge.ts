@@ -1,7 +1,7 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { PAYOUTS_TABLE, SHARDS, watchShardOf } from '@shared/config/resources';
 import type { PayoutNudge } from '@shared/ports/callbacks';
+import { conditionHeld } from './conditional-write';
 import { documentClient } from './dynamodb-client';
 import { queryAll } from './query-all';
 
@@ -30,14 +30,14 @@ export function createPayoutNudge(tableName: string, client: DynamoDBDocumentCli
       const entries = await payoutKeysByReference(client, tableName, withdrawalReference);
       let marked = 0;
       for (const item of entries) {
-        try {
-          // No version bump: this only moves the next check earlier, so it must not make a
-          // concurrent worker's conditional write fail. A SUCCEEDED or NEEDS_REVIEW payout whose watch
-          // ended comes back for one look: a notification may report returned money or a late answer.
-          // A throttled nudge (a quarantined notification) also records its time and is skipped while
-          // the previous one is younger than the interval.
-          const throttled = options?.atMostEveryMs !== undefined;
-          await client.send(
+        // No version bump: this only moves the next check earlier, so it must not make a
+        // concurrent worker's conditional write fail. A SUCCEEDED or NEEDS_REVIEW payout whose watch
+        // ended comes back for one look: a notification may report returned money or a late answer.
+        // A throttled nudge (a quarantined notification) also records its time and is skipped while
+        // the previous one is younger than the interval.
+        const throttled = options?.atMostEveryMs !== undefined;
+        const nudged = await conditionHeld(
+          client.send(
             new UpdateCommand({
               TableName: tableName,
               Key: { pk: item.pk },
@@ -61,11 +61,9 @@ export function createPayoutNudge(tableName: string, client: DynamoDBDocumentCli
                 ...(throttled ? { ':cutoff': new Date(now.getTime() - (options?.atMostEveryMs ?? 0)).toISOString() } : {}),
               },
             }),
-          );
-          marked += 1;
-        } catch (error) {
-          if (!(error instanceof ConditionalCheckFailedException)) throw error;
-        }
+          ),
+        );
+        if (nudged) marked += 1;
       }
       return marked;
     },

@@ -1,4 +1,3 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   GetCommand,
@@ -11,6 +10,7 @@ import { PAYOUTS_TABLE, REVERSAL_WATCH_MARK_KEY, SHARDS, openShardKeys, openShar
 import { parsePayoutKey, payoutKey, type PayoutIdentity } from '@shared/domain/identity';
 import { FINAL_STATES, Payout, type PayoutHistoryEntry, type PayoutRecord, type PayoutState } from '@shared/domain/payout';
 import { ConcurrentModificationError } from '@shared/domain/errors';
+import { conditionHeld } from './conditional-write';
 import { decodeCursor, encodeCursor } from './list-cursor';
 import type { DuePage, PayoutListPage, PayoutListQuery, PayoutRepository } from '@shared/ports/payouts';
 import { documentClient } from './dynamodb-client';
@@ -376,26 +376,24 @@ export function createPayoutRepository(tableName: string, client: DynamoDBDocume
     get,
 
     async createAccepted(payout) {
-      try {
-        await client.send(
+      const created = await conditionHeld(
+        client.send(
           new PutCommand({
             TableName: tableName,
             Item: toItem(payout),
             ConditionExpression: 'attribute_not_exists(pk)',
           }),
-        );
-        return { created: true, payout };
-      } catch (error) {
-        if (!(error instanceof ConditionalCheckFailedException)) throw error;
-        const existing = await get(payout.record.identity);
-        if (!existing) throw new ConcurrentModificationError(`payout ${payout.key} vanished after a conflicting create`);
-        return { created: false, payout: existing };
-      }
+        ),
+      );
+      if (created) return { created: true, payout };
+      const existing = await get(payout.record.identity);
+      if (!existing) throw new ConcurrentModificationError(`payout ${payout.key} vanished after a conflicting create`);
+      return { created: false, payout: existing };
     },
 
     async save(previous, next) {
-      try {
-        await client.send(
+      const saved = await conditionHeld(
+        client.send(
           new PutCommand({
             TableName: tableName,
             Item: toItem(next),
@@ -403,16 +401,10 @@ export function createPayoutRepository(tableName: string, client: DynamoDBDocume
             ExpressionAttributeNames: { '#state': 'state', '#version': 'version' },
             ExpressionAttributeValues: { ':state': previous.state, ':version': previous.version },
           }),
-        );
-        return next;
-      } catch (error) {
-        if (error instanceof ConditionalCheckFailedException) {
-          throw new ConcurrentModificationError(
-            `payout ${previous.key} is no longer ${previous.state} v${previous.version}`,
-          );
-        }
-        throw error;
-      }
+        ),
+      );
+      if (!saved) throw new ConcurrentModificationError(`payout ${previous.key} is no longer ${previous.state} v${previous.version}`);
+      return next;
     },
 
     async queryDue(now, limit, cursor) {
@@ -466,20 +458,16 @@ export function createPayoutRepository(tableName: string, client: DynamoDBDocume
         pendingAgeMs: next.pending?.ageMs,
         pendingCursor: next.pending?.cursor,
       };
-      try {
-        await client.send(
+      return conditionHeld(
+        client.send(
           new PutCommand({
             TableName: tableName,
             Item: item,
             ConditionExpression: previous === undefined ? 'attribute_not_exists(pk)' : '#version = :version',
             ...(previous === undefined ? {} : { ExpressionAttributeNames: { '#version': 'version' }, ExpressionAttributeValues: { ':version': previous.version } }),
           }),
-        );
-        return true;
-      } catch (error) {
-        if (error instanceof ConditionalCheckFailedException) return false;
-        throw error;
-      }
+        ),
+      );
     },
 
     async listByState(query) {

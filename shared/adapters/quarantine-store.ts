@@ -1,7 +1,7 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { quarantineDayOf } from '@shared/domain/quarantine';
 import type { QuarantinedNotification, QuarantineStore } from '@shared/ports/quarantine';
+import { conditionHeld } from './conditional-write';
 import { documentClient } from './dynamodb-client';
 
 const DAY_MS = 86_400_000;
@@ -27,8 +27,8 @@ export function createQuarantineStore(options: { tableName: string; client?: Dyn
   const tableName = options.tableName;
   return {
     async keep(notification, maxPerHour) {
-      try {
-        await client.send(
+      const counted = await conditionHeld(
+        client.send(
           new UpdateCommand({
             TableName: tableName,
             Key: { pk: hourKey(notification.receivedAt), sk: '-' },
@@ -37,24 +37,19 @@ export function createQuarantineStore(options: { tableName: string; client?: Dyn
             ExpressionAttributeNames: { '#kept': 'kept', '#expires': 'expiresAt' },
             ExpressionAttributeValues: { ':one': 1, ':cap': maxPerHour, ':expires': notification.expiresAt },
           }),
-        );
-      } catch (error) {
-        if (error instanceof ConditionalCheckFailedException) return 'hour-full';
-        throw error;
-      }
-      try {
-        await client.send(
+        ),
+      );
+      if (!counted) return 'hour-full';
+      const kept = await conditionHeld(
+        client.send(
           new PutCommand({
             TableName: tableName,
             Item: { pk: dayKey(notification.receivedAt.slice(0, 10)), sk: notification.id, ...notification },
             ConditionExpression: 'attribute_not_exists(pk)',
           }),
-        );
-        return 'kept';
-      } catch (error) {
-        if (error instanceof ConditionalCheckFailedException) return 'duplicate';
-        throw error;
-      }
+        ),
+      );
+      return kept ? 'kept' : 'duplicate';
     },
 
     async list(since, until, limit) {
