@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Log, Telemetry } from '@shared/ports/runtime';
 import { contextOf, countryCode, parseSince, positiveInt, withExample, type CommandContext } from '../context';
-import { CliError, EXIT, describeError, printListing, printRecord, printTable } from '../output';
+import { CliError, EXIT, describeError, printListing, printRecord, printTable, shellWord } from '../output';
 import { startProgress, type Progress } from '../progress';
 import { requireEnv, type Target } from '../target';
 
@@ -65,6 +65,27 @@ function show(ctx: CommandContext, answer: unknown): void {
   });
 }
 
+/**
+ * Prints an answer of register or request-token without its verification token (`value`) unless
+ * `--show-token` asks for it. The token verifies the app (`kyc app verify`), so whoever reads it can
+ * verify the app in your name: it is a secret (never printed or logged by default), sent to the
+ * registration e-mail, which is where the operator takes it from. payrelay never reads it after
+ * verification, so it is not stored either (docs/cli.md, "KYC").
+ */
+function showTokenAnswer(ctx: CommandContext, target: Target, answer: { value?: string }, opts: { email: string; showToken?: boolean }): void {
+  const { value, ...rest } = answer;
+  ctx.out.result(opts.showToken ? answer : rest, () => {
+    printRecord(opts.showToken ? answer : rest);
+    if (value === undefined) return;
+    const outbox = target.urls.simulator ? ` (local simulator: GET ${target.urls.simulator}/__admin/outbox)` : '';
+    const shown = opts.showToken ? 'It is shown above because of --show-token: keep it out of tickets and chats.' : 'It is not shown here (--show-token prints it).';
+    console.log(`The 6-digit verification token was e-mailed to ${opts.email}${outbox}. ${shown}`);
+    console.log(`Verify the app with it: payrelay kyc app verify --email ${shellWord(opts.email)} --code <token>`);
+  });
+}
+
+const SHOW_TOKEN_HELP = 'also print the verification token (it verifies the app: a secret; by default it is only e-mailed)';
+
 function registerApp(kyc: Command): void {
   const app = withExample(
     kyc.command('app').description('register and verify the KYC app (steps 1-2 of the KYC flow)'),
@@ -75,14 +96,15 @@ function registerApp(kyc: Command): void {
       .command('register')
       .requiredOption('--name <name>', 'app name')
       .requiredOption('--email <email>', 'company e-mail; receives the 6-digit verification token')
-      .option('--origin <domain...>', 'domains the app calls from (whitelisted)', []),
+      .option('--origin <domain...>', 'domains the app calls from (whitelisted)', [])
+      .option('--show-token', SHOW_TOKEN_HELP),
     'payrelay kyc app register --name acme-payouts --email kyc@acme.example --origin https://acme.example',
   )
     .description('register the app; then verify it with the token from the e-mail (and put app_id in the kyc secret)')
-    .action(async (opts: { name: string; email: string; origin: string[] }, cmd: Command) => {
+    .action(async (opts: { name: string; email: string; origin: string[]; showToken?: boolean }, cmd: Command) => {
       const ctx = contextOf(cmd);
-      const { client } = await kycClient(ctx);
-      show(ctx, await client.registerApp({ name: opts.name, email: opts.email, origin: opts.origin }));
+      const { client, target } = await kycClient(ctx);
+      showTokenAnswer(ctx, target, await client.registerApp({ name: opts.name, email: opts.email, origin: opts.origin }), opts);
     });
   withExample(
     app.command('verify').requiredOption('--email <email>', 'the registration e-mail').requiredOption('--code <token>', 'the 6-digit token'),
@@ -95,14 +117,14 @@ function registerApp(kyc: Command): void {
       show(ctx, await client.verifyApp({ email: opts.email, code: opts.code }));
     });
   withExample(
-    app.command('request-token').requiredOption('--email <email>', 'the registration e-mail'),
+    app.command('request-token').requiredOption('--email <email>', 'the registration e-mail').option('--show-token', SHOW_TOKEN_HELP),
     'payrelay kyc app request-token --email kyc@acme.example',
   )
     .description('have a new verification token sent to the e-mail')
-    .action(async (opts: { email: string }, cmd: Command) => {
+    .action(async (opts: { email: string; showToken?: boolean }, cmd: Command) => {
       const ctx = contextOf(cmd);
-      const { client } = await kycClient(ctx);
-      show(ctx, await client.requestToken({ email: opts.email }));
+      const { client, target } = await kycClient(ctx);
+      showTokenAnswer(ctx, target, await client.requestToken({ email: opts.email }), opts);
     });
 }
 

@@ -249,6 +249,34 @@ describe('payrelay secrets put', () => {
   });
 });
 
+describe('payrelay kyc app register and request-token', () => {
+  it('never print the verification token (it verifies the app) unless --show-token asks, and say where it went', async () => {
+    const { startSimulator } = await import('@simulator/index');
+    const sim = await startSimulator();
+    const email = 'kyc@token.example';
+    const tokens = (): string[] => sim.admin.outbox(email).map((m) => String((m as { token?: string }).token));
+    try {
+      const registered = await cli(['--kyc-url', sim.kycBaseUrl, 'kyc', 'app', 'register', '--name', 'acme', '--email', email]);
+      expect(registered.code, registered.stderr).toBe(0);
+      const [first] = tokens();
+      expect(first).toMatch(/^\d{6}$/);
+      expect(registered.stdout + registered.stderr).not.toContain(first);
+      expect(registered.stdout).toContain(`The 6-digit verification token was e-mailed to ${email}. It is not shown here (--show-token prints it).`);
+      expect(registered.stdout).toContain(`payrelay kyc app verify --email ${email} --code <token>`);
+
+      const json = await cli(['--json', '--kyc-url', sim.kycBaseUrl, 'kyc', 'app', 'request-token', '--email', email]);
+      expect(json.code).toBe(0);
+      expect(JSON.parse(json.stdout)).not.toHaveProperty('value');
+      expect(json.stdout + json.stderr).not.toContain(tokens().at(-1));
+
+      const shown = await cli(['--json', '--kyc-url', sim.kycBaseUrl, 'kyc', 'app', 'request-token', '--email', email, '--show-token']);
+      expect(JSON.parse(shown.stdout)).toMatchObject({ value: tokens().at(-1) });
+    } finally {
+      await sim.stop();
+    }
+  });
+});
+
 describe('payrelay signature', () => {
   it('signs a body and verifies it; a tampered body fails verification with exit 7', async () => {
     const keys = file('keys.json', JSON.stringify({ partner_secret_key: 'ps', merchant_secret_key: 'ms' }));
