@@ -1,4 +1,4 @@
-import { DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchCommand, type Message } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, SendMessageBatchCommand, type Message } from '@aws-sdk/client-sqs';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createLambdaContext, type LocalFunction } from '@local/lambda';
@@ -14,6 +14,7 @@ import { mulberry32, type Random } from '@simulator/prng';
 import { CRASH_BOUNDARIES, installCrashInjector, type CrashBoundary } from './crash-injector';
 import { PAYOUT_STATE_RANK } from '@test/support/payout-rank';
 import { noTelemetry } from '@test/factories/ports';
+import { takeAllMessages } from '@test/support/queues';
 
 /*
  * The chaos run: payouts through the real worker handler (its SQS batches come from a real poll
@@ -359,7 +360,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
 
     // Collect.
     const items = await scanPayouts();
-    const deadLetters = await drainDeadLetters();
+    const deadLetters = await takeAllMessages(sqsClient, aws.queueUrls.deadLetter);
     const ledger = sim.admin.ledger();
 
     // Invariant 1: at most one execution per withdrawal_reference.
@@ -577,18 +578,4 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
     return (await scanPayouts()).filter((i) => !FINAL_STATES.has(i.state as PayoutState)).length;
   }
 
-  async function drainDeadLetters(): Promise<Message[]> {
-    const all: Message[] = [];
-    for (;;) {
-      const page = await sqsClient.send(
-        new ReceiveMessageCommand({ QueueUrl: aws.queueUrls.deadLetter, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, MessageAttributeNames: ['All'] }),
-      );
-      const messages = page.Messages ?? [];
-      if (messages.length === 0) return all;
-      all.push(...messages);
-      await sqsClient.send(
-        new DeleteMessageBatchCommand({ QueueUrl: aws.queueUrls.deadLetter, Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })) }),
-      );
-    }
-  }
 }

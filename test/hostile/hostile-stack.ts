@@ -1,10 +1,11 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
+import { SQSClient, type Message } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { startLocalAws, type LocalAws } from '@local/emulators';
 import { startSimulator, type PartnerCredentials, type SimulatorHandle } from '@simulator/index';
 import { lambdaContext } from '@test/factories/http-events';
+import { takeAllMessages } from '@test/support/queues';
 
 /*
  * What the hostile-input tests run against: the real handler modules in process, on dynalite,
@@ -109,18 +110,7 @@ export async function startHostileStack(stage: string): Promise<HostileStack> {
       }
       return out;
     },
-    async drainDeadLetters() {
-      const all: Message[] = [];
-      for (;;) {
-        const page = await sqs.send(
-          new ReceiveMessageCommand({ QueueUrl: aws.queueUrls.deadLetter, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, MessageAttributeNames: ['All'] }),
-        );
-        const messages = page.Messages ?? [];
-        if (messages.length === 0) return all;
-        all.push(...messages);
-        for (const m of messages) await sqs.send(new DeleteMessageCommand({ QueueUrl: aws.queueUrls.deadLetter, ReceiptHandle: m.ReceiptHandle }));
-      }
-    },
+    drainDeadLetters: () => takeAllMessages(sqs, aws.queueUrls.deadLetter),
     async stop() {
       restore();
       doc.destroy();

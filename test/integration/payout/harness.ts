@@ -12,6 +12,7 @@ import type { ReconcileSettings, ReconcileSummary } from '@shared/app/reconcile-
 import { FUNCTIONS } from '@shared/config/functions';
 import type { PayoutRequestInput } from '@shared/messages/payout-request';
 import { sqsEventFromMessages } from '@test/factories/sqs-events';
+import { takeAllMessages } from '@test/support/queues';
 
 /*
  * Shared set-up of the payout integration tests: the simulator over HTTP, local AWS (dynalite,
@@ -173,24 +174,8 @@ export async function enqueue(harness: Harness, body: string): Promise<void> {
 }
 
 /** Every message on the DLQ, with its attributes (received and deleted). */
-export async function drainDeadLetters(harness: Harness): Promise<Message[]> {
-  const all: Message[] = [];
-  for (;;) {
-    const out = await harness.sqs.send(
-      new ReceiveMessageCommand({
-        QueueUrl: harness.aws.queueUrls.deadLetter,
-        MaxNumberOfMessages: 10,
-        WaitTimeSeconds: 0,
-        MessageAttributeNames: ['All'],
-      }),
-    );
-    const messages = out.Messages ?? [];
-    if (messages.length === 0) return all;
-    all.push(...messages);
-    for (const m of messages) {
-      await harness.sqs.send(new DeleteMessageCommand({ QueueUrl: harness.aws.queueUrls.deadLetter, ReceiptHandle: m.ReceiptHandle }));
-    }
-  }
+export function drainDeadLetters(harness: Harness): Promise<Message[]> {
+  return takeAllMessages(harness.sqs, harness.aws.queueUrls.deadLetter);
 }
 
 /** The invariant of every test: the provider executed each withdrawal_reference at most once. */
