@@ -5,10 +5,12 @@ import { startSimulator, type SimulatorOptions } from './index';
 import type { LogLevel } from './logger';
 
 const intArg =
-  (name: string, min = 0) =>
+  (name: string, min = 0, max = Number.MAX_SAFE_INTEGER) =>
   (value: string): number => {
     const n = Number(value);
-    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be an integer >= ${min}`);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      throw new InvalidArgumentError(max === Number.MAX_SAFE_INTEGER ? `${name} must be an integer >= ${min}` : `${name} must be an integer from ${min} to ${max}`);
+    }
     return n;
   };
 
@@ -120,7 +122,7 @@ export function configureSimulatorCommand(command: Command): Command {
     .description(
       'run the local simulator of the payout service and the KYC service on 127.0.0.1 (one port; KYC under /kyc), with fault injection and a payout ledger',
     )
-    .option('-p, --port <port>', 'port to listen on (0 picks a free one)', intArg('port'), 4010)
+    .option('-p, --port <port>', 'port to listen on (0 picks a free one)', intArg('port', 0, 65535), 4010)
     .option('--host <address>', 'bind address', '127.0.0.1')
     .option('--seed <n>', 'seed of the PRNG behind every random choice (reproducible chaos)', intArg('seed'), 1)
     .option('--signing-profile <name|json>', 'signing profile to verify and sign with (same syntax as SIGNING_PROFILE)', profileArg)

@@ -41,6 +41,8 @@ export function payoutSummary(payout: Payout): Record<string, unknown> {
 
 /** Every stored payout with this withdrawal_reference (one per merchant and currency). */
 async function findByReference(ctx: CommandContext, reference: string): Promise<Payout[]> {
+  // Refused before any stack is looked for: an empty reference names no payout.
+  if (reference.trim() === '') throw new CliError('withdrawal_reference is empty: give the reference the payout was requested with', EXIT.invalidInput);
   const { repository } = await adapters(ctx);
   return repository.findByReference(reference);
 }

@@ -1,6 +1,7 @@
 import {
   applyNotice,
   newCollection,
+  InvalidCollectionError,
   recordCreation,
   type Collection,
   type CollectionNotice,
@@ -204,9 +205,11 @@ export function applyToCollection(deps: CollectionProjectionDeps, event: OrderNo
 
 /**
  * One collection by its order id.
+ * @throws InvalidCollectionError for an empty order id (it could name none; the store refuses an empty key)
  * @throws CollectionNotFoundError when none has it
  */
 export async function getCollection(deps: { collections: Pick<CollectionStore, 'get'> }, partnerOrderId: string): Promise<Collection> {
+  if (partnerOrderId.trim() === '') throw new InvalidCollectionError('the order id (partner_order_id) is empty');
   const found = await deps.collections.get(partnerOrderId.trim());
   if (found === undefined) throw new CollectionNotFoundError(`no collection with order id ${preview(partnerOrderId)}`);
   return found;

@@ -339,6 +339,8 @@ describe('without a running stack', () => {
     expect(stderr.trim()).toBe('payrelay: "yesterday" is not a time: use ISO 8601 (2026-11-20T10:00:00Z) or a duration (30m, 6h, 2d)');
     const empty = await cli(['kyc', 'status', ' '], { PAYRELAY_STATE_FILE: join(dir, 'none.json') });
     expect([empty.code, empty.stderr.trim()]).toEqual([3, 'payrelay: user_reference is empty: give the reference the KYC order was created with']);
+    const noReference = await cli(['payouts', 'status', ''], { PAYRELAY_STATE_FILE: join(dir, 'none.json') });
+    expect([noReference.code, noReference.stderr.trim()]).toEqual([3, 'payrelay: withdrawal_reference is empty: give the reference the payout was requested with']);
     const text = file('payouts.txt', `${HEADER}\n`);
     const named = await cli(['payouts', 'enqueue', '--file', text, '--dry-run', '--merchant', 'm1'], { PAYRELAY_STATE_FILE: join(dir, 'none.json') });
     expect([named.code, named.stderr.trim()]).toEqual([3, `payrelay: ${text}: the name must end in .csv, or .jsonl (.ndjson) for one JSON object a line`]);

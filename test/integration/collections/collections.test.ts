@@ -13,7 +13,7 @@ import {
 } from '@shared/app/collections';
 import { replayEvents } from '@shared/app/replay-events';
 import { InvalidListCursorError } from '@shared/domain/errors';
-import { newCollection } from '@shared/domain/collection';
+import { InvalidCollectionError, newCollection } from '@shared/domain/collection';
 import { InvalidAmountError } from '@shared/domain/money';
 import { credentialsFromSecret, PayoutServiceClient } from '@shared/providers/payout-client';
 import { ProviderUnavailableError } from '@shared/providers/provider-errors';
@@ -104,6 +104,8 @@ describe('collections: create through the simulator, follow the order notificati
     expect(await collections.get('col-bad')).toBeUndefined();
     await expect(createCollection(deps, { partnerOrderId: 'col-paid', amount: '41', currency: 'GHS' })).rejects.toThrow(CollectionExistsError);
     await expect(createCollection(deps, { partnerOrderId: 'col-paid', amount: '40', currency: 'GHS' })).rejects.toThrow(/exists already .* choose another order id/);
+    // An empty order id names no collection: bad input, not a store error about an empty key.
+    await expect(getCollection(deps, ' ')).rejects.toThrow(new InvalidCollectionError('the order id (partner_order_id) is empty'));
   });
 
   it('an unclear answer leaves the order PENDING (creation unknown); running it again proves it exists', async () => {

@@ -138,6 +138,9 @@ describe('a bad option value', () => {
     const kycUrl = await runCaptured(['kyc', 'types', '--kyc-url', 'ftp://kyc.example']);
     expect(kycUrl.code).toBe(EXIT.usage);
     expect(kycUrl.stderr.split('\n')[0]).toBe("payrelay: option '--kyc-url <url>' argument 'ftp://kyc.example' is invalid. must be an http(s) URL, e.g. https://provider.example (got ftp:)");
+    const simulatorPort = await runCaptured(['simulator', '--port', '99999']);
+    expect(simulatorPort.code).toBe(EXIT.usage);
+    expect(simulatorPort.stderr.split('\n')[0]).toBe("payrelay: option '-p, --port <port>' argument '99999' is invalid. port must be an integer from 0 to 65535");
   });
 });
 
