@@ -67,6 +67,11 @@ function cellText(cell: unknown): unknown {
   return String(cell);
 }
 
+/** A search form's drop-down of `values`, `chosen` preselected; its first option (value "") is `blank`. */
+export function select(name: string, values: readonly string[], chosen: string | undefined, blank = 'any'): Html {
+  return html`<select name="${name}"><option value="">${blank}</option>${values.map((v) => html`<option value="${v}"${chosen === v ? html` selected` : ''}>${v}</option>`)}</select>`;
+}
+
 /** The hidden CSRF field every form carries. */
 export function csrfField(ctx: PageContext): Html {
   return html`<input type="hidden" name="${CSRF_FIELD}" value="${ctx.csrf}">`;

@@ -5,7 +5,7 @@ import { CALLBACK_SOURCES, MAX_REFERENCE_LENGTH, receivedDayOf } from '@shared/d
 import { InvalidListCursorError } from '@shared/domain/errors';
 import type { CallbackListPage } from '@shared/ports/callbacks';
 import { replayEvents, ReplayRangeError, type ReplayResult } from '@shared/app/replay-events';
-import { confirmPage, csrfField, donePage, page, table, withQuery, type Html, type PageContext } from '../layout';
+import { confirmPage, csrfField, donePage, page, select, table, withQuery, type Html, type PageContext } from '../layout';
 import { BadRequestError, blankAsAbsent, day, isoTime, NotFoundError, optionalText, parseInput, requiredText } from '../query';
 import type { ConsoleServices } from '../services';
 import { noTelemetry } from '@cli/commands/kyc';
@@ -54,10 +54,7 @@ export async function callbacksPage(ctx: PageContext, services: ConsoleServices,
     '/callbacks',
     html`<form method="get" action="/callbacks" class="search">
   <label>Day <input name="day" value="${filter.day ?? ''}" placeholder="today"></label>
-  <label>Source <select name="source">
-    <option value="">any</option>
-    ${CALLBACK_SOURCES.map((s) => html`<option value="${s}"${filter.source === s ? html` selected` : ''}>${s}</option>`)}
-  </select></label>
+  <label>Source ${select('source', CALLBACK_SOURCES, filter.source)}</label>
   <label>Reference <input name="reference" value="${filter.reference ?? ''}" placeholder="withdrawal or user reference"></label>
   <button type="submit">Show</button>
 </form>

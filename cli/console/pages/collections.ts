@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { getCollection, listCollections } from '@shared/app/collections';
 import { ORDER_STATUSES, PAYMENT_STATUSES, type Collection } from '@shared/domain/collection';
 import { InvalidListCursorError } from '@shared/domain/errors';
-import { page, table, withQuery, type Html, type PageContext } from '../layout';
+import { page, select, table, withQuery, type Html, type PageContext } from '../layout';
 import { BadRequestError, blankAsAbsent, day, optionalText, parseInput, requiredText } from '../query';
 import type { ConsoleServices } from '../services';
 
@@ -22,10 +22,6 @@ const listQuery = z.object({
 
 function collectionHref(collection: Collection): string {
   return withQuery('/collections/view', { id: collection.partnerOrderId });
-}
-
-function statusSelect(name: string, words: readonly string[], chosen: string | undefined): Html {
-  return html`<select name="${name}"><option value="">any</option>${words.map((w) => html`<option value="${w}"${chosen === w ? html` selected` : ''}>${w}</option>`)}</select>`;
 }
 
 /**
@@ -53,8 +49,8 @@ export async function collectionsPage(ctx: PageContext, services: ConsoleService
     html`<p class="hint">Money customers pay in through the payout service: each order's virtual account, and its order and payment status as the provider's notifications moved them. Create one with <code>payrelay collections create</code>.</p>
 <form method="get" action="/collections" class="search">
   <label>Created since <input name="since" value="${sinceDay}" placeholder="YYYY-MM-DD"></label>
-  <label>Order status ${statusSelect('order_status', ORDER_STATUSES, q.order_status)}</label>
-  <label>Payment status ${statusSelect('payment_status', PAYMENT_STATUSES, q.payment_status)}</label>
+  <label>Order status ${select('order_status', ORDER_STATUSES, q.order_status)}</label>
+  <label>Payment status ${select('payment_status', PAYMENT_STATUSES, q.payment_status)}</label>
   <button type="submit">Show</button>
 </form>
 ${table(

@@ -3,7 +3,7 @@ import { parsePayoutKey, payoutKey } from '@shared/domain/identity';
 import { PAYOUT_STATES, type Payout, type PayoutHistoryEntry } from '@shared/domain/payout';
 import { InvalidListCursorError } from '@shared/domain/errors';
 import type { CallbackListPage } from '@shared/ports/callbacks';
-import { page, table, withQuery, type Html, type PageContext } from '../layout';
+import { page, select, table, withQuery, type Html, type PageContext } from '../layout';
 import { BadRequestError, blankAsAbsent, day, NotFoundError, optionalText, parseInput, requiredText } from '../query';
 import type { ConsoleServices } from '../services';
 import * as z from 'zod';
@@ -83,7 +83,7 @@ export async function payoutsPage(ctx: PageContext, services: ConsoleServices, q
     '/payouts',
     html`<form method="get" action="/payouts" class="search">
   <label>Reference <input name="reference" value="${q.reference ?? ''}" placeholder="withdrawal_reference"></label>
-  <label>State <select name="state"><option value="">(by reference)</option>${PAYOUT_STATES.map((s) => html`<option value="${s}"${q.state === s ? html` selected` : ''}>${s}</option>`)}</select></label>
+  <label>State ${select('state', PAYOUT_STATES, q.state, '(by reference)')}</label>
   <label>Merchant <input name="merchant" value="${q.merchant ?? ''}" placeholder="platform_merchant_id"></label>
   <label>Changed from <input name="from" value="${q.from ?? ''}" placeholder="YYYY-MM-DD"></label>
   <label>to <input name="to" value="${q.to ?? ''}" placeholder="YYYY-MM-DD"></label>
