@@ -128,7 +128,7 @@ export async function runDemo(target: Target, progress: DemoProgress, options: D
   const { KycServiceClient } = await import('@shared/providers/kyc-client');
   const { createKycOrder } = await import('@shared/app/create-kyc-order');
   const { enqueuePayouts } = await import('./enqueue');
-  const { cliLog } = await import('./commands/kyc');
+  const { cliLog } = await import('./log');
 
   const provider = await cachedSecret(requireEnv(target, 'PROVIDER_SECRET_ID'), providerSecretSchema).get({ forceFetch: true });
   const kycSecret = cachedSecret(requireEnv(target, 'KYC_SECRET_ID'), kycSecretSchema);
@@ -254,7 +254,7 @@ async function demoCollection(
   const { createCollectionRepository } = await import('@shared/adapters/collection-repository');
   const { systemClock } = await import('@shared/adapters/system-clock');
   const { payoutServiceFor } = await import('./operator');
-  const { cliLog } = await import('./commands/kyc');
+  const { cliLog } = await import('./log');
   const collections = createCollectionRepository({ tableName: requireEnv(target, 'COLLECTIONS_TABLE_NAME') });
   const { provider, credentials } = await payoutServiceFor(target);
   try {

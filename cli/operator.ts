@@ -5,6 +5,7 @@ import type { Payout } from '@shared/domain/payout';
 import type { Log } from '@shared/ports/runtime';
 import type { SigningSecrets } from '@shared/signing';
 import type { CommandContext } from './context';
+import { noTelemetry, quietLog } from './log';
 import { CliError, EXIT } from './output';
 import { requireEnv, type Target } from './target';
 
@@ -59,8 +60,7 @@ export async function operatorName(target: Target, by: string | undefined): Prom
 export async function operatorDeps(ctx: CommandContext): Promise<{ target: Target; deps: OperatorDeps; close(): void }> {
   const target = await ctx.target();
   // The CLI prints the outcome itself; the use cases' log lines are for the deployed functions.
-  const quiet = () => undefined;
-  return { target, ...(await operatorDepsFor(target, { info: quiet, warn: quiet, error: quiet })) };
+  return { target, ...(await operatorDepsFor(target, quietLog)) };
 }
 
 /**
@@ -95,7 +95,6 @@ export async function operatorDepsFor(target: Target, log: Log): Promise<{ deps:
   const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
   const { systemClock } = await import('@shared/adapters/system-clock');
   const { provider, credentials } = await payoutServiceFor(target);
-  const quiet = () => undefined;
   return {
     deps: {
       repository: createPayoutRepository(requireEnv(target, 'PAYOUTS_TABLE_NAME')),
@@ -103,7 +102,7 @@ export async function operatorDepsFor(target: Target, log: Log): Promise<{ deps:
       credentials,
       clock: systemClock,
       log,
-      telemetry: { count: quiet, seconds: quiet },
+      telemetry: noTelemetry,
     },
     close: () => provider.close(),
   };

@@ -6,7 +6,7 @@ import { contextOf, listLimit, parseSince, upperCaseChoice, withExample, type Co
 import { CliError, EXIT, optionsText, printListing, printRecord, printTable, shellWord } from '../output';
 import { payoutServiceFor } from '../operator';
 import { requireEnv } from '../target';
-import { cliLog } from './kyc';
+import { cliLog } from '../log';
 
 /** A fresh order id when none is given: `col-<UTC date>-<8 hex>`, unique enough for one deployment. */
 export function newOrderId(now = new Date()): string {

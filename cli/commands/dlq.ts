@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import type { RedriveReport } from '@shared/app/dead-letters';
 import type { DeadLetterQueue } from '@shared/ports/dead-letters';
-import type { Log } from '@shared/ports/runtime';
 import { contextOf, nonNegativeInt, positiveInt, withExample, type CommandContext } from '../context';
+import { jsonLinesLog, quietLog } from '../log';
 import { operatorName } from '../operator';
 import { CliError, printListing, printRecord, printTable } from '../output';
 import { requireEnv } from '../target';
@@ -22,12 +22,7 @@ async function deadLetterQueue(ctx: CommandContext): Promise<{ dlq: DeadLetterQu
  * The CLI's record of operator actions on the DLQ: one JSON line on stderr (stdout stays the command's
  * output), so a shell session, a CI log or `2>> dlq-audit.log` keeps it.
  */
-const auditLog: Log = {
-  info: (message, ...extra) => process.stderr.write(`${JSON.stringify({ level: 'INFO', at: new Date().toISOString(), message, ...Object.assign({}, ...extra) })}\n`),
-  warn: (message, ...extra) => process.stderr.write(`${JSON.stringify({ level: 'WARN', at: new Date().toISOString(), message, ...Object.assign({}, ...extra) })}\n`),
-  error: (message, ...extra) => process.stderr.write(`${JSON.stringify({ level: 'ERROR', at: new Date().toISOString(), message, ...Object.assign({}, ...extra) })}\n`),
-};
-const quiet: Log = { info: () => undefined, warn: () => undefined, error: () => undefined };
+const auditLog = jsonLinesLog();
 
 const identityText = (identity?: { platform_merchant_id: string; currency: string; withdrawal_reference: string }): string | undefined =>
   identity ? `${identity.withdrawal_reference} (${identity.platform_merchant_id}, ${identity.currency})` : undefined;
@@ -45,7 +40,7 @@ export function printRedriveReport(ctx: CommandContext, report: RedriveReport): 
 export async function runRedrive(ctx: CommandContext, opts: { max?: number; wait: number }): Promise<void> {
   const { dlq } = await deadLetterQueue(ctx);
   const { redriveDeadLetters } = await import('@shared/app/dead-letters');
-  printRedriveReport(ctx, await redriveDeadLetters({ dlq, log: quiet, runId: randomUUID() }, { max: opts.max, waitMs: opts.wait * 1000 }));
+  printRedriveReport(ctx, await redriveDeadLetters({ dlq, log: quietLog, runId: randomUUID() }, { max: opts.max, waitMs: opts.wait * 1000 }));
 }
 
 /** Registers the bounded redrive on a parent command (`payouts redrive`, `dlq redrive`). */

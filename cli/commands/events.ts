@@ -3,7 +3,7 @@ import { CALLBACK_SOURCES, receivedDayOf, type CallbackSource } from '@shared/do
 import { calendarDay, contextOf, listLimit, parseSince, positiveInt, withExample } from '../context';
 import { CliError, EXIT, optionsText, printListing, printTable } from '../output';
 import { requireEnv } from '../target';
-import { cliLog, noTelemetry } from './kyc';
+import { cliLog, noTelemetry } from '../log';
 
 /** `payrelay events list|replay` and the quarantine's commands. */
 export function registerEventsCommands(program: Command): void {

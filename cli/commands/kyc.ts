@@ -1,19 +1,9 @@
 import type { Command } from 'commander';
-import type { Log, Telemetry } from '@shared/ports/runtime';
 import { contextOf, countryCode, parseSince, positiveInt, withExample, type CommandContext } from '../context';
 import { CliError, EXIT, describeError, printListing, printRecord, printTable, shellWord } from '../output';
+import { cliLog, noTelemetry } from '../log';
 import { startProgress, type Progress } from '../progress';
 import { requireEnv, type Target } from '../target';
-
-/** Use-case log lines for an operator: warnings and errors on stderr, info dropped. */
-export const cliLog: Log = {
-  info: () => {},
-  warn: (message, extra) => process.stderr.write(`warning: ${message}${extra ? ` ${JSON.stringify(extra)}` : ''}\n`),
-  error: (message, extra) => process.stderr.write(`error: ${message}${extra ? ` ${JSON.stringify(extra)}` : ''}\n`),
-};
-
-/** The CLI emits no metrics: counts of operator actions are printed instead. */
-export const noTelemetry: Telemetry = { count: () => {}, seconds: () => {} };
 
 async function kycClient(ctx: CommandContext) {
   const target = await ctx.target();

@@ -8,7 +8,7 @@ import { replayEvents, ReplayRangeError, type ReplayResult } from '@shared/app/r
 import { confirmPage, csrfField, donePage, page, select, table, withQuery, type Html, type PageContext } from '../layout';
 import { BadRequestError, blankAsAbsent, day, isoTime, NotFoundError, optionalText, parseInput, requiredText } from '../query';
 import type { ConsoleServices } from '../services';
-import { noTelemetry } from '@cli/commands/kyc';
+import { noTelemetry } from '@cli/log';
 import { consoleLog } from '../log';
 
 const DAY_MS = 86_400_000;
