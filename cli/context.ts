@@ -65,6 +65,28 @@ export function countryCode(value: string): string {
   return code;
 }
 
+/**
+ * Option parser for `--region`: an AWS region code such as `eu-west-1` or `us-gov-west-1`, taken in
+ * any case. The SDK would refuse a malformed one only at the first AWS call, as if AWS were unreachable
+ * (exit 5); a typo is a usage error instead. A well-formed region without the stack still asks AWS.
+ */
+export function awsRegion(value: string): string {
+  const region = value.trim().toLowerCase();
+  if (!/^[a-z]{2}(-[a-z]+)+-\d{1,2}$/.test(region)) throw new InvalidArgumentError('must be an AWS region code, e.g. eu-west-1 or us-east-1');
+  return region;
+}
+
+/**
+ * Option parser for `kyc order create --redirect`: where the KYC service sends the user after the
+ * journey, an absolute URL with a scheme (`https://app.example/kyc/done`, or an app deep link such as
+ * `myapp://kyc/done`). Anything that is not a URL at all would only break the user's journey at the end.
+ */
+export function redirectUrl(value: string): string {
+  const url = value.trim();
+  if (!URL.canParse(url)) throw new InvalidArgumentError('must be an absolute URL with a scheme, e.g. https://app.example/kyc/done or myapp://kyc/done');
+  return url;
+}
+
 /** `--limit` of a listing: 1 to 1000, one page of the repository; more pages come through `--cursor`. */
 export function listLimit(value: string): number {
   const n = positiveInt(value);

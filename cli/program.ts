@@ -11,8 +11,9 @@ import { registerPayoutsCommands } from './commands/payouts';
 import { registerSchemaCommands } from './commands/schema';
 import { registerSecretsCommands } from './commands/secrets';
 import { registerSignatureCommands } from './commands/signature';
-import { providerBaseUrl } from '@local/provider-url';
+import { providerBaseUrl } from '@local/option-args';
 import { registerSimulatorCommand } from '@simulator/command';
+import { awsRegion } from './context';
 import { describeError, exitCodeOf, EXIT } from './output';
 
 /** The version of this checkout (package.json), for `--version` and bug reports. */
@@ -29,7 +30,7 @@ export function buildProgram(): Command {
     .option('--json', 'print JSON instead of tables (for scripts)')
     .option('--stack <name>', 'target a deployed stack by CloudFormation stack name (default: the local stack from `npm start`)')
     .option('--profile <aws-profile>', 'AWS profile for --stack')
-    .option('--region <region>', 'AWS region for --stack')
+    .option('--region <region>', 'AWS region for --stack, e.g. eu-west-1', awsRegion)
     .option('--provider-url <url>', 'payout service base URL, http(s) (overrides the target)', providerBaseUrl)
     .option('--kyc-url <url>', 'KYC service base URL, http(s) (overrides the target)', providerBaseUrl)
     .exitOverride()

@@ -4,7 +4,7 @@ import { DEFAULT_RECONCILE_EVERY_MINUTES, LOCAL_APPLY_EVERY_MS, LOCAL_APPLY_IDLE
 import { loadLocalConfig, LOCAL_CONFIG_PATH } from './config';
 import { isolateConcurrentInvocations } from './lambda';
 import { reconcileEverySeconds, startLocalStack, type LocalStack } from './stack';
-import { providerBaseUrl } from './provider-url';
+import { portArg, providerBaseUrl } from './option-args';
 import { LOCAL_STATE_PATH } from './state';
 import { tableStyle } from './terminal';
 
@@ -13,11 +13,6 @@ import { tableStyle } from './terminal';
  * variables PAYRELAY_PORT, PAYRELAY_SIMULATOR_PORT, PAYRELAY_PROVIDER_URL and PAYRELAY_KYC_URL do too.
  */
 
-const portArg = (value: string): number => {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('must be a port number (0-65535)');
-  return n;
-};
 const secondsArg = (value: string): number => {
   const n = Number(value);
   if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a positive number of seconds');

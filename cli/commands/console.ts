@@ -1,15 +1,9 @@
 import type { Command } from 'commander';
-import { InvalidArgumentError } from 'commander';
+import { portArg } from '@local/option-args';
 import { contextOf, withExample } from '../context';
 import { CliError } from '../output';
 
 const DEFAULT_PORT = 3900;
-
-const portArg = (value: string): number => {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('must be a port number (0-65535)');
-  return n;
-};
 
 /** `payrelay console`: the web console on 127.0.0.1 for the local stack or a deployed one. */
 export function registerConsoleCommand(program: Command): void {

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { contextOf, countryCode, parseSince, positiveInt, withExample, type CommandContext } from '../context';
+import { contextOf, countryCode, parseSince, positiveInt, redirectUrl, withExample, type CommandContext } from '../context';
 import { CliError, EXIT, describeError, printListing, printRecord, printTable, shellWord } from '../output';
 import { cliLog, noTelemetry } from '../log';
 import { startProgress, type Progress } from '../progress';
@@ -150,7 +150,7 @@ function registerOrder(kyc: Command): void {
       .option('--individual', 'an individual order (needs --full-name, --email, --phone)')
       .option('--business', 'a business order (needs --business-name, --country, --business-email)')
       .requiredOption('--reference <user_reference>', 'your identifier of the user; callbacks carry it as user_reference')
-      .option('--redirect <url>', 'where the user goes after the journey')
+      .option('--redirect <url>', 'where the user goes after the journey: an absolute URL (https://... or an app link such as myapp://kyc/done)', redirectUrl)
       .option('--kyc-type <id>', 'KYC type id (default: looked up by name)')
       .option('--full-name <name>', "--individual: the user's full name")
       .option('--email <email>', "--individual: the user's e-mail")

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { calendarDay, countryCode, parseSince, upperCaseChoice } from '@cli/context';
+import { awsRegion, calendarDay, countryCode, parseSince, redirectUrl, upperCaseChoice } from '@cli/context';
+import { portArg } from '@local/option-args';
 import { demoPayouts } from '@cli/demo-scenario';
 import { payoutRequestSchema } from '@shared/messages/payout-request';
 import { envFromOutputs } from '@cli/target';
@@ -141,6 +142,50 @@ describe('a bad option value', () => {
     const simulatorPort = await runCaptured(['simulator', '--port', '99999']);
     expect(simulatorPort.code).toBe(EXIT.usage);
     expect(simulatorPort.stderr.split('\n')[0]).toBe("payrelay: option '-p, --port <port>' argument '99999' is invalid. port must be an integer from 0 to 65535");
+    const consolePort = await runCaptured(['console', '--port', '70000']);
+    expect(consolePort.code).toBe(EXIT.usage);
+    expect(consolePort.stderr.split('\n')[0]).toBe("payrelay: option '--port <port>' argument '70000' is invalid. must be a port number (0-65535)");
+  });
+
+  it('--region that is not a region code is a usage error, before AWS is asked for the stack', async () => {
+    const region = await runCaptured(['--stack', 'payrelay-prod', '--region', 'eu_west_1', 'payouts', 'status', 'WD-1']);
+    expect(region).toEqual({
+      code: EXIT.usage,
+      stderr: "payrelay: option '--region <region>' argument 'eu_west_1' is invalid. must be an AWS region code, e.g. eu-west-1 or us-east-1\n(run with --help for usage)\n",
+    });
+    expect((await runCaptured(['dlq', 'list', '--stack', 'payrelay-prod', '--region', 'Ireland'])).code).toBe(EXIT.usage);
+  });
+
+  it('kyc order create --redirect that is not a URL at all is a usage error, before the KYC service is asked', async () => {
+    const args = ['kyc', 'order', 'create', '--individual', '--reference', 'user-42', '--full-name', 'Ama Mensah', '--email', 'ama@example.com', '--phone', '+233200000000'];
+    const redirect = await runCaptured([...args, '--redirect', 'notaurl']);
+    expect(redirect.code).toBe(EXIT.usage);
+    expect(redirect.stderr.split('\n')[0]).toBe(
+      "payrelay: option '--redirect <url>' argument 'notaurl' is invalid. must be an absolute URL with a scheme, e.g. https://app.example/kyc/done or myapp://kyc/done",
+    );
+  });
+});
+
+describe('awsRegion, redirectUrl and portArg (option parsers)', () => {
+  it('awsRegion takes region codes of every partition in any case, and nothing else', () => {
+    for (const region of ['eu-west-1', 'us-east-1', 'ap-southeast-2', 'us-gov-west-1', 'cn-north-1', 'us-isob-east-1', 'il-central-1']) expect(awsRegion(region)).toBe(region);
+    expect(awsRegion(' EU-West-1 ')).toBe('eu-west-1');
+    for (const bad of ['eu_west_1', 'euwest1', 'eu-west', 'Ireland', '', 'eu-west-1.amazonaws.com', 'eu-west-1a']) {
+      expect(() => awsRegion(bad), bad).toThrow('must be an AWS region code, e.g. eu-west-1 or us-east-1');
+    }
+  });
+
+  it('redirectUrl takes any absolute URL with a scheme (web pages and app deep links), and refuses what is not a URL', () => {
+    expect(redirectUrl('https://app.example/kyc/done?x=1')).toBe('https://app.example/kyc/done?x=1');
+    expect(redirectUrl('myapp://kyc/done')).toBe('myapp://kyc/done');
+    for (const bad of ['notaurl', '/kyc/done', 'app.example/kyc', '']) expect(() => redirectUrl(bad), bad).toThrow('must be an absolute URL with a scheme');
+  });
+
+  it('portArg takes 0-65535 and refuses the rest, an empty value included', () => {
+    expect(portArg('0')).toBe(0);
+    expect(portArg('3900')).toBe(3900);
+    expect(portArg('65535')).toBe(65535);
+    for (const bad of ['65536', '-1', '80.5', 'http', '', ' ']) expect(() => portArg(bad), bad).toThrow('must be a port number (0-65535)');
   });
 });
 
