@@ -1,4 +1,4 @@
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import Table from 'cli-table3';
 import { DEFAULT_RECONCILE_EVERY_MINUTES, LOCAL_APPLY_EVERY_MS, LOCAL_APPLY_IDLE_MAX_MS } from '@shared/config/functions';
 import { loadLocalConfig, LOCAL_CONFIG_PATH } from './config';
@@ -18,7 +18,20 @@ const secondsArg = (value: string): number => {
   if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a positive number of seconds');
   return n;
 };
-const envPort = (name: string): number | undefined => (process.env[name] ? portArg(process.env[name] as string) : undefined);
+/** Exit code of a usage error (a bad option or env value), the same as the `payrelay` CLI's (docs/cli.md). */
+const EXIT_USAGE = 2;
+
+/** Reads an optional env variable through an option parser, so a bad value is a usage error that names the variable. */
+function envValue<T>(name: string, parse: (value: string) => T): T | undefined {
+  const value = process.env[name];
+  if (!value) return undefined;
+  try {
+    return parse(value);
+  } catch (error) {
+    if (error instanceof InvalidArgumentError) throw new InvalidArgumentError(`${name}=${value}: ${error.message}`);
+    throw error;
+  }
+}
 
 const program = new Command('npm start')
   .description('Run payrelay locally: DynamoDB/SQS emulators, a local Secrets Manager stand-in, the provider simulator, the HTTP gateway, the SQS pollers, the reconciler schedule and the callback applier\'s sweep.')
@@ -29,6 +42,8 @@ const program = new Command('npm start')
   .option('--reconcile-every <seconds>', `reconciler interval (default: ${DEFAULT_RECONCILE_EVERY_MINUTES * 60}, the deployed schedule; e.g. 5 for a quicker demo)`, secondsArg)
   .option('--config <file>', 'local config file', LOCAL_CONFIG_PATH)
   .option('--quiet', 'do not print the gateway access log and poller lines')
+  // Throw instead of exiting with commander's 1, so main() exits 2 for a usage error, as the CLI does.
+  .exitOverride()
   // Usage errors start `payrelay:` like every other line this command prints.
   .configureOutput({ outputError: (text, write) => write(text.replace(/^error: /, 'payrelay: ')) })
   .addHelpText('after', '\nExample:\n  npm start -- --port 3100 --reconcile-every 5\n  npx payrelay demo   # in another terminal');
@@ -96,14 +111,16 @@ async function main(): Promise<void> {
   const config = loadLocalConfig(opts.config);
   const reconcileSeconds = opts.reconcileEvery ?? reconcileEverySeconds(config);
   const log = opts.quiet ? undefined : (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
-  const providerUrl = opts.providerUrl ?? (process.env.PAYRELAY_PROVIDER_URL ? providerBaseUrl(process.env.PAYRELAY_PROVIDER_URL) : undefined);
-  const kycUrl = opts.kycUrl ?? (process.env.PAYRELAY_KYC_URL ? providerBaseUrl(process.env.PAYRELAY_KYC_URL) : undefined);
+  const providerUrl = opts.providerUrl ?? envValue('PAYRELAY_PROVIDER_URL', providerBaseUrl);
+  const kycUrl = opts.kycUrl ?? envValue('PAYRELAY_KYC_URL', providerBaseUrl);
+  const gatewayPort = opts.port ?? envValue('PAYRELAY_PORT', portArg) ?? config.gatewayPort;
+  const simulatorPort = opts.simulatorPort ?? envValue('PAYRELAY_SIMULATOR_PORT', portArg) ?? config.simulatorPort;
 
   console.log('payrelay: starting the local stack (DEV-ONLY keys from local/config.json)...');
   const stack = await startLocalStack({
     config,
-    gatewayPort: opts.port ?? envPort('PAYRELAY_PORT') ?? config.gatewayPort,
-    simulatorPort: opts.simulatorPort ?? envPort('PAYRELAY_SIMULATOR_PORT') ?? config.simulatorPort,
+    gatewayPort,
+    simulatorPort,
     ...(providerUrl ? { providerUrl } : {}),
     ...(kycUrl ? { kycUrl } : {}),
     reconcileEveryMs: reconcileSeconds * 1000,
@@ -133,6 +150,13 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
+  // A bad env value (envValue): commander has not seen it, so print it here.
+  if (error instanceof InvalidArgumentError) {
+    console.error(`payrelay: ${error.message}`);
+    process.exit(EXIT_USAGE);
+  }
+  // Commander has already printed its `payrelay:` line (or the help, which exits 0).
+  if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? 0 : EXIT_USAGE);
   console.error(`payrelay: ${(error as Error).message}`);
   process.exit(1);
 });

@@ -28,8 +28,35 @@ async function waitFor<T>(what: string, probe: () => T | undefined, ms = 30_000)
   }
 }
 
+/** Runs local/main.ts to its exit (it stops at the usage check, before starting anything). */
+function runToExit(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const run = spawn(process.execPath, ['--import', 'tsx', 'local/main.ts', ...args], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, PAYRELAY_STATE_FILE: stateFile, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  run.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+  run.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve) => run.once('close', (code) => resolve({ code, stdout, stderr })));
+}
+
 describe('npm start (local/main.ts)', () => {
   let state: LocalState;
+
+  it('a bad option or env value is a usage error: exit 2 (as the payrelay CLI) and one payrelay: line, nothing started', async () => {
+    const [badOption, unknownOption, badEnv] = await Promise.all([
+      runToExit(['--port', 'abc']),
+      runToExit(['--no-such-option']),
+      runToExit([], { PAYRELAY_SIMULATOR_PORT: '70000' }),
+    ]);
+    expect(badOption).toMatchObject({ code: 2, stdout: '' });
+    expect(badOption.stderr).toMatch(/^payrelay: option '--port <port>' argument 'abc' is invalid\. must be a port number \(0-65535\)\n$/);
+    expect(unknownOption).toMatchObject({ code: 2, stdout: '', stderr: "payrelay: unknown option '--no-such-option'\n" });
+    expect(badEnv).toMatchObject({ code: 2, stdout: '', stderr: 'payrelay: PAYRELAY_SIMULATOR_PORT=70000: must be a port number (0-65535)\n' });
+    expect(existsSync(stateFile)).toBe(false);
+  }, 30_000);
 
   it('starts everything, prints what runs where, and records it for the CLI', async () => {
     child = spawn(process.execPath, ['--import', 'tsx', 'local/main.ts', '--port', '0', '--simulator-port', '0', '--quiet'], {
