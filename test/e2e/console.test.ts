@@ -233,6 +233,43 @@ describe('ops console in a browser', () => {
     expect(await page.$eval('#timeline li', (li) => li.textContent ?? '')).toContain(`retried as ${retryRef} by`);
   });
 
+  it('lays out headers and fields so nothing is cut: a header breaks only between words, reference and time fields show a whole value', async () => {
+    // A typical reference of 28 characters, longer than the demo's DEMO-261124045053-01.
+    const longReference = 'DEMO-261124045053-01-R1-WXYZ';
+    for (const width of [1280, 480]) {
+      await page.setViewport({ width, height: 900 });
+      for (const path of ['/dlq', '/payouts?state=SUCCEEDED', '/callbacks', '/review', '/collections', '/quarantine']) {
+        await page.goto(`${consoleHandle.url}${path}`);
+        // One line box per word at most: a header that wraps inside a word ("RECEI / VES") has more lines than words.
+        const headers = await page.$$eval('th', (ths) =>
+          ths
+            .map((th) => {
+              const range = th.ownerDocument.createRange();
+              range.selectNodeContents(th);
+              const text = (th.textContent ?? '').trim();
+              return { text, words: text.split(/\s+/).length, lines: new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size };
+            })
+            .filter((h) => h.text !== ''),
+        );
+        expect(headers.length, path).toBeGreaterThan(0);
+        for (const header of headers) expect(header.lines, `${path} at ${width}px: header ${header.text}`).toBeLessThanOrEqual(header.words);
+      }
+      for (const [path, field] of [['/payouts', 'reference'], ['/kyc', 'user_reference'], ['/callbacks', 'reference']] as const) {
+        await page.goto(`${consoleHandle.url}${path}`);
+        await page.type(`input[name=${field}]`, longReference);
+        const fits = await page.$eval(`input[name=${field}]`, (e) => e.scrollWidth <= e.clientWidth);
+        expect(fits, `${path} at ${width}px: ${field} holds ${longReference}`).toBe(true);
+      }
+      await page.goto(`${consoleHandle.url}/callbacks`);
+      const times = await page.$$eval('form.action input.instant', (inputs) =>
+        inputs.map((e) => ({ value: (e as unknown as { value: string }).value, fits: e.scrollWidth <= e.clientWidth })),
+      );
+      expect(times.map((t) => t.value)).toEqual([expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/), expect.stringMatching(/Z$/)]);
+      expect(times.every((t) => t.fits), `replay since/until at ${width}px`).toBe(true);
+    }
+    await page.setViewport({ width: 800, height: 600 });
+  });
+
   it('lists the DLQ with reasons and masked accounts, and redrives a message after a confirmation', async () => {
     await page.goto(`${consoleHandle.url}/dlq`);
     const rows = await page.$$eval('tbody tr', (trs) => trs.map((tr) => tr.textContent ?? ''));

@@ -29,7 +29,9 @@ async function main(): Promise<void> {
       const timedOut = demo.payouts.find((p) => p.role === 'ambiguous time-out')?.withdrawal_reference ?? scenario.succeeded;
       const shots: Array<[string, string]> = [
         ['overview', '/'],
-        ['payouts', `/payouts?reference=${encodeURIComponent(timedOut)}`],
+        // A state listing shows more of the page than one payout; the search by reference gets its own picture.
+        ['payouts', '/payouts?state=SUCCEEDED'],
+        ['payouts-by-reference', `/payouts?reference=${encodeURIComponent(timedOut)}`],
         ['review', '/review'],
         ['callbacks', '/callbacks'],
         ['kyc', `/kyc?user_reference=${encodeURIComponent(demo.kyc.userReference)}`],

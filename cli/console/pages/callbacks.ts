@@ -55,7 +55,7 @@ export async function callbacksPage(ctx: PageContext, services: ConsoleServices,
     html`<form method="get" action="/callbacks" class="search">
   <label>Day <input name="day" value="${filter.day ?? ''}" placeholder="today"></label>
   <label>Source ${select('source', CALLBACK_SOURCES, filter.source)}</label>
-  <label>Reference <input name="reference" value="${filter.reference ?? ''}" placeholder="withdrawal or user reference"></label>
+  <label>Reference <input name="reference" class="reference" value="${filter.reference ?? ''}" placeholder="withdrawal or user reference"></label>
   <button type="submit">Show</button>
 </form>
 <p class="pager">${days}</p>
@@ -76,8 +76,8 @@ ${table(
 <p>Re-apply the stored callbacks of a time range, as <code>payrelay events replay</code> does: KYC callbacks to the KYC subjects, order notifications to the collections they name (idempotent; notifications about payouts are left to the reconciler).</p>
 <form method="post" action="/callbacks/replay" class="action">
   ${csrfField(ctx)}
-  <label>Since <input name="since" value="${since.toISOString()}"></label>
-  <label>Until <input name="until" value="${until.toISOString()}"></label>
+  <label>Since <input name="since" class="instant" value="${since.toISOString()}"></label>
+  <label>Until <input name="until" class="instant" value="${until.toISOString()}"></label>
   <button type="submit">Replay…</button>
 </form>`,
   );

@@ -46,7 +46,7 @@ export async function kycPage(ctx: PageContext, services: ConsoleServices, query
     'KYC subjects',
     '/kyc',
     html`<form method="get" action="/kyc" class="search">
-  <label>User reference <input name="user_reference" value="${userReference ?? ''}"></label>
+  <label>User reference <input name="user_reference" class="reference" value="${userReference ?? ''}"></label>
   <button type="submit">Show</button>
 </form>
 ${userReference === undefined ? '' : subject === undefined ? html`<p class="empty">no callback received for user ${userReference} yet</p>` : html`${table(

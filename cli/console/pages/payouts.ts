@@ -82,7 +82,7 @@ export async function payoutsPage(ctx: PageContext, services: ConsoleServices, q
     'Payouts',
     '/payouts',
     html`<form method="get" action="/payouts" class="search">
-  <label>Reference <input name="reference" value="${q.reference ?? ''}" placeholder="withdrawal_reference"></label>
+  <label>Reference <input name="reference" class="reference" value="${q.reference ?? ''}" placeholder="withdrawal_reference"></label>
   <label>State ${select('state', PAYOUT_STATES, q.state, '(by reference)')}</label>
   <label>Merchant <input name="merchant" value="${q.merchant ?? ''}" placeholder="platform_merchant_id"></label>
   <label>Changed from <input name="from" value="${q.from ?? ''}" placeholder="YYYY-MM-DD"></label>

@@ -39,7 +39,7 @@ export async function retryFormPage(ctx: PageContext, services: ConsoleServices,
 <p class="hint">The retry is refused unless the provider confirms that this payout failed (or does not know it): never while it could still be delivered. payrelay keeps only the masked account; the full number comes from the provider's record of this payout, or, when that record does not give it, from the field below (it must match ${r.accountMasked}).</p>
 <form method="post" action="${withQuery('/payouts/retry', { key })}" class="action retry">
   ${csrfField(ctx)}
-  <label>New reference (--new-reference) <input name="new_reference" value="${r.identity.withdrawal_reference}-R1" maxlength="256"></label>
+  <label>New reference (--new-reference) <input name="new_reference" class="reference" value="${r.identity.withdrawal_reference}-R1" maxlength="256"></label>
   <label>Account number, only if asked (--account-number) <input name="account_number" autocomplete="off" maxlength="64"></label>
   <label>Who retries <input name="by" value="${await services.defaultOperator()}" maxlength="${WHO_MAX}"></label>
   <button type="submit">Retry…</button>
