@@ -52,13 +52,16 @@ ${body}
 </html>`;
 }
 
-/** A table with a header row; cells are escaped text unless they are html`` already. */
+/**
+ * A table with a header row; cells are escaped text unless they are html`` already. In a scroll box, so a
+ * table wider than a narrow window scrolls by itself instead of widening the page.
+ */
 export function table(head: readonly string[], rows: ReadonlyArray<ReadonlyArray<unknown>>, empty = 'nothing to show'): Html {
   if (rows.length === 0) return html`<p class="empty">${empty}</p>`;
-  return html`<table>
+  return html`<div class="table-scroll"><table>
 <thead><tr>${head.map((h) => html`<th>${h}</th>`)}</tr></thead>
 <tbody>${rows.map((row) => html`<tr>${row.map((cell) => html`<td>${cellText(cell)}</td>`)}</tr>`)}</tbody>
-</table>`;
+</table></div>`;
 }
 
 function cellText(cell: unknown): unknown {

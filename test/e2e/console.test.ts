@@ -233,13 +233,15 @@ describe('ops console in a browser', () => {
     expect(await page.$eval('#timeline li', (li) => li.textContent ?? '')).toContain(`retried as ${retryRef} by`);
   });
 
-  it('lays out headers and fields so nothing is cut: a header breaks only between words, reference and time fields show a whole value', async () => {
+  it('lays out pages so nothing is cut: no sideways scroll, a header breaks only between words, reference and time fields show a whole value', async () => {
     // A typical reference of 28 characters, longer than the demo's DEMO-261124045053-01.
     const longReference = 'DEMO-261124045053-01-R1-WXYZ';
     for (const width of [1280, 480]) {
       await page.setViewport({ width, height: 900 });
-      for (const path of ['/dlq', '/payouts?state=SUCCEEDED', '/callbacks', '/collections', '/quarantine']) {
+      for (const path of ['/', '/dlq', '/payouts?state=SUCCEEDED', '/callbacks', '/collections', '/quarantine']) {
         await page.goto(`${consoleHandle.url}${path}`);
+        // The page never scrolls sideways: the menu wraps, a wide table scrolls inside its own box.
+        expect(await page.$eval('html', (e) => e.scrollWidth - e.clientWidth), `${path} at ${width}px: sideways overflow`).toBeLessThanOrEqual(0);
         // One line box per word at most: a header that wraps inside a word ("RECEI / VES") has more lines than words.
         const headers = await page.$$eval('th', (ths) =>
           ths
@@ -316,7 +318,9 @@ describe('ops console in a browser', () => {
     expect(await page.$eval('#payment-status', (e) => e.textContent)).toBe('PENDING');
     const text = await page.$eval('main', (m) => m.textContent ?? '');
     expect(text).toMatch(/\*{4,}\d{4}/);
-    expect(await page.$$eval('main table:last-of-type tbody tr', (trs) => trs.map((tr) => tr.textContent ?? ''))).toEqual([
+    // The changes are the page's last table.
+    const changes = await page.$$eval('main table', (tables) => [...(tables.at(-1)?.querySelectorAll('tbody tr') ?? [])].map((tr) => tr.textContent ?? ''));
+    expect(changes).toEqual([
       expect.stringContaining('provider accepted'),
       expect.stringContaining('created'),
     ]);
