@@ -14,16 +14,20 @@ const NOT_DEV_TOOLING = forbid(
   'runtime code never imports the local stack, the CLI, the simulator, tests or benchmarks',
 );
 const NO_PARENT_PATHS = forbid('^\\.\\./', 'import across folders with a path alias (@shared/...), not ../');
-const NO_CLASSIC_ZOD = forbid(
+const NO_ZOD = forbid(
   '^zod($|/)',
-  'runtime schemas import z from @shared/validation/zod (zod/mini): the classic zod build costs every cold start',
+  'runtime schemas are valibot schemas (import * as v from @shared/validation/valibot): building zod schemas costs every cold start',
+);
+const NO_BARE_VALIBOT = forbid(
+  '^valibot$',
+  'import valibot through @shared/validation/valibot, which installs the messages that never quote a value',
 );
 const SHARED_OWN = [
   NOT_DEV_TOOLING,
   NO_PARENT_PATHS,
   forbid('^@(functions|infra)/', 'shared/ is imported by handlers and infra, never the other way round'),
 ];
-const SHARED_BASE = [...SHARED_OWN, NO_CLASSIC_ZOD];
+const SHARED_BASE = [...SHARED_OWN, NO_ZOD, NO_BARE_VALIBOT];
 const boundaries = (...patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
 
 export default tseslint.config(
@@ -95,10 +99,10 @@ export default tseslint.config(
   },
   {
     files: ['functions/**'],
-    rules: boundaries(NOT_DEV_TOOLING, NO_PARENT_PATHS, NO_CLASSIC_ZOD, forbid('^@infra/', 'handlers never import infra')),
+    rules: boundaries(NOT_DEV_TOOLING, NO_PARENT_PATHS, NO_ZOD, NO_BARE_VALIBOT, forbid('^@infra/', 'handlers never import infra')),
   },
-  // The one module that imports zod itself.
-  { files: ['shared/validation/zod.ts'], rules: boundaries(...SHARED_OWN) },
+  // The one module that imports valibot itself.
+  { files: ['shared/validation/valibot.ts'], rules: boundaries(...SHARED_OWN, NO_ZOD) },
   {
     files: ['infra/**'],
     rules: boundaries(

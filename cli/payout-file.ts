@@ -5,7 +5,7 @@ import type { Readable } from 'node:stream';
 import { parse as parseCsv } from 'csv-parse';
 import { parseAccountCode } from '@shared/domain/account';
 import { currencyDecimals, parseAmount } from '@shared/domain/money';
-import { payoutRequestProblems, payoutRequestSchema, type PayoutRequest } from '@shared/messages/payout-request';
+import { checkPayoutRequest, type PayoutRequest } from '@shared/messages/payout-request';
 import { unreadableFile } from './io';
 import { CliError, EXIT } from './output';
 
@@ -202,9 +202,9 @@ function domainFieldErrors(value: Record<string, unknown>): Array<{ field: strin
 
 /** Validates one row with the queue's schema; errors name the field, never echo an account number. */
 function validateRow(row: number, line: number, value: Record<string, unknown>): { request?: PayoutRequest; errors: RowError[] } {
-  const result = payoutRequestSchema.safeParse(value);
-  if (result.success) return { request: result.data, errors: [] };
-  const problems = payoutRequestProblems(result.error.issues);
+  const checked = checkPayoutRequest(value);
+  if (checked.ok) return { request: checked.request, errors: [] };
+  const { problems } = checked;
   const errors: RowError[] = problems.flatMap((p) => (p.field === undefined ? [] : [{ row, line, field: p.field, message: p.message }]));
   for (const extra of domainFieldErrors(value)) {
     if (!errors.some((e) => e.field === extra.field)) errors.push({ row, line, ...extra });
@@ -309,7 +309,7 @@ export interface CheckOptions {
 
 /**
  * Reads a payout file once, streaming (memory bounded by the rows' identities, not the file), and
- * validates every row with the queue's own schema (payoutRequestSchema). Also an error: a
+ * validates every row with the queue's own schema (checkPayoutRequest). Also an error: a
  * withdrawal_reference repeated for the same merchant and currency (the second row would silently be
  * skipped as "already enqueued"), and a row for another merchant than `merchant` (the worker would
  * REJECT it for good). Nothing is sent by this pass; `enqueue` sends only when it finds no error.

@@ -12,15 +12,13 @@ import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { config, literal, looseObject, object, optional, string } from 'zod/mini';
-import { en } from 'zod/locales';
+import { literal, looseObject, object, optional, parse, string } from 'valibot';
 
 /**
  * The cold-start floor of the worker's libraries: what the payout worker builds at module load from
  * packages — the tracer (when tracing is on, as shared/observability/tracer.ts decides), the
  * document client, the SQS and Secrets Manager clients (captured), Powertools logger, metrics,
- * parameters and batch, middy with the same three middlewares, zod's functional build with its
- * English messages — wired the same way, with one message schema and none of payrelay's own code.
+ * parameters and batch, middy with the same three middlewares, valibot — wired the same way, with one message schema and none of payrelay's own code.
  * The cold-start part compares it with the DynamoDB-only floor: how much of a function's start its
  * libraries take before payrelay adds anything.
  */
@@ -30,7 +28,6 @@ const tracer: Tracer | undefined = traced
   : undefined;
 const captured = <C>(client: C): C => (tracer ? tracer.captureAWSv3Client(client) : client);
 
-config(en());
 const messageSchema = object({ version: literal(1), reference: string(), amount: string() });
 const secretSchema = looseObject({ key: string(), merchant: optional(string()) });
 
@@ -43,8 +40,8 @@ logger.info('framework-only settings', { traced });
 
 async function lambdaHandler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
   const receive = async (record: SQSRecord): Promise<void> => {
-    const message = messageSchema.parse(JSON.parse(record.body));
-    const secret = secretSchema.parse(await secrets.get('payrelay-bench', { transform: 'json' }));
+    const message = parse(messageSchema, JSON.parse(record.body));
+    const secret = parse(secretSchema, await secrets.get('payrelay-bench', { transform: 'json' }));
     await documentClient.send(new PutCommand({ TableName: 'payrelay-bench', Item: { pk: message.reference, merchant: secret.merchant } }));
     await sqsClient.send(new SendMessageBatchCommand({ QueueUrl: 'payrelay-bench', Entries: [{ Id: '0', MessageBody: message.reference }] }));
   };

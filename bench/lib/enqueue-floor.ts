@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
+import * as v from '@shared/validation/valibot';
 
 /*
  * The floor of bulk enqueue (issue 16 point 8): the same rows as the CLI's file, written as raw calls,
@@ -55,7 +56,7 @@ export async function runFloor(config: FloorConfig): Promise<FloorResult> {
 
   const requestOf = (ref: string, i: number) => {
     const [, currency, withdrawal_reference, amount, account_number, account_code, expected_name] = enqueueCsvRow(merchant, ref, i).trim().split(',');
-    return payoutRequestSchema.parse({ version: 1, platform_merchant_id: merchant, currency, withdrawal_reference, amount, account_number, account_code, expected_name });
+    return v.parse(payoutRequestSchema, { version: 1, platform_merchant_id: merchant, currency, withdrawal_reference, amount, account_number, account_code, expected_name });
   };
   // The repository's own item, built once; each row writes it under its own key.
   const template = toItem(acceptRequest(requestOf('TEMPLATE', 0), new Date()));

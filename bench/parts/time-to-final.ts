@@ -15,6 +15,7 @@ import { startSimulator } from '@simulator/index';
 import { verdict, type Part, type PartResult, type Row } from '../lib/part';
 import { quantile } from '../lib/stats';
 import { payoutRequests } from './throughput';
+import * as v from '@shared/validation/valibot';
 
 export const TIME_TO_FINAL_TARGET_SECONDS = 60;
 export const GET_PAYOUT_CALLS_TARGET = 6;
@@ -115,7 +116,7 @@ export const timeToFinal: Part = async ({ options, progress }): Promise<PartResu
         const event = queue.shift() as Event;
         t = Math.max(t, event.at);
         if (event.kind === 'submit') {
-          await pay(payoutRequestSchema.parse(requests[event.index]));
+          await pay(v.parse(payoutRequestSchema, requests[event.index]));
           push({ at: t + settleSeconds * 1000, kind: 'settle', index: event.index });
         } else if (event.kind === 'settle') {
           sim.admin.settlePayout(identities[event.index] as PayoutIdentity, 'succeeded');

@@ -225,13 +225,14 @@ async function catchUpAction(opts: CatchUpOpts, cmd: Command): Promise<void> {
   const { createEventStore } = await import('@shared/adapters/event-store');
   const { createKycRepository } = await import('@shared/adapters/kyc-repository');
   const { webhookEnvSchema } = await import('@shared/config/webhook');
+  const v = await import('@shared/validation/valibot');
   let progress: Progress | undefined;
   const result = await catchUpKycCallbacks(
     {
       events: createEventStore({ tableName: requireEnv(target, 'EVENTS_TABLE_NAME') }),
       subjects: createKycRepository({ tableName: requireEnv(target, 'KYC_TABLE_NAME') }),
       responses: client,
-      retentionDays: webhookEnvSchema.shape.EVENT_RETENTION_DAYS.parse(target.env.EVENT_RETENTION_DAYS),
+      retentionDays: v.parse(webhookEnvSchema.entries.EVENT_RETENTION_DAYS, target.env.EVENT_RETENTION_DAYS),
       clock: { now: () => new Date() },
       log: cliLog,
       telemetry: noTelemetry,

@@ -18,16 +18,6 @@ function newCallbackToken(): string {
   return randomBytes(36).toString('base64url');
 }
 
-/**
- * A missing, empty or mistyped field in words ("is missing"), not zod's ("Invalid input: expected
- * string, received undefined"); the schema's own messages (the token's length) are kept.
- */
-function secretIssueWords(issue: { code?: string; input?: unknown; expected?: string; minimum?: unknown }): string | undefined {
-  if (issue.code === 'invalid_type') return issue.input === undefined ? 'is missing' : `must be a ${issue.expected ?? 'string'}`;
-  if (issue.code === 'too_small' && issue.minimum === 1 && issue.input === '') return 'is empty';
-  return undefined;
-}
-
 /** `payrelay secrets put provider|kyc`. */
 export function registerSecretsCommands(program: Command): void {
   const secrets = withExample(
@@ -68,10 +58,11 @@ export function registerSecretsCommands(program: Command): void {
         }
       }
       const { providerSecretSchema, kycSecretSchema } = await import('@shared/adapters/secrets');
-      const parsed = (name === 'provider' ? providerSecretSchema : kycSecretSchema).safeParse(value, { error: secretIssueWords });
+      const v = await import('@shared/validation/valibot');
+      const parsed = v.safeParse(name === 'provider' ? providerSecretSchema : kycSecretSchema, value);
       if (!parsed.success) {
-        // Field names and rules only: a value must never be echoed back.
-        const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'} ${i.message}`).join('; ');
+        // Field names and rules only (the shared messages never quote a value): a value must never be echoed back.
+        const problems = parsed.issues.map((i) => `${v.issuePath(i)} ${i.message}`).join('; ');
         throw new CliError(`the ${name} secret is not valid: ${problems}; nothing was stored`, EXIT.invalidInput);
       }
       const unknown = Object.keys(value).filter((k) => !(spec.fields as readonly string[]).includes(k));
@@ -79,8 +70,8 @@ export function registerSecretsCommands(program: Command): void {
 
       const { PutSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
       const { secretsClient } = await import('@shared/adapters/secrets-manager-client');
-      const out = await secretsClient.send(new PutSecretValueCommand({ SecretId: secretId, SecretString: JSON.stringify(parsed.data) }));
-      const result = { secret: name, secretId, versionId: out.VersionId, fields: Object.keys(parsed.data) };
+      const out = await secretsClient.send(new PutSecretValueCommand({ SecretId: secretId, SecretString: JSON.stringify(parsed.output) }));
+      const result = { secret: name, secretId, versionId: out.VersionId, fields: Object.keys(parsed.output) };
       ctx.out.result(result, () => {
         printTable(['secret', 'stored in', 'version', 'fields'], [[name, secretId, out.VersionId, result.fields.join(', ')]]);
       });

@@ -1,7 +1,7 @@
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import { GetSecretValueCommand, ResourceNotFoundException } from '@aws-sdk/client-secrets-manager';
 import type { PreviousSecret } from '@shared/ports/secrets';
-import * as z from '@shared/validation/zod';
+import * as v from '@shared/validation/valibot';
 import { secretsClient } from './secrets-manager-client';
 
 /** Thrown when a secret exists but its JSON does not have the fields payrelay needs. */
@@ -38,7 +38,7 @@ export interface CachedSecret<T> {
  * Builds a cached, schema-checked reader for one JSON secret. The error names the secret and the
  * missing field names, never a value.
  */
-export function cachedSecret<T>(secretId: string, schema: z.ZodMiniType<T>, maxAgeSeconds = 300): CachedSecret<T> {
+export function cachedSecret<T>(secretId: string, schema: v.GenericSchema<unknown, T>, maxAgeSeconds = 300): CachedSecret<T> {
   return {
     async get(options) {
       let raw: unknown;
@@ -52,12 +52,12 @@ export function cachedSecret<T>(secretId: string, schema: z.ZodMiniType<T>, maxA
         if (isMissingValue(error)) throw new SecretNotConfiguredError(secretId);
         throw error;
       }
-      const parsed = schema.safeParse(raw);
+      const parsed = v.safeParse(schema, raw);
       if (!parsed.success) {
-        const fields = parsed.error.issues.map((i) => i.path.join('.') || '(root)').join(', ');
+        const fields = parsed.issues.map(v.issuePath).join(', ');
         throw new SecretFormatError(`secret ${secretId} is missing or has invalid fields: ${fields}`);
       }
-      return parsed.data;
+      return parsed.output;
     },
   };
 }
@@ -67,7 +67,7 @@ export function cachedSecret<T>(secretId: string, schema: z.ZodMiniType<T>, maxA
  * the replaced version on every put) with the time it was replaced, cached for `maxAgeSeconds`.
  * Used only after a mismatch, so keys can overlap for a window after a rotation.
  */
-export function previousSecret<T>(secretId: string, schema: z.ZodMiniType<T>, maxAgeSeconds = 300): PreviousSecret<T> {
+export function previousSecret<T>(secretId: string, schema: v.GenericSchema<unknown, T>, maxAgeSeconds = 300): PreviousSecret<T> {
   let cached: { at: number; value: { value: T; replacedAt: Date } | undefined } | undefined;
   const read = async (): Promise<{ value: T; replacedAt: Date } | undefined> => {
     const stage = async (VersionStage: string) => {
@@ -86,8 +86,8 @@ export function previousSecret<T>(secretId: string, schema: z.ZodMiniType<T>, ma
     } catch {
       return undefined;
     }
-    const parsed = schema.safeParse(raw);
-    return parsed.success ? { value: parsed.data, replacedAt: current.CreatedDate } : undefined;
+    const parsed = v.safeParse(schema, raw);
+    return parsed.success ? { value: parsed.output, replacedAt: current.CreatedDate } : undefined;
   };
   return {
     async get() {
@@ -98,21 +98,21 @@ export function previousSecret<T>(secretId: string, schema: z.ZodMiniType<T>, ma
   };
 }
 
-const nonEmpty = z.string().check(z.minLength(1));
+const nonEmpty = v.pipe(v.string(), v.minLength(1));
 
 /** Provider secret: see PROVIDER_SECRET in @shared/config/resources. */
-export const providerSecretSchema = z.object({
+export const providerSecretSchema = v.object({
   partner_public_key: nonEmpty,
   partner_secret_key: nonEmpty,
   merchant_secret_key: nonEmpty,
   partner_id: nonEmpty,
   platform_merchant_id: nonEmpty,
 });
-export type ProviderSecret = z.infer<typeof providerSecretSchema>;
+export type ProviderSecret = v.InferOutput<typeof providerSecretSchema>;
 
 /** KYC secret: the KYC app id and the unguessable token in the KYC callback URL. */
-export const kycSecretSchema = z.object({
+export const kycSecretSchema = v.object({
   app_id: nonEmpty,
-  callback_token: z.string().check(z.minLength(16, 'must be at least 16 characters')),
+  callback_token: v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters')),
 });
-export type KycSecret = z.infer<typeof kycSecretSchema>;
+export type KycSecret = v.InferOutput<typeof kycSecretSchema>;

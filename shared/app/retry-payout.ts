@@ -1,7 +1,7 @@
 import { maskAccount } from '@shared/domain/account';
 import { payoutKey, type PayoutIdentity } from '@shared/domain/identity';
 import type { Payout } from '@shared/domain/payout';
-import { acceptRequest, payoutRequestSchema } from '@shared/messages/payout-request';
+import { acceptRequest, checkPayoutRequest, describePayoutRequestProblems } from '@shared/messages/payout-request';
 import type { PayoutRequestQueue } from '@shared/ports/payouts';
 import { InvalidOperatorInputError, OperatorActionRefusedError, PayoutNotFoundError } from './operator-errors';
 import { askProvider, type OperatorDeps } from './resolve-payout';
@@ -78,7 +78,7 @@ export async function retryPayout(deps: RetryDeps, request: RetryRequest): Promi
     throw new OperatorActionRefusedError(`not retried: the provider says ${answer.status ?? ''} for ${ref}, so it could still be delivered`, 'provider');
   }
 
-  const parsed = payoutRequestSchema.safeParse({
+  const parsed = checkPayoutRequest({
     version: 1,
     ...identity,
     amount: first.record.amount,
@@ -88,8 +88,10 @@ export async function retryPayout(deps: RetryDeps, request: RetryRequest): Promi
     ...(first.record.userReference !== undefined ? { user_reference: first.record.userReference } : {}),
     ...(first.record.metadata !== undefined ? { metadata: first.record.metadata } : {}),
   });
-  if (!parsed.success) throw new InvalidOperatorInputError(`the retry is not a valid payout request: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
-  const message = parsed.data;
+  if (!parsed.ok) {
+    throw new InvalidOperatorInputError(`the retry is not a valid payout request: ${describePayoutRequestProblems(parsed.problems)}`);
+  }
+  const message = parsed.request;
 
   const now = deps.clock.now();
   let original = first;

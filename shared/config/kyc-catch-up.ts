@@ -1,4 +1,4 @@
-import * as z from '@shared/validation/zod';
+import * as v from '@shared/validation/valibot';
 import { envInt, requiredString } from './env';
 import { webhookEnvSchema } from './webhook';
 
@@ -10,12 +10,12 @@ import { webhookEnvSchema } from './webhook';
 export const DEFAULT_KYC_CATCH_UP_LOOKBACK_HOURS = 48;
 
 /** The scheduled KYC catch-up's settings (docs/architecture.md, "Environment variables"). */
-export const kycCatchUpEnvSchema = z.object({
+export const kycCatchUpEnvSchema = v.object({
   EVENTS_TABLE_NAME: requiredString,
   KYC_TABLE_NAME: requiredString,
   KYC_SECRET_ID: requiredString,
   KYC_API_BASE_URL: requiredString,
-  EVENT_RETENTION_DAYS: webhookEnvSchema.shape.EVENT_RETENTION_DAYS,
+  EVENT_RETENTION_DAYS: webhookEnvSchema.entries.EVENT_RETENTION_DAYS,
   PROVIDER_TIMEOUT_MS: envInt(10_000),
   KYC_CATCH_UP_LOOKBACK_HOURS: envInt(DEFAULT_KYC_CATCH_UP_LOOKBACK_HOURS),
 });

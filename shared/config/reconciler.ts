@@ -1,6 +1,6 @@
 import { GATEWAY_ERROR_REVIEW_MINUTES_DEFAULT, RECONCILE_DEFAULTS, type ReconcileSettings } from '@shared/app/reconcile-payouts';
 import { WATCH_DEFAULTS, watchSettingsFromDays } from '@shared/app/watch-final-payouts';
-import * as z from '@shared/validation/zod';
+import * as v from '@shared/validation/valibot';
 import { envBoolean, envInt, envPositiveNumber, requiredString } from './env';
 import { providerEnvSchema } from './provider';
 
@@ -9,8 +9,9 @@ import { providerEnvSchema } from './provider';
  * checks (docs/architecture.md, "Environment variables"). The defaults are the use cases' own, so a
  * setting left out means the same here as in a test that builds the use case.
  */
-export const reconcilerEnvSchema = z.pipe(
-  z.extend(providerEnvSchema, {
+export const reconcilerEnvSchema = v.pipe(
+  v.object({
+    ...providerEnvSchema.entries,
     PAYOUTS_TABLE_NAME: requiredString,
     /** The checks queue: each write that leaves a payout open schedules its next delayed check there. */
     PAYOUT_CHECKS_QUEUE_URL: requiredString,
@@ -31,13 +32,13 @@ export const reconcilerEnvSchema = z.pipe(
     /** SUCCEEDED payouts are asked about 1, 2, ... this many days after they settled, in case the money comes back. */
     REVERSAL_WATCH_DAYS: envInt(WATCH_DEFAULTS.reversalWatchDays),
   }),
-  z.transform(({ REVIEW_WATCH_HOURLY_DAYS, REVIEW_WATCH_DAILY_DAYS, REVERSAL_WATCH_DAYS, ...rest }) => ({
+  v.transform(({ REVIEW_WATCH_HOURLY_DAYS, REVIEW_WATCH_DAILY_DAYS, REVERSAL_WATCH_DAYS, ...rest }) => ({
     ...rest,
     watchDays: { reviewHourlyDays: REVIEW_WATCH_HOURLY_DAYS, reviewDailyDays: REVIEW_WATCH_DAILY_DAYS, reversalWatchDays: REVERSAL_WATCH_DAYS },
   })),
 );
 
-export type ReconcilerEnv = z.output<typeof reconcilerEnvSchema>;
+export type ReconcilerEnv = v.InferOutput<typeof reconcilerEnvSchema>;
 
 /** The use case's settings from the environment: the same for the scheduled sweep and the delayed checks. */
 export function reconcileSettingsFrom(config: ReconcilerEnv): ReconcileSettings {

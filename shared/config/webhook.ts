@@ -1,5 +1,5 @@
 import { BlockList, isIP } from 'node:net';
-import * as z from '@shared/validation/zod';
+import * as v from '@shared/validation/valibot';
 import { envInt } from '@shared/config/env';
 
 /** Settings both receivers share (docs/architecture.md, "Environment variables"). */
@@ -12,19 +12,18 @@ export const MAX_WEBHOOK_BODY_BYTES = 358_400;
 /** How long stored callbacks are kept (their dedupe record with them) when EVENT_RETENTION_DAYS is unset. */
 export const DEFAULT_EVENT_RETENTION_DAYS = 90;
 
-export const webhookEnvSchema = z.object({
-  WEBHOOK_MAX_BODY_BYTES: envInt(262_144).check(
-    z.refine((v) => v <= MAX_WEBHOOK_BODY_BYTES, {
-      message: `must be at most ${MAX_WEBHOOK_BODY_BYTES} (a stored event is one DynamoDB item, 400 KB at most)`,
-    }),
+export const webhookEnvSchema = v.object({
+  WEBHOOK_MAX_BODY_BYTES: v.pipe(
+    envInt(262_144),
+    v.maxValue(MAX_WEBHOOK_BODY_BYTES, `must be at most ${MAX_WEBHOOK_BODY_BYTES} (a stored event is one DynamoDB item, 400 KB at most)`),
   ),
-  WEBHOOK_ALLOWED_IPS: z.optional(z.string()),
+  WEBHOOK_ALLOWED_IPS: v.optional(v.string()),
   EVENT_RETENTION_DAYS: envInt(DEFAULT_EVENT_RETENTION_DAYS),
 });
 
 /** The receivers' shared settings extended with one route's own (its tables, its secret). */
-export function webhookEnvSchemaWith<S extends z.core.$ZodLooseShape>(shape: S) {
-  return z.extend(webhookEnvSchema, shape);
+export function webhookEnvSchemaWith<S extends v.ObjectEntries>(entries: S) {
+  return v.object({ ...webhookEnvSchema.entries, ...entries });
 }
 
 /** A source-address check; `undefined` allow-list means every address is allowed. */

@@ -1,5 +1,5 @@
 import type { PayoutIdentity } from '@shared/domain/identity';
-import * as z from '@shared/validation/zod';
+import * as v from '@shared/validation/valibot';
 
 /**
  * One delayed check of one payout on the checks queue (version 1): which payout, and the version of
@@ -7,15 +7,15 @@ import * as z from '@shared/validation/zod';
  * while the stored version is still that one, so a duplicated or late message finds a newer version
  * and does nothing (whoever wrote the newer version scheduled the next check).
  */
-export const payoutCheckSchema = z.strictObject({
-  version: z.literal(1),
-  platform_merchant_id: z.string().check(z.minLength(1)),
-  currency: z.string().check(z.minLength(1)),
-  withdrawal_reference: z.string().check(z.minLength(1)),
-  payoutVersion: z.number().check(z.int(), z.positive()),
+export const payoutCheckSchema = v.strictObject({
+  version: v.literal(1),
+  platform_merchant_id: v.pipe(v.string(), v.minLength(1)),
+  currency: v.pipe(v.string(), v.minLength(1)),
+  withdrawal_reference: v.pipe(v.string(), v.minLength(1)),
+  payoutVersion: v.pipe(v.number(), v.integer(), v.gtValue(0)),
 });
 
-export type PayoutCheck = z.output<typeof payoutCheckSchema>;
+export type PayoutCheck = v.InferOutput<typeof payoutCheckSchema>;
 
 /** The longest a check message can be delayed (SQS DelaySeconds); a later check is left to the scheduled sweep. */
 export const MAX_CHECK_DELAY_SECONDS = 900;
@@ -42,9 +42,7 @@ export function parsePayoutCheck(body: string): PayoutCheck {
   } catch {
     throw new InvalidPayoutCheckError('payout check: the body is not JSON');
   }
-  const parsed = payoutCheckSchema.safeParse(json);
-  if (!parsed.success) {
-    throw new InvalidPayoutCheckError(`payout check: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
-  }
-  return parsed.data;
+  const parsed = v.safeParse(payoutCheckSchema, json);
+  if (!parsed.success) throw new InvalidPayoutCheckError(`payout check: ${v.describeIssues(parsed.issues)}`);
+  return parsed.output;
 }

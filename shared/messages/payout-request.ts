@@ -1,36 +1,40 @@
-import * as z from '@shared/validation/zod';
+import * as v from '@shared/validation/valibot';
 import { maskAccount, parseAccountCode } from '@shared/domain/account';
 import { isWellFormedText, payoutKey, type PayoutIdentity } from '@shared/domain/identity';
 import { parseAmount } from '@shared/domain/money';
 import { Payout } from '@shared/domain/payout';
 
 /** A reference that becomes part of a table key: trimmed, 1 to 128 characters, well-formed Unicode. */
-const reference = z
-  .string()
-  .check(z.trim(), z.minLength(1), z.maxLength(128), z.refine(isWellFormedText, 'must be well-formed Unicode text (no lone surrogates)'));
+const reference = v.pipe(
+  v.string(),
+  v.trim(),
+  v.minLength(1),
+  v.maxLength(128),
+  v.check(isWellFormedText, 'must be well-formed Unicode text (no lone surrogates)'),
+);
 
 /** A 3-letter upper-case currency code. */
-const currency = (message?: string) => z.string().check(z.trim(), z.regex(/^[A-Z]{3}$/, message));
+const currency = (message?: string) => v.pipe(v.string(), v.trim(), v.regex(/^[A-Z]{3}$/, message));
 
 /**
  * The payout request message on the payouts queue (version 1). The CLI's `payouts enqueue` validates
  * rows with this same schema, so a producer learns about a bad row before it reaches the queue.
  * The amount is a decimal string checked against the currency's precision and returned canonical.
  */
-export const payoutRequestSchema = z.pipe(
-  z.strictObject({
-    version: z.literal(1),
+export const payoutRequestSchema = v.pipe(
+  v.strictObject({
+    version: v.literal(1),
     platform_merchant_id: reference,
     currency: currency('must be a 3-letter upper-case currency code'),
     withdrawal_reference: reference,
-    amount: z.string().check(z.trim(), z.minLength(1)),
-    account_number: z.string().check(z.trim(), z.regex(/^\+?[0-9]{4,34}$/, 'must be 4 to 34 digits')),
-    account_code: z.string().check(z.trim(), z.minLength(1)),
-    expected_name: z.optional(z.string().check(z.trim(), z.minLength(1), z.maxLength(200))),
-    user_reference: z.optional(reference),
-    metadata: z.optional(z.record(z.string(), z.string())),
+    amount: v.pipe(v.string(), v.trim(), v.minLength(1)),
+    account_number: v.pipe(v.string(), v.trim(), v.regex(/^\+?[0-9]{4,34}$/, 'must be 4 to 34 digits')),
+    account_code: v.pipe(v.string(), v.trim(), v.minLength(1)),
+    expected_name: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(200))),
+    user_reference: v.optional(reference),
+    metadata: v.optional(v.pipe(v.jsonObject, v.record(v.string(), v.string()))),
   }),
-  z.transform((message, ctx) => {
+  v.rawTransform(({ dataset: { value: message }, addIssue, NEVER }) => {
     try {
       // The identity must make a table key (DynamoDB caps keys at 2048 bytes, encoded).
       payoutKey(message);
@@ -40,16 +44,16 @@ export const payoutRequestSchema = z.pipe(
         account_code: parseAccountCode(message.account_code) as string,
       };
     } catch (error) {
-      ctx.issues.push({ code: 'custom', message: error instanceof Error ? error.message : 'invalid identity, amount or account code', input: message });
-      return z.NEVER;
+      addIssue({ message: error instanceof Error ? error.message : 'invalid identity, amount or account code' });
+      return NEVER;
     }
   }),
 );
 
 /** A validated payout request (amount canonical, account code checked). */
-export type PayoutRequest = z.output<typeof payoutRequestSchema>;
+export type PayoutRequest = v.InferOutput<typeof payoutRequestSchema>;
 /** What a producer writes on the queue. */
-export type PayoutRequestInput = z.input<typeof payoutRequestSchema>;
+export type PayoutRequestInput = v.InferInput<typeof payoutRequestSchema>;
 
 /** Thrown when a message body is not a valid payout request; the message names fields, never values. */
 export class InvalidPayoutRequestError extends Error {
@@ -65,25 +69,21 @@ export class InvalidPayoutRequestError extends Error {
   }
 }
 
-const identityShape = z
-  .object({
+const identityShape = v.pipe(
+  v.object({
     platform_merchant_id: reference,
     currency: currency(),
     withdrawal_reference: reference,
-  })
-  .check(
-    z.refine(
-      (identity) => {
-        try {
-          payoutKey(identity);
-          return true;
-        } catch {
-          return false;
-        }
-      },
-      { message: 'the identity does not make a payout key' },
-    ),
-  );
+  }),
+  v.check((identity) => {
+    try {
+      payoutKey(identity);
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'the identity does not make a payout key'),
+);
 
 /** One problem of a payout request, with the field it is about when it names one. */
 export interface PayoutRequestProblem {
@@ -92,16 +92,35 @@ export interface PayoutRequestProblem {
 }
 
 /**
- * The schema's issues as problems an operator reads: a field the request does not have is named as
- * that field, not as zod's "Unrecognized key"; an issue of the whole message (the amount against its
+ * The schema's issues as problems an operator reads: a field that is not part of the message is named
+ * with "not a field of a payout request"; an issue of the whole message (the amount against its
  * currency) names its field in its own words. Shared by the worker's reasons and `payouts enqueue`.
  */
-export function payoutRequestProblems(issues: readonly z.core.$ZodIssue[]): PayoutRequestProblem[] {
-  return issues.flatMap((issue) =>
-    issue.code === 'unrecognized_keys'
-      ? issue.keys.map((key) => ({ field: key, message: 'not a field of a payout request' }))
-      : [issue.path.length > 0 ? { field: issue.path.join('.'), message: issue.message } : { message: issue.message }],
-  );
+function payoutRequestProblems(issues: readonly v.BaseIssue<unknown>[]): PayoutRequestProblem[] {
+  return issues.map((issue) => {
+    const field = v.getDotPath(issue);
+    if (!field) return { message: issue.message };
+    return { field, message: issue.type === 'strict_object' && issue.input !== undefined ? 'not a field of a payout request' : issue.message };
+  });
+}
+
+/** Problems as one line, `field: message; ...`, as the worker's reasons and the operator's errors say them. */
+export function describePayoutRequestProblems(problems: readonly PayoutRequestProblem[]): string {
+  return problems.map((p) => (p.field === undefined ? p.message : `${p.field}: ${p.message}`)).join('; ');
+}
+
+/** A decoded message checked against the schema: the valid request, or every problem it has. */
+export type PayoutRequestCheck =
+  | { readonly ok: true; readonly request: PayoutRequest }
+  | { readonly ok: false; readonly problems: readonly PayoutRequestProblem[] };
+
+/**
+ * Checks a decoded message (a queue body's JSON, a row of `payouts enqueue`, an operator's retry)
+ * with the queue's one schema, so all of them accept and refuse the same requests in the same words.
+ */
+export function checkPayoutRequest(value: unknown): PayoutRequestCheck {
+  const result = v.safeParse(payoutRequestSchema, value);
+  return result.success ? { ok: true, request: result.output } : { ok: false, problems: payoutRequestProblems(result.issues) };
 }
 
 /**
@@ -115,13 +134,11 @@ export function parsePayoutRequest(body: string): PayoutRequest {
   } catch {
     throw new InvalidPayoutRequestError('message body is not JSON');
   }
-  const result = payoutRequestSchema.safeParse(json);
-  if (result.success) return result.data;
-  const problems = payoutRequestProblems(result.error.issues)
-    .map((p) => (p.field === undefined ? p.message : `${p.field}: ${p.message}`))
-    .join('; ');
-  const identity = identityShape.safeParse(json);
-  throw new InvalidPayoutRequestError(`invalid payout request: ${problems}`, identity.success ? identity.data : undefined, problems);
+  const checked = checkPayoutRequest(json);
+  if (checked.ok) return checked.request;
+  const problems = describePayoutRequestProblems(checked.problems);
+  const identity = v.safeParse(identityShape, json);
+  throw new InvalidPayoutRequestError(`invalid payout request: ${problems}`, identity.success ? identity.output : undefined, problems);
 }
 
 /** The payout identity a request names (its other fields stay out of the key). */

@@ -1,4 +1,4 @@
-import * as z from '@shared/validation/zod';
+import * as v from '@shared/validation/valibot';
 import { normalizeKycDecision, normalizeKycPhase, type KycDecision, type KycPhase } from '@shared/domain/kyc-status';
 import { ProviderRejectedError, redact, type ProviderOperation } from './provider-errors';
 import { HttpTransport, interpretResponse, messageOf, type TransportOptions, type TransportRequest } from './http';
@@ -7,35 +7,35 @@ import { expectShape } from './schema';
 /** `baseUrl`: either of the service's two published base addresses; both serve the same paths. */
 export type KycServiceClientOptions = TransportOptions;
 
-const appSchema = z.looseObject({ _id: z.string() });
+const appSchema = v.looseObject({ _id: v.string() });
 
-export const registerAppAnswerSchema = z.looseObject({
-  message: z.optional(z.string()),
+export const registerAppAnswerSchema = v.looseObject({
+  message: v.optional(v.string()),
   /** The 6-digit verification token (also e-mailed). */
-  value: z.string(),
+  value: v.string(),
   app: appSchema,
 });
-export type RegisterAppAnswer = z.infer<typeof registerAppAnswerSchema>;
+export type RegisterAppAnswer = v.InferOutput<typeof registerAppAnswerSchema>;
 
-export const verifyAppAnswerSchema = z.looseObject({ message: z.optional(z.string()), data: z.optional(z.nullable(z.looseObject({}))) });
-export type VerifyAppAnswer = z.infer<typeof verifyAppAnswerSchema>;
+export const verifyAppAnswerSchema = v.looseObject({ message: v.optional(v.string()), data: v.optional(v.nullable(v.looseObject({}))) });
+export type VerifyAppAnswer = v.InferOutput<typeof verifyAppAnswerSchema>;
 
-export const requestTokenAnswerSchema = z.looseObject({ message: z.optional(z.string()), value: z.optional(z.string()) });
-export type RequestTokenAnswer = z.infer<typeof requestTokenAnswerSchema>;
+export const requestTokenAnswerSchema = v.looseObject({ message: v.optional(v.string()), value: v.optional(v.string()) });
+export type RequestTokenAnswer = v.InferOutput<typeof requestTokenAnswerSchema>;
 
-export const kycTypeSchema = z.looseObject({ _id: z.string(), name: z.string(), flow_id: z.optional(z.string()) });
-export type KycType = z.infer<typeof kycTypeSchema>;
+export const kycTypeSchema = v.looseObject({ _id: v.string(), name: v.string(), flow_id: v.optional(v.string()) });
+export type KycType = v.InferOutput<typeof kycTypeSchema>;
 
-export const kycOrderSchema = z.looseObject({
-  _id: z.string(),
-  verification_url: z.optional(z.string()),
-  reference: z.optional(z.string()),
-  scan_ref: z.optional(z.string()),
+export const kycOrderSchema = v.looseObject({
+  _id: v.string(),
+  verification_url: v.optional(v.string()),
+  reference: v.optional(v.string()),
+  scan_ref: v.optional(v.string()),
 });
-export type KycOrder = z.infer<typeof kycOrderSchema>;
+export type KycOrder = v.InferOutput<typeof kycOrderSchema>;
 
-export const verificationStatusRecordSchema = z.looseObject({ status: z.string() });
-export type VerificationStatusRecord = z.infer<typeof verificationStatusRecordSchema>;
+export const verificationStatusRecordSchema = v.looseObject({ status: v.string() });
+export type VerificationStatusRecord = v.InferOutput<typeof verificationStatusRecordSchema>;
 
 export interface IndividualOrderInput {
   full_name: string;
@@ -109,7 +109,7 @@ export class KycServiceClient {
     });
   }
 
-  private async post<T>(operation: ProviderOperation, path: string, body: object, schema: z.ZodMiniType<T>): Promise<T> {
+  private async post<T>(operation: ProviderOperation, path: string, body: object, schema: v.GenericSchema<unknown, T>): Promise<T> {
     const { body: answer } = await this.call({ operation, method: 'POST', path, body });
     return expectShape(schema, answer, operation);
   }
@@ -132,7 +132,7 @@ export class KycServiceClient {
   /** The KYC types (Individual, Business); their `_id` is the kyc_type of an order. */
   async getKycTypes(): Promise<KycType[]> {
     const { body } = await this.call({ operation: 'getKycTypes', method: 'GET', path: '/api/v1/kyc_type/' });
-    return expectShape(z.array(kycTypeSchema), body, 'getKycTypes');
+    return expectShape(v.array(kycTypeSchema), body, 'getKycTypes');
   }
 
   /** Creates an individual KYC order; send the user to its `verification_url`. */
@@ -171,7 +171,7 @@ export class KycServiceClient {
 
   private async status(operation: ProviderOperation, path: string, query?: Record<string, string>): Promise<KycStatusAnswer> {
     const { status: httpStatus, body } = await this.call({ operation, method: 'GET', path, query }, [400]);
-    if (httpStatus === 400 && !verificationStatusRecordSchema.safeParse(body).success) {
+    if (httpStatus === 400 && !v.is(verificationStatusRecordSchema, body)) {
       // A 400 that is not the documented { status } shape is an ordinary refusal.
       return Promise.reject(
         new ProviderRejectedError(operation, 'refused with HTTP 400', { httpStatus, duplicateReference: false }),

@@ -1,4 +1,4 @@
-import * as z from '@shared/validation/zod';
+import * as v from '@shared/validation/valibot';
 import { parseAccountCode } from '@shared/domain/account';
 import type { PayoutIdentity } from '@shared/domain/identity';
 import { currencyDecimals, parseAmount } from '@shared/domain/money';
@@ -34,36 +34,36 @@ export interface PayoutServiceClientOptions extends TransportOptions {
 const PREFIX = '/api/v1/no-auth/PartnerP2P';
 
 /** `{ success, message, data }` as the service answers onboarding and key reset. Extra fields are kept. */
-export const partnerAnswerSchema = z.looseObject({
-  success: z.optional(z.boolean()),
-  message: z.optional(z.string()),
-  data: z.optional(z.unknown()),
+export const partnerAnswerSchema = v.looseObject({
+  success: v.optional(v.boolean()),
+  message: v.optional(v.string()),
+  data: v.optional(v.unknown()),
 });
-export type PartnerAnswer = z.infer<typeof partnerAnswerSchema>;
+export type PartnerAnswer = v.InferOutput<typeof partnerAnswerSchema>;
 
-export const accountVerificationSchema = z.looseObject({
-  success: z.literal(true),
-  message: z.optional(z.string()),
-  data: z.looseObject({ account_name: z.string() }),
+export const accountVerificationSchema = v.looseObject({
+  success: v.literal(true),
+  message: v.optional(v.string()),
+  data: v.looseObject({ account_name: v.string() }),
 });
-export type AccountVerificationResult = z.infer<typeof accountVerificationSchema>;
+export type AccountVerificationResult = v.InferOutput<typeof accountVerificationSchema>;
 
 /** Payout acceptance (the provider's documentation does not show it; the simulator answers `{ success: true, message, data: { withdrawal_reference, status } }`). */
-export const payoutAcceptedSchema = z.looseObject({
-  success: z.optional(z.boolean()),
-  message: z.optional(z.string()),
-  data: z.optional(z.nullable(z.looseObject({ withdrawal_reference: z.optional(z.string()), status: z.optional(z.string()) }))),
+export const payoutAcceptedSchema = v.looseObject({
+  success: v.optional(v.boolean()),
+  message: v.optional(v.string()),
+  data: v.optional(v.nullable(v.looseObject({ withdrawal_reference: v.optional(v.string()), status: v.optional(v.string()) }))),
 });
-export type PayoutAccepted = z.infer<typeof payoutAcceptedSchema>;
+export type PayoutAccepted = v.InferOutput<typeof payoutAcceptedSchema>;
 
 /** GetPayout answer (unwrapped). For an unknown reference most fields are empty or missing. */
-export const payoutStatusSchema = z.looseObject({
-  withdrawal_reference: z.optional(z.nullable(z.string())),
-  amount: z.optional(z.nullable(z.union([z.string(), z.number()]))),
-  currency: z.optional(z.nullable(z.string())),
-  status: z.optional(z.nullable(z.string())),
+export const payoutStatusSchema = v.looseObject({
+  withdrawal_reference: v.optional(v.nullable(v.string())),
+  amount: v.optional(v.nullable(v.union([v.string(), v.number()]))),
+  currency: v.optional(v.nullable(v.string())),
+  status: v.optional(v.nullable(v.string())),
 });
-export type PayoutStatusRecord = z.infer<typeof payoutStatusSchema>;
+export type PayoutStatusRecord = v.InferOutput<typeof payoutStatusSchema>;
 
 export interface PayoutStatusResult {
   /** False when the provider does not know the reference (HTTP 404, or neither status nor reference in the answer). */
@@ -78,21 +78,21 @@ export interface PayoutStatusResult {
  * data: { order_reference, virtual_account: { account_number, account_name, bank_name } } }`).
  * Every field is optional: an order the provider accepted without them is still accepted.
  */
-export const collectionOrderAnswerSchema = z.looseObject({
-  success: z.optional(z.boolean()),
-  message: z.optional(z.string()),
-  data: z.optional(
-    z.nullable(
-      z.looseObject({
-        order_reference: z.optional(z.string()),
-        virtual_account: z.optional(
-          z.looseObject({ account_number: z.optional(z.string()), account_name: z.optional(z.string()), bank_name: z.optional(z.string()) }),
+export const collectionOrderAnswerSchema = v.looseObject({
+  success: v.optional(v.boolean()),
+  message: v.optional(v.string()),
+  data: v.optional(
+    v.nullable(
+      v.looseObject({
+        order_reference: v.optional(v.string()),
+        virtual_account: v.optional(
+          v.looseObject({ account_number: v.optional(v.string()), account_name: v.optional(v.string()), bank_name: v.optional(v.string()) }),
         ),
       }),
     ),
   ),
 });
-export type CollectionOrderAnswer = z.infer<typeof collectionOrderAnswerSchema>;
+export type CollectionOrderAnswer = v.InferOutput<typeof collectionOrderAnswerSchema>;
 
 export interface CollectionOrderInput {
   /** payrelay's id of the order: the provider's partner_order_id. */
@@ -173,7 +173,7 @@ export class PayoutServiceClient {
     operation: ProviderOperation,
     path: string,
     request: { fields: object; recipe: SigningOperation; creds: ProviderCredentials; accountNumber?: string; forceBearer?: boolean },
-    schema: z.ZodMiniType<T>,
+    schema: v.GenericSchema<unknown, T>,
   ): Promise<T> {
     const { creds } = request;
     const { body: answer } = await this.call({

@@ -28,8 +28,11 @@ describe('import boundaries', () => {
     ['functions/probe.ts', "import { startSimulator } from '@simulator/index';\nexport const s = startSimulator;\n", 'runtime code never imports'],
     ['infra/probe.ts', "import { logger } from '@shared/observability/logger';\nexport const l = logger;\n", 'infra imports only shared/config'],
     ['local/probe.ts', "import { printTable } from '@cli/output';\nexport const p = printTable;\n", 'the local stack never imports the CLI'],
-    ['shared/config/probe.ts', "import * as z from 'zod';\nexport const s = z.string();\n", 'runtime schemas import z from @shared/validation/zod'],
-    ['functions/probe.ts', "import * as z from 'zod/mini';\nexport const s = z.string();\n", 'runtime schemas import z from @shared/validation/zod'],
+    ['shared/config/probe.ts', "import * as z from 'zod';\nexport const s = z.string();\n", 'runtime schemas are valibot schemas'],
+    ['functions/probe.ts', "import * as z from 'zod/mini';\nexport const s = z.string();\n", 'runtime schemas are valibot schemas'],
+    ['shared/messages/probe.ts', "import * as z from 'zod/v4/core';\nexport const s = z;\n", 'runtime schemas are valibot schemas'],
+    ['shared/validation/valibot.ts', "import * as z from 'zod/mini';\nexport const s = z.string();\n", 'runtime schemas are valibot schemas'],
+    ['shared/config/probe.ts', "import * as v from 'valibot';\nexport const s = v.string();\n", 'import valibot through @shared/validation/valibot'],
   ])('%s: refuses %j', async (filePath, text, expected) => {
     const messages = await boundaryMessages(filePath, text);
     expect(messages.some((m) => m.includes(expected) && m.includes('docs/architecture.md'))).toBe(true);
@@ -40,7 +43,8 @@ describe('import boundaries', () => {
     ['shared/app/probe.ts', "import { Payout } from '@shared/domain/payout';\nimport type { Clock } from '@shared/ports/runtime';\nexport const x = Payout;\nexport type C = Clock;\n"],
     ['shared/adapters/probe.ts', "import { DynamoDBClient } from '@aws-sdk/client-dynamodb';\nimport type { Clock } from '@shared/ports/runtime';\nexport const x = DynamoDBClient;\nexport type C = Clock;\n"],
     ['infra/probe.ts', "import { FUNCTIONS } from '@shared/config/functions';\nexport const f = FUNCTIONS;\n"],
-    ['shared/config/probe.ts', "import * as z from '@shared/validation/zod';\nexport const s = z.string();\n"],
+    ['shared/config/probe.ts', "import * as v from '@shared/validation/valibot';\nexport const s = v.string();\n"],
+    ['shared/messages/probe.ts', "import { toJsonSchema } from '@valibot/to-json-schema';\nexport const s = toJsonSchema;\n"],
   ])('%s: allows what the table allows', async (filePath, text) => {
     expect(await boundaryMessages(filePath, text)).toEqual([]);
   });

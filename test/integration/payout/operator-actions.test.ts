@@ -13,6 +13,7 @@ import { METRIC } from '@shared/observability/metric-names';
 import { PayoutServiceClient } from '@shared/providers/payout-client';
 import { MERCHANT_ID, PARTNER_CODE, RECONCILE_SETTINGS, expectAtMostOneExecution, identityOf, ledgerOf, request, startHarness, type Harness } from './harness';
 import { MovableClock, countingTelemetry, silentLog } from '@test/factories/ports';
+import * as v from '@shared/validation/valibot';
 
 /*
  * The exceptions an operator settles (NEEDS_REVIEW watched and resolved, retry of a FAILED payout,
@@ -41,7 +42,7 @@ function system() {
     clock,
     deps,
     queue,
-    pay: (r: PayoutRequestInput) => process(payoutRequestSchema.parse(r)),
+    pay: (r: PayoutRequestInput) => process(v.parse(payoutRequestSchema, r)),
     reconcile: () => reconcile(),
     /** Takes the payout messages off the queue and processes them, as the worker would. */
     async work(): Promise<number> {

@@ -14,6 +14,7 @@ import type { Clock } from '@shared/ports/runtime';
 import { PayoutServiceClient } from '@shared/providers/payout-client';
 import { noTelemetry, silentLog } from '@test/factories/ports';
 import { MERCHANT_ID, PARTNER_CODE, RECONCILE_SETTINGS, identityOf, request, startHarness, type Harness } from './harness';
+import * as v from '@shared/validation/valibot';
 
 /*
  * The reversal watch of SUCCEEDED payouts, which settling no longer schedules in the open index: the
@@ -56,7 +57,7 @@ function system(settings: Partial<ReconcileSettings> = {}) {
   };
   const deps = { repository: h.repository, provider, credentials, clock, telemetry: noTelemetry, log: silentLog };
   const process = createProcessPayout({ ...deps, settings: { nameMatchThreshold: 0.85, kycGating: false } });
-  return { reconciler: createReconciler({ ...deps, settings: { ...SETTINGS, ...settings } }), pay: (r: PayoutRequestInput) => process(payoutRequestSchema.parse(r)) };
+  return { reconciler: createReconciler({ ...deps, settings: { ...SETTINGS, ...settings } }), pay: (r: PayoutRequestInput) => process(v.parse(payoutRequestSchema, r)) };
 }
 
 /** A payout the worker submits and the reconciler then finds delivered (SUCCEEDED at the current time). */

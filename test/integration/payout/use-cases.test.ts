@@ -13,6 +13,7 @@ import { PayoutServiceClient, credentialsFromSecret } from '@shared/providers/pa
 import { mapProviderStatus } from '@shared/providers/status-map';
 import { MERCHANT_ID, PARTNER_CODE, RECONCILE_SETTINGS, expectAtMostOneExecution, identityOf, ledgerOf, request, startHarness, type Harness } from './harness';
 import { MovableClock, countingTelemetry, silentLog } from '@test/factories/ports';
+import * as v from '@shared/validation/valibot';
 
 /*
  * The use cases built with explicit dependencies: the real repository on dynalite and the real
@@ -50,7 +51,7 @@ function system(
     settings: { nameMatchThreshold: 0.85, kycGating: false, ...options.worker },
   });
   const reconcile = createReconcilePayouts({ ...common, provider: options.reads ?? client, settings: { ...RECONCILE_SETTINGS, ...options.reconcile } });
-  const parse = (r: PayoutRequestInput) => payoutRequestSchema.parse(r);
+  const parse = (r: PayoutRequestInput) => v.parse(payoutRequestSchema, r);
   return {
     clock,
     pay: (r: PayoutRequestInput) => process(parse(r)),

@@ -14,6 +14,7 @@ import { MERCHANT_ID, PARTNER_CODE, RECONCILE_SETTINGS, identityOf, request, sta
 import { noTelemetry, silentLog } from '@test/factories/ports';
 import { PAYOUTS_TABLE, REVERSAL_WATCH_MARK_KEY } from '@shared/config/resources';
 import { indexWriteUnits } from '@bench/lib/gsi-writes';
+import * as v from '@shared/validation/valibot';
 
 /*
  * The happy path's DynamoDB budget, counted at the client: at most 4 table writes per payout, and
@@ -107,7 +108,7 @@ describe('payout happy path write budget', () => {
     };
 
     events.length = 0;
-    expect(await process(payoutRequestSchema.parse(r))).toMatchObject({ outcome: 'submitted', state: 'SUBMITTED' });
+    expect(await process(v.parse(payoutRequestSchema, r))).toMatchObject({ outcome: 'submitted', state: 'SUBMITTED' });
     const workerEvents = [...events];
     const workerWrites = workerEvents.filter((e) => WRITES.has(e.replace(/:start$/, '')) && e.endsWith(':start'));
     expect(workerWrites).toHaveLength(3);
@@ -137,7 +138,7 @@ describe('payout happy path write budget', () => {
   it('moves a payout `payouts enqueue` recorded ACCEPTED through VERIFYING in its intent write: 2 writes after the refused create', async () => {
     const clock: Clock = { now: () => new Date() };
     const { repository, process } = worker(clock);
-    const r = payoutRequestSchema.parse(request());
+    const r = v.parse(payoutRequestSchema, request());
     await repository.createAccepted(acceptRequest(r, clock.now()));
     events.length = 0;
     indexUnits.length = 0;

@@ -6,6 +6,7 @@ import { demoPayouts } from '@cli/demo-scenario';
 import { payoutRequestSchema } from '@shared/messages/payout-request';
 import { envFromOutputs } from '@cli/target';
 import { describeError, exitCodeOf, shellWord, CliError, EXIT } from '@cli/output';
+import * as v from '@shared/validation/valibot';
 
 describe('envFromOutputs', () => {
   it('maps stack outputs to the env variables of docs/architecture.md, ignoring construct prefixes and unknown outputs', () => {
@@ -54,7 +55,7 @@ describe('demo scenario', () => {
     const all = [timeout, ...rest];
     expect(all).toHaveLength(50);
     expect(new Set(all.map((p) => p.request.withdrawal_reference)).size).toBe(50);
-    for (const p of all) expect(payoutRequestSchema.safeParse(p.request).success).toBe(true);
+    for (const p of all) expect(v.safeParse(payoutRequestSchema, p.request).success).toBe(true);
     const roles = all.map((p) => p.role);
     expect(roles.filter((r) => r === 'normal')).toHaveLength(47);
     expect(timeout.role).toBe('ambiguous time-out');

@@ -1,0 +1,87 @@
+import { custom, getDotPath, setGlobalMessage, type BaseIssue } from 'valibot';
+
+/*
+ * The schema library of every runtime schema (`import * as v from '@shared/validation/valibot'`):
+ * valibot, whose schemas are plain objects, so building the handlers' schemas at module load costs
+ * next to nothing on a cold start (docs/performance.md), and esbuild keeps only the functions a
+ * bundle uses. A namespace re-export, so that tree-shaking still works.
+ *
+ * Its default messages quote the input ("Expected string but received "0244123456""), which would put
+ * account numbers and keys in logs. This module replaces them, for every schema of the process, with
+ * the words below, which name the rule and never a value. A schema's own message still wins.
+ */
+
+/** What a value is, in words, without its content. */
+function kindOf(input: unknown): string {
+  if (input === null) return 'null';
+  if (Array.isArray(input)) return 'an array';
+  if (typeof input === 'number' && Number.isNaN(input)) return 'not a number';
+  if (typeof input === 'object') return 'an object';
+  return `a ${typeof input}`;
+}
+
+/** valibot's names of what a schema expects, as an operator reads them. */
+const EXPECTED_WORDS: Readonly<Record<string, string>> = {
+  string: 'a string',
+  number: 'a number',
+  boolean: 'true or false',
+  Object: 'a JSON object',
+  Array: 'an array',
+};
+
+/** The words of an issue whose schema or action has no message of its own; never the input's value. */
+function issueWords(issue: BaseIssue<unknown>): string {
+  const { type, input, expected, requirement } = issue;
+  if (issue.kind === 'schema') {
+    if (type === 'strict_object' && input !== undefined) return 'is not an expected field';
+    if (input === undefined) return 'is missing';
+    if (type === 'literal') return `must be ${expected ?? 'the one allowed value'}`;
+    if (type === 'picklist' || type === 'union') return `must be one of ${(expected ?? '').replace(/^\((.*)\)$/, '$1').split(' | ').join(', ')}`;
+    return `must be ${EXPECTED_WORDS[expected ?? ''] ?? expected ?? 'of another type'} (got ${kindOf(input)})`;
+  }
+  const unit = typeof input === 'string' ? 'characters' : 'items';
+  switch (type) {
+    case 'min_length':
+      return requirement === 1 && (input === '' || (Array.isArray(input) && input.length === 0)) ? 'is empty' : `must be at least ${String(requirement)} ${unit}`;
+    case 'max_length':
+      return `must be at most ${String(requirement)} ${unit}`;
+    case 'regex':
+      return `must match ${String(requirement)}`;
+    case 'integer':
+      return 'must be a whole number';
+    case 'min_value':
+      return `must be at least ${String(requirement)}`;
+    case 'max_value':
+      return `must be at most ${String(requirement)}`;
+    case 'gt_value':
+      return `must be greater than ${String(requirement)}`;
+    default:
+      return `is not valid (${type})`;
+  }
+}
+
+setGlobalMessage(issueWords);
+
+/**
+ * A JSON object and not an array, to put before `v.record(...)` in a pipe: a record schema alone
+ * takes an array as an object with numbered keys.
+ */
+export const jsonObject = custom<Record<string, unknown>>(
+  (input) => typeof input === 'object' && input !== null && !Array.isArray(input),
+  (issue) => (issue.input === undefined ? 'is missing' : `must be a JSON object (got ${kindOf(issue.input)})`),
+);
+
+/** Where an issue is, as `a.b.0`, or `(root)` for an issue of the whole value. */
+export function issuePath(issue: BaseIssue<unknown>): string {
+  return getDotPath(issue) || '(root)';
+}
+
+/**
+ * Issues as one line, `FIELD: message; ...`: how config, queue messages and secrets report what is
+ * wrong, naming fields and rules, never values.
+ */
+export function describeIssues(issues: readonly BaseIssue<unknown>[]): string {
+  return issues.map((issue) => `${issuePath(issue)}: ${issue.message}`).join('; ');
+}
+
+export * from 'valibot';

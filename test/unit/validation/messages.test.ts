@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '@shared/config/env';
+import { workerEnvSchema } from '@shared/config/worker';
+import { parsePayoutCheck } from '@shared/messages/payout-check';
+import { parsePayoutRequest } from '@shared/messages/payout-request';
+import * as v from '@shared/validation/valibot';
+
+/*
+ * The words every runtime schema reports in (shared/validation/valibot.ts): they name the field and
+ * the rule, and never quote the value, which may be an account number or a key.
+ */
+
+const ENV = {
+  PAYOUTS_TABLE_NAME: 'payouts',
+  PAYOUTS_DLQ_URL: 'dlq',
+  PAYOUTS_QUEUE_URL: 'queue',
+  PAYOUT_CHECKS_QUEUE_URL: 'checks',
+  PROVIDER_SECRET_ID: 'provider',
+  PAYOUT_API_BASE_URL: 'http://127.0.0.1:9',
+};
+
+const configProblem = (env: Record<string, string | undefined>): string => {
+  try {
+    loadConfig(workerEnvSchema, env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as Error).message;
+  }
+  throw new Error('expected the configuration to be refused');
+};
+
+describe('configuration messages', () => {
+  it.each([
+    [{ PAYOUTS_TABLE_NAME: undefined }, 'PAYOUTS_TABLE_NAME: is missing'],
+    [{ PAYOUTS_TABLE_NAME: '' }, 'PAYOUTS_TABLE_NAME: is required'],
+    [{ KYC_GATING: 'yes' }, 'KYC_GATING: must be one of true, false, 1, 0, on, off'],
+    [{ WORKER_CONCURRENCY: 'four' }, 'WORKER_CONCURRENCY: must be a number'],
+    [{ WORKER_CONCURRENCY: 'Infinity' }, 'WORKER_CONCURRENCY: must be a number'],
+    [{ WORKER_CONCURRENCY: '2.5' }, 'WORKER_CONCURRENCY: must be a whole number'],
+    [{ WORKER_CONCURRENCY: '0' }, 'WORKER_CONCURRENCY: must be greater than 0'],
+    [{ NAME_MATCH_THRESHOLD: '1.5' }, 'NAME_MATCH_THRESHOLD: must be at most 1'],
+    [{ NAME_MATCH_THRESHOLD: '-0.1' }, 'NAME_MATCH_THRESHOLD: must be at least 0'],
+  ])('%j: %s', (change, expected) => {
+    expect(configProblem({ ...ENV, ...change })).toBe(`invalid configuration: ${expected}`);
+  });
+
+  it('reads numbers and words the way the variables are documented, with their defaults', () => {
+    const config = loadConfig(workerEnvSchema, { ...ENV, WORKER_CONCURRENCY: ' 7 ', BEARER_PREFIX: 'off', NAME_MATCH_THRESHOLD: '0.5' });
+    expect([config.WORKER_CONCURRENCY, config.BEARER_PREFIX, config.NAME_MATCH_THRESHOLD, config.PROVIDER_TIMEOUT_MS, config.PAYOUT_DEFINITE_REFUSALS]).toEqual([7, false, 0.5, 10_000, []]);
+  });
+});
+
+describe('message and secret problems', () => {
+  const request = { version: 1, platform_merchant_id: 'm-1', currency: 'GHS', withdrawal_reference: 'w-1', amount: '10', account_number: '0241234567', account_code: 'MTN' };
+  const problems = (body: unknown): string => {
+    try {
+      parsePayoutRequest(JSON.stringify(body));
+    } catch (error) {
+      return (error as Error).message;
+    }
+    throw new Error('expected the request to be refused');
+  };
+
+  it('says what is wrong with each field in words, naming no value', () => {
+    expect(problems({ ...request, account_number: 241234567, amount: undefined, metadata: ['7'], currency: 'GHSX', version: 2 })).toBe(
+      'invalid payout request: version: must be 1; currency: must be a 3-letter upper-case currency code; amount: is missing; account_number: must be a string (got a number); metadata: must be a JSON object (got an array)',
+    );
+    expect(problems({ ...request, withdrawal_reference: 'r'.repeat(129), expected_name: '  ', metadata: { batch: 7 } })).toBe(
+      'invalid payout request: withdrawal_reference: must be at most 128 characters; expected_name: is empty; metadata.batch: must be a string (got a number)',
+    );
+    expect(() => parsePayoutCheck(JSON.stringify({ version: 1, platform_merchant_id: 'm', currency: 'GHS', withdrawal_reference: 'w', payoutVersion: 0.5, pin: '1234' }))).toThrow(
+      'payout check: payoutVersion: must be a whole number; pin: is not an expected field',
+    );
+  });
+
+  it('never quotes the value it refuses, whatever its type', () => {
+    const secretLike = ['SECRET-0241234567', 987654321987, true, { key: 'SECRET-in-object' }, ['SECRET-in-array']];
+    const schema = v.object({ a: v.pipe(v.string(), v.regex(/^x$/), v.minLength(40)), b: v.literal('x'), c: v.picklist(['x', 'y']), d: v.pipe(v.number(), v.maxValue(1)) });
+    for (const value of secretLike) {
+      const result = v.safeParse(schema, { a: value, b: value, c: value, d: value });
+      expect(result.success).toBe(false);
+      const text = v.describeIssues(result.issues ?? []);
+      expect(text).not.toMatch(/SECRET|987654321987|true/);
+    }
+    const wrongString = v.safeParse(schema, { a: 'SECRET-0241234567', b: 'SECRET', c: 'SECRET', d: 987654321987 });
+    expect(v.describeIssues(wrongString.issues ?? [])).toBe('a: must match /^x$/; a: must be at least 40 characters; b: must be "x"; c: must be one of "x", "y"; d: must be at most 1');
+  });
+});
