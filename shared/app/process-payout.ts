@@ -88,14 +88,19 @@ function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
+/** A verification under way: the verified name, or why the payout is refused. */
+type Verification = Promise<{ verifiedName?: string; rejection?: string }>;
+
 /** How many times one request re-reads the payout after losing a conditional write. */
 const MAX_ROUNDS = 5;
 
 /**
- * The worker's use case: create or load the payout, verify the account, apply the name policy and
- * KYC gating, write SUBMITTING, call Payout once and record the outcome. Safe to run for the same
- * request any number of times, concurrently: every step is a conditional write, and Payout is called
- * only by whoever wrote the intent (money-safety rule 1).
+ * The worker's use case: create the payout with the intent to pay (SUBMITTING) while the account is
+ * verified, apply the name policy and KYC gating, call Payout once and record the outcome. Safe to run
+ * for the same request any number of times, concurrently: every step is a conditional write, and
+ * Payout is called only by whoever wrote the intent (money-safety rule 1), and only after the
+ * verification passed; a refused intent is withdrawn, one whose verification could not complete is
+ * released for the retry.
  * @throws RetryLaterError when the provider was unavailable before anything was accepted
  */
 export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRequest) => Promise<ProcessPayoutResult> {
@@ -110,13 +115,9 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
     return saved;
   }
 
-  /**
-   * @param payout the stored version the write is conditional on
-   * @param from the version the refusal moves from: `payout` itself, or `payout` moved on in memory
-   *   (ACCEPTED through VERIFYING) so that one write records both transitions
-   */
-  async function reject(payout: Payout, reason: string, verifiedName?: string, from: Payout = payout): Promise<ProcessPayoutResult> {
-    const saved = await save(payout, from.reject(reason, clock.now(), verifiedName ? { verifiedName } : {}));
+  /** Refuses a payout no intent was written for (misrouted), conditional on the stored version. */
+  async function reject(payout: Payout, reason: string): Promise<ProcessPayoutResult> {
+    const saved = await save(payout, payout.reject(reason, clock.now()));
     countOutcome(telemetry, saved);
     return { outcome: 'rejected', state: saved.state, reason };
   }
@@ -126,7 +127,7 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
    * AccountVerification request is sent before this returns its promise.
    * @param checked the credentials this request was checked against
    */
-  async function verify(request: PayoutRequest, checked: ProviderCredentials): Promise<{ verifiedName?: string; rejection?: string }> {
+  async function verify(request: PayoutRequest, checked: ProviderCredentials): Verification {
     let answer;
     try {
       answer = await withCredentialRefresh(
@@ -173,6 +174,16 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
   }
 
   /**
+   * @returns the verification, marked handled so that one nobody ends up awaiting (its intent write
+   *   lost to another delivery, or the payout was already past it) never becomes an unhandled
+   *   rejection; whoever awaits it still sees the error
+   */
+  function started(verification: Verification): Verification {
+    verification.catch(() => undefined);
+    return verification;
+  }
+
+  /**
    * Records the outcome of the Payout call on the intent this call wrote. Meanwhile another writer
    * may have bumped the version without moving the state (the reconciler rescheduling its look at a
    * fresh SUBMITTING, an order notification making it due): the outcome still belongs to that intent
@@ -213,8 +224,11 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
   /**
    * Calls Payout for a payout whose intent this call has just written, and records the outcome.
    * @param checked the credentials this request was checked against (the call goes out at once)
+   * @param verifiedName the account holder's name, when the intent was written before the
+   *   verification answered: the outcome's write (or the retry token's) records it
    */
-  async function pay(intent: Payout, request: PayoutRequest, checked: ProviderCredentials): Promise<ProcessPayoutResult> {
+  async function pay(intent: Payout, request: PayoutRequest, checked: ProviderCredentials, verifiedName?: string): Promise<ProcessPayoutResult> {
+    const named = (current: Payout): Payout => (verifiedName === undefined ? current : current.withVerifiedName(verifiedName));
     const body = {
       amount: request.amount,
       account_number: request.account_number,
@@ -253,7 +267,7 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
         // Nothing reached the provider (or it refused our keys twice, or the keys now belong to another
         // merchant): leave a one-time retry token on SUBMITTING and let SQS deliver the message again.
         // See docs/payouts.md.
-        await saveOutcome(intent, (current, now) => current.submitNotSent(now, `payout call not sent: ${error.name}`));
+        await saveOutcome(intent, (current, now) => named(current).submitNotSent(now, `payout call not sent: ${error.name}`));
         throw new RetryLaterError(`payout call not sent: ${error.name}`, retryAfterOf(error));
       }
       if (error instanceof ProviderRejectedError && !error.duplicateReference && isDefiniteRefusal(settings.definiteRefusals ?? [], error)) {
@@ -282,10 +296,37 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
       }
     }
     const firstCheck = outcome === 'failed' ? undefined : scheduleFirstCheck(intent);
-    const saved = await saveOutcome(intent, next);
+    const saved = await saveOutcome(intent, (current, now) => next(named(current), now));
     await firstCheck;
     countOutcome(telemetry, saved);
     return { outcome, state: saved.state, reason: saved.record.reason };
+  }
+
+  /**
+   * Settles an intent this call wrote beside the verification: Payout only once the verification,
+   * the name policy and KYC all passed. The writer knows no Payout call was made before that, so a
+   * refusal withdraws the intent (REJECTED) and a verification that could not complete releases it
+   * with a retry token (nothing sent) before the message is retried. Both writes follow the
+   * outcome's "same intent" rule (saveOutcome), and are made only on those unhappy paths.
+   */
+  async function settleIntent(intent: Payout, request: PayoutRequest, creds: ProviderCredentials, verification: Verification): Promise<ProcessPayoutResult> {
+    let verdict: Awaited<Verification>;
+    try {
+      verdict = await verification;
+    } catch (error) {
+      const why = error instanceof RetryLaterError ? error.message : `account verification failed: ${(error as Error).name}`;
+      await saveOutcome(intent, (current, now) => current.submitNotSent(now, `${why}; intent released, no Payout call sent`));
+      throw error;
+    }
+    if (verdict.rejection !== undefined) return withdraw(intent, verdict.rejection, verdict.verifiedName);
+    return pay(intent, request, creds, verdict.verifiedName);
+  }
+
+  /** Withdraws an intent no Payout call was made for (see settleIntent): REJECTED with the refusal. */
+  async function withdraw(intent: Payout, rejection: string, verifiedName?: string): Promise<ProcessPayoutResult> {
+    const saved = await saveOutcome(intent, (current, now) => current.withdrawIntent(rejection, now, verifiedName ? { verifiedName } : {}));
+    countOutcome(telemetry, saved);
+    return { outcome: 'rejected', state: saved.state, reason: rejection };
   }
 
   /**
@@ -293,26 +334,21 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
    *   the two round trips overlap); used once, before verification or for a retry token, and only for
    *   the payout it was started for
    */
-  async function advance(
-    payout: Payout,
-    request: PayoutRequest,
-    creds: ProviderCredentials,
-    early?: Promise<Awaited<ReturnType<typeof verify>>>,
-  ): Promise<ProcessPayoutResult> {
+  async function advance(payout: Payout, request: PayoutRequest, creds: ProviderCredentials, early?: Verification): Promise<ProcessPayoutResult> {
     const beforeVerification = payout.state === 'ACCEPTED' || payout.state === 'VERIFYING';
     // payrelay pays only from the merchant of its own provider secret.
     if (beforeVerification && request.platform_merchant_id !== creds.platformMerchantId) {
       return reject(payout, "misrouted: platform_merchant_id is not this deployment's merchant");
     }
     if (beforeVerification) {
-      // A payout recorded ACCEPTED (by `payouts enqueue`) passes through VERIFYING in the same
-      // conditional write as its next step: one write less, both transitions in its history. The write
-      // is still conditional on the stored ACCEPTED version, so of two deliveries only one goes on.
+      // A payout recorded ACCEPTED (by `payouts enqueue`), or left VERIFYING: the intent is written
+      // beside the verification, as the worker's create is, with both transitions in its history when
+      // it passes through VERIFYING. The write is conditional on the stored version, so of two
+      // deliveries only one goes on; Payout still waits for the verdict (settleIntent).
+      const verification = early ?? started(verify(request, creds));
       const verifying = payout.state === 'ACCEPTED' ? payout.startVerifying(clock.now()) : payout;
-      const verdict = await (early ?? verify(request, creds));
-      if (verdict.rejection !== undefined) return reject(payout, verdict.rejection, verdict.verifiedName, verifying);
-      const intent = await save(payout, verifying.startSubmitting(clock.now(), verdict.verifiedName));
-      return pay(intent, request, creds);
+      const intent = await save(payout, verifying.startSubmitting(clock.now()));
+      return settleIntent(intent, request, creds, verification);
     }
     if (payout.maySubmit && request.platform_merchant_id !== creds.platformMerchantId) {
       // The provider secret names another merchant since this payout was verified: Payout would send
@@ -325,11 +361,16 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
       // Only the account mask is stored, so verify again and insist on the same account holder.
       const verdict = await (early ?? verify(request, creds));
       const stored = payout.record.verifiedName;
+      if (verdict.rejection !== undefined && stored === undefined && payout.state === 'SUBMITTING') {
+        // An intent released before its verification ever answered: this is that payout's first
+        // verdict, and no Payout call was made (the token says so). Refused: withdraw it.
+        return withdraw(payout, verdict.rejection, verdict.verifiedName);
+      }
       if (verdict.rejection !== undefined || (stored !== undefined && normalizeName(stored) !== normalizeName(verdict.verifiedName ?? ''))) {
         log.error('retry of a payout does not verify as the same account; not paid', { payoutKey: payout.key, state: payout.state });
         return { outcome: 'conflict', state: payout.state, reason: 'retry does not verify as the account of the first attempt' };
       }
-      const intent = await save(payout, payout.startSubmitting(clock.now()));
+      const intent = await save(payout, payout.startSubmitting(clock.now(), stored === undefined ? verdict.verifiedName : undefined));
       return pay(intent, request, creds);
     }
     // SUBMITTING, SUBMITTED, UNKNOWN or final: only reconciliation moves it on (rule 1).
@@ -347,16 +388,16 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
     const now = clock.now();
     // AccountVerification only reads at the provider, so it runs beside the create instead of after
     // it: one round trip less per payout. A misrouted request is refused without asking.
-    let early = request.platform_merchant_id === creds.platformMerchantId ? verify(request, creds) : undefined;
-    // Handled here so that a verification nobody ends up awaiting (the payout was already past it)
-    // never becomes an unhandled rejection; whoever awaits it still sees the error.
-    early?.catch(() => undefined);
+    let early = request.platform_merchant_id === creds.platformMerchantId ? started(verify(request, creds)) : undefined;
     // The verification request is handed to its socket only on a later tick; the create's own work
     // (the SDK builds and signs it) waits for the next turn of the event loop, so that in a batch
     // every AccountVerification leaves before the creates are built instead of after all of them.
     if (early) await nextTurn();
-    // Created straight in VERIFYING (both transitions in its history): one conditional write, not two.
-    const { created, payout: stored } = await repository.createAccepted(acceptRequest(request, now).startVerifying(now));
+    // One conditional write records ACCEPTED, VERIFYING and, when a verification is under way, the
+    // intent to pay (SUBMITTING): the intent is then no write in line after the verification's
+    // answer, and Payout waits for both (settleIntent). A misrouted request is created VERIFYING.
+    const verifying = acceptRequest(request, now).startVerifying(now);
+    const { created, payout: stored } = await repository.createAccepted(early ? verifying.startSubmitting(now) : verifying);
     let payout = stored;
     if (!created) {
       const r = payout.record;
@@ -372,15 +413,18 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
         };
       }
     }
+    // The intent this call just created: its verification is the one under way.
+    let own = created && early !== undefined;
     for (let round = 1; ; round++) {
       try {
-        return await advance(payout, request, creds, early);
+        return await (own && early ? settleIntent(payout, request, creds, early) : advance(payout, request, creds, early));
       } catch (error) {
         if (!(error instanceof ConcurrentModificationError) || round >= MAX_ROUNDS) throw error;
         const fresh = await repository.get(identity);
         if (!fresh) throw error;
         payout = fresh;
         early = undefined;
+        own = false;
       }
     }
   };

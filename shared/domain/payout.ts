@@ -4,6 +4,7 @@ import { payoutKey, type PayoutIdentity } from './identity';
 /**
  * The payout state machine (docs/money-safety.md, "The payout states"):
  * ACCEPTED -> VERIFYING -> REJECTED | SUBMITTING -> SUBMITTED | UNKNOWN | FAILED;
+ * SUBMITTING -> REJECTED only as a withdrawn intent (withdrawIntent: its writer never sent Payout);
  * SUBMITTED | UNKNOWN -> SUCCEEDED | FAILED | NEEDS_REVIEW;
  * NEEDS_REVIEW -> SUCCEEDED | FAILED (the provider's later definite answer, or an operator with evidence);
  * SUCCEEDED -> REVERSED (the provider reports that the delivered money came back).
@@ -43,7 +44,7 @@ export const WATCHED_STATES: ReadonlySet<PayoutState> = new Set(['NEEDS_REVIEW',
 const TRANSITIONS: Readonly<Record<PayoutState, readonly PayoutState[]>> = {
   ACCEPTED: ['VERIFYING', 'REJECTED', 'NEEDS_REVIEW'],
   VERIFYING: ['REJECTED', 'SUBMITTING', 'NEEDS_REVIEW'],
-  SUBMITTING: ['SUBMITTED', 'UNKNOWN', 'FAILED', 'SUCCEEDED', 'NEEDS_REVIEW'],
+  SUBMITTING: ['SUBMITTED', 'UNKNOWN', 'FAILED', 'SUCCEEDED', 'NEEDS_REVIEW', 'REJECTED'],
   SUBMITTED: ['SUCCEEDED', 'FAILED', 'NEEDS_REVIEW'],
   UNKNOWN: ['SUBMITTED', 'SUCCEEDED', 'FAILED', 'NEEDS_REVIEW'],
   REJECTED: [],
@@ -118,7 +119,11 @@ export interface PayoutRecord {
   readonly metadata?: Record<string, string>;
   /** Last raw status word from the provider (Payout acceptance or GetPayout). */
   readonly providerStatus?: string;
-  /** Payout calls that may have reached the provider. */
+  /**
+   * Payout intents written (SUBMITTING, a retry or a resubmission): an upper bound on the Payout calls
+   * that may have reached the provider. An intent released as not sent (a retry token) or withdrawn
+   * before any call (REJECTED) still counts; its history entry says so.
+   */
   readonly submitAttempts: number;
   /**
    * Set only after a Payout call failed with "unavailable" (nothing reached the provider): the next
@@ -358,8 +363,12 @@ export class Payout {
     return this.next({}, now, { to: 'VERIFYING', reason: 'account verification started' });
   }
 
-  /** Final refusal before any money moved: account not found, name mismatch, KYC, misrouted. */
+  /**
+   * Final refusal before any intent to pay: account not found, name mismatch, KYC, misrouted. Once an
+   * intent is written only its writer may refuse the payout, through withdrawIntent.
+   */
   reject(reason: string, now: Date, details: { verifiedName?: string } = {}): Payout {
+    if (this.state !== 'ACCEPTED' && this.state !== 'VERIFYING') throw new IllegalTransitionError(this.state, 'REJECTED');
     return this.next({ ...details, reason }, now, { to: 'REJECTED', reason });
   }
 
@@ -387,6 +396,32 @@ export class Payout {
     }
     // A retry or a resubmission stays in its state: the token is spent by this conditional write.
     return this.next(changes, now);
+  }
+
+  /**
+   * The account holder's name AccountVerification returned, on this same version: the intent is
+   * written beside the verification, before its answer, so the name goes with the next write (the
+   * outcome of the Payout call, or a retry token), where a later retry insists on the same holder.
+   */
+  withVerifiedName(verifiedName: string): Payout {
+    if (this.state !== 'SUBMITTING') throw new IllegalTransitionError(this.state, this.state);
+    return new Payout({ ...this.record, verifiedName });
+  }
+
+  /**
+   * Withdraws an intent whose writer knows it never sent Payout: verification, the name policy or KYC
+   * refused the payout after the intent was written beside the verification. REJECTED in one write,
+   * the reason saying so. Refused (IllegalTransitionError) outside SUBMITTING and once anything shows
+   * a call could have been made: more than the one intent, an acknowledgement, a provider status word
+   * or a refusal. The withdrawn intent still counts in `submitAttempts` (intents written).
+   */
+  withdrawIntent(reason: string, now: Date, details: { verifiedName?: string } = {}): Payout {
+    const r = this.record;
+    const mayHaveBeenSent =
+      r.submitAttempts !== 1 || this.acknowledged || r.providerStatus !== undefined || r.refusedAt !== undefined;
+    if (this.state !== 'SUBMITTING' || mayHaveBeenSent) throw new IllegalTransitionError(this.state, 'REJECTED');
+    const why = `intent withdrawn before any Payout call: ${reason}`;
+    return this.next({ ...details, reason: why }, now, { to: 'REJECTED', reason: why });
   }
 
   /** The Payout call definitely did not reach the provider: allow one more attempt by a redelivery. */

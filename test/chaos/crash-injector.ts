@@ -72,14 +72,18 @@ export function installCrashInjector(
       if (boundary === undefined || done.has(reference)) return next(args);
       const to = text(input.Item.state);
       const from = text(input.ExpressionAttributeValues?.[':state']);
-      if (from === 'VERIFYING' && to === 'SUBMITTING') {
+      // The intent to pay: the worker's create (no state condition), or the write that moves a payout
+      // `payouts enqueue` recorded (ACCEPTED) or left VERIFYING to SUBMITTING.
+      if (to === 'SUBMITTING' && from !== 'SUBMITTING') {
         if (boundary === 'before-submitting') crash(boundary, reference);
         const result = await next(args);
         if (boundary === 'after-submitting') crash(boundary, reference);
         return result;
       }
-      // The write of the Payout call's outcome (or of "not sent"): the call has been made.
-      if (from === 'SUBMITTING' && boundary === 'after-payout-call') crash(boundary, reference);
+      // The write of the Payout call's outcome (or of "not sent"): the call has been made, or (a
+      // release after a verification that could not complete) was never made. A withdrawn intent
+      // (to REJECTED) is not a Payout boundary.
+      if (from === 'SUBMITTING' && to !== 'REJECTED' && boundary === 'after-payout-call') crash(boundary, reference);
       return next(args);
     },
     { step: 'initialize', name: 'chaosCrashInjector' },

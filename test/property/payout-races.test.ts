@@ -29,6 +29,8 @@ import { noTelemetry, silentLog } from '@test/factories/ports';
  */
 
 type PayoutOutcome = 'accept' | 'commit-then-timeout' | 'error-before-commit' | 'not-sent' | 'refused' | 'unauthorized';
+/** AccountVerification's answer: the account holder, another holder (name mismatch), no account, or unreachable. */
+type VerifyOutcome = 'holder' | 'other-holder' | 'not-found' | 'unavailable';
 type StatusOutcome = 'answer' | 'ambiguous';
 
 
@@ -67,7 +69,9 @@ describe('payout races (property, fast-check scheduler)', () => {
         // inside the 5-minute window in which a SUBMITTING payout may still have a worker in the call.
         fc.array(fc.integer({ min: 0, max: 90 }), { maxLength: 3 }),
         fc.boolean(),
-        async (s, payoutScript, statusScript, settlesAsFailure, deliveries, advances, resubmit) => {
+        // Mostly the account holder; sometimes a refusal or an outage after the intent is written.
+        fc.array(fc.constantFrom<VerifyOutcome>('holder', 'holder', 'holder', 'other-holder', 'not-found', 'unavailable'), { maxLength: 4 }),
+        async (s, payoutScript, statusScript, settlesAsFailure, deliveries, advances, resubmit, verifyScript) => {
           let clock = Date.parse('2026-03-01T00:00:00.000Z');
           const ledger = { executed: false, settled: undefined as undefined | 'COMPLETED' | 'FAILED', checks: 0, reaching: 0, afterCommit: 0 };
           const repository = memoryRepository();
@@ -90,8 +94,14 @@ describe('payout races (property, fast-check scheduler)', () => {
           };
           let payoutCalls = 0;
           let statusCalls = 0;
+          let verifyCalls = 0;
           const provider: PayoutProvider = {
-            verifyAccount: scheduled(async () => ({ success: true, message: 'ok', data: { account_name: 'Kwame Mensah' } })),
+            verifyAccount: scheduled(async () => {
+              const outcome = verifyScript[verifyCalls++] ?? 'holder';
+              if (outcome === 'unavailable') throw new ProviderUnavailableError('accountVerification', 'connection refused');
+              if (outcome === 'not-found') return { success: false, message: 'account not found' };
+              return { success: true, message: 'ok', data: { account_name: outcome === 'holder' ? 'Kwame Mensah' : 'Esi Darko' } };
+            }),
             payout: async () => {
               await s.schedule(Promise.resolve());
               const outcome = payoutScript[payoutCalls++] ?? 'accept';
@@ -191,7 +201,18 @@ describe('payout races (property, fast-check scheduler)', () => {
           // The state agrees with the provider.
           if (state === 'SUCCEEDED') expect(ledger.settled).toBe('COMPLETED');
           if (state === 'FAILED') expect(ledger.settled === 'FAILED' || !ledger.executed).toBe(true);
-          if (state === 'REJECTED') expect(ledger.executed).toBe(false);
+          // REJECTED: no Payout call was ever made, not even one that failed to leave. From SUBMITTING
+          // only as the one intent, withdrawn by a writer that knew it.
+          if (state === 'REJECTED') {
+            expect(ledger.executed).toBe(false);
+            expect(payoutCalls).toBe(0);
+            const into = payout!.record.history.at(-1);
+            if (into?.from === 'SUBMITTING') {
+              expect(payout!.record.submitAttempts).toBe(1);
+              expect(payout!.record.acknowledgedAt).toBeUndefined();
+              expect(into.reason).toMatch(/^intent withdrawn before any Payout call: /);
+            }
+          }
           if (ledger.settled === 'COMPLETED') expect(['SUCCEEDED', 'NEEDS_REVIEW']).toContain(state);
           // History: one forward chain.
           const history = payout!.record.history;

@@ -18,6 +18,7 @@ const KINDS = [
   'unwatch',
   'startVerifying',
   'reject',
+  'withdrawIntent',
   'startSubmitting',
   'submitNotSent',
   'submitted',
@@ -50,6 +51,8 @@ function apply(p: Payout, op: Op, now: Date): Payout {
       return p.startVerifying(now);
     case 'reject':
       return p.reject('property: rejected', now);
+    case 'withdrawIntent':
+      return p.withdrawIntent('property: name mismatch', now);
     case 'startSubmitting':
       return p.startSubmitting(now, 'Kwame Mensah');
     case 'submitNotSent':
@@ -142,6 +145,18 @@ describe('payout state machine (property)', () => {
             expect(after.record.submitAttempts).toBe(before.record.submitAttempts);
           }
           if (op.kind === 'submitNotSent' || op.kind === 'authorizeResubmit') allowance = 1;
+          // REJECTED before any intent (reject), or as the one intent withdrawn by its writer: from
+          // SUBMITTING with that single intent and nothing that shows a call (no acknowledgement, no
+          // provider status, no refusal).
+          if (op.kind === 'reject') expect(['ACCEPTED', 'VERIFYING']).toContain(before.state);
+          if (op.kind === 'withdrawIntent') {
+            expect(before.state).toBe('SUBMITTING');
+            expect(after.state).toBe('REJECTED');
+            expect(before.record.submitAttempts).toBe(1);
+            expect(acknowledged, 'an intent withdrawn after the provider acknowledged the reference').toBe(false);
+            expect(before.record.providerStatus).toBeUndefined();
+            expect(before.record.refusedAt).toBeUndefined();
+          }
           if (op.kind === 'authorizeResubmit') {
             expect(before.state).toBe('UNKNOWN');
             expect(acknowledged, 'resubmission authorized after the provider acknowledged the reference').toBe(false);

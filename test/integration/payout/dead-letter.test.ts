@@ -44,9 +44,10 @@ describe('poison messages through fauxqs (rule 3: no payout is lost)', () => {
     expect(dead[0]?.MessageAttributes?.reason?.StringValue).toMatch(
       new RegExp(`gave up after ${MAX_RECEIVES} receives: account verification did not complete`),
     );
-    // Nothing was paid; the payout is still open, so the reconciler hands it to a person if nobody redrives it.
+    // Nothing was paid: the intent written beside the verification was released (a retry token). The
+    // payout is still open, so the reconciler hands it to a person if nobody redrives it.
     const payout = await h.repository.get(identityOf(poison));
-    expect(payout?.state).toBe('VERIFYING');
+    expect(payout?.record).toMatchObject({ state: 'SUBMITTING', submitRetryAllowed: true });
     expect(payout?.isFinal).toBe(false);
     expect(ledgerOf(h.sim, poison.withdrawal_reference)).toBeUndefined();
 

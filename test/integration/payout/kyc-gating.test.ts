@@ -102,7 +102,7 @@ describe('KYC gating through the worker handler (KYC_GATING=on)', () => {
     for (const r of [no, stranger]) {
       const p = await payouts.get(r);
       expect(p?.state).toBe('REJECTED');
-      expect(p?.record.reason).toBe('KYC not approved for this user_reference');
+      expect(p?.record.reason).toBe('intent withdrawn before any Payout call: KYC not approved for this user_reference');
       expect(ledgerOf(r.withdrawal_reference)).toBeUndefined();
     }
     // The gate applied each user's stored callbacks (and recorded them) before deciding.
@@ -143,7 +143,8 @@ describe('KYC gating through the worker handler (KYC_GATING=on)', () => {
     } finally {
       stack.sim.admin.clearFaults();
     }
-    expect(await stateOf(later)).toBe('VERIFYING');
+    // The intent written beside the verification was released (a retry token): nothing was sent.
+    expect(await stateOf(later)).toBe('SUBMITTING');
     expect(ledgerOf(later.withdrawal_reference)).toBeUndefined();
     // The approval was applied on the way (waiting for its confirmation), so the redelivery pays.
     const waiting = await subjectOf('kyc-user-later');

@@ -589,14 +589,180 @@ describe('worker outcomes the simulator produces only through explicit ports', (
     ];
     expect(await s.pay(ok)).toMatchObject({ state: 'SUBMITTED' });
     expect(await s.pay(no)).toMatchObject({ state: 'REJECTED', reason: 'KYC not approved for this user_reference' });
+    expect((await payoutOf(no))?.record.reason).toBe('intent withdrawn before any Payout call: KYC not approved for this user_reference');
+    // KYC could not be asked: the intent written beside the verification is released (nothing sent).
     await expect(s.pay(down)).rejects.toBeInstanceOf(RetryLaterError);
-    expect((await payoutOf(down))?.state).toBe('VERIFYING');
+    expect((await payoutOf(down))?.record).toMatchObject({ state: 'SUBMITTING', submitRetryAllowed: true, reason: expect.stringMatching(/^KYC approval could not be checked: .*; intent released, no Payout call sent$/) });
     expect(await s.pay(none)).toMatchObject({ state: 'SUBMITTED' });
     // Gating off (the default): user_reference is kept but not checked.
     const off = request({ user_reference: 'user-no' });
     expect(await system({ kyc }).pay(off)).toMatchObject({ state: 'SUBMITTED' });
     expect((await payoutOf(off))?.record.userReference).toBe('user-no');
     for (const r of [no, down]) expect(ledgerOf(h.sim, r.withdrawal_reference)).toBeUndefined();
+  });
+});
+
+describe('the intent is created beside AccountVerification; Payout waits for both', () => {
+  /** AccountVerification held until the test lets it answer; every other call goes to the simulator. */
+  function heldVerification() {
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let asked: () => void = () => undefined;
+    const started = new Promise<void>((resolve) => {
+      asked = resolve;
+    });
+    const provider: PayoutProvider = {
+      verifyAccount: async (input, creds) => {
+        asked();
+        await gate;
+        return client.verifyAccount(input, creds);
+      },
+      getPayout: (identity, creds) => client.getPayout(identity, creds),
+      payout: (input, creds) => client.payout(input, creds),
+    };
+    return { provider, release, started };
+  }
+
+  /** Waits until the payout of `r` is stored (the worker's create has landed). */
+  async function stored(r: PayoutRequestInput): Promise<Payout> {
+    for (let i = 0; i < 200; i++) {
+      const p = await payoutOf(r);
+      if (p) return p;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    throw new Error(`payout ${r.withdrawal_reference} never stored`);
+  }
+
+  it('a name mismatch after the intent withdraws it: REJECTED with its history, no Payout call', async () => {
+    const s = system();
+    const r = request({ expected_name: 'Esi Darko' });
+    const before = counts[METRIC.payoutRejected] ?? 0;
+    expect(await s.pay(r)).toMatchObject({ outcome: 'rejected', state: 'REJECTED', reason: expect.stringMatching(/^name mismatch: expected "Esi Darko", account holder "Kwame Mensah"/) });
+    const p = await payoutOf(r);
+    expect(p?.record.history.map((e) => `${e.from}->${e.to}`)).toEqual(['null->ACCEPTED', 'ACCEPTED->VERIFYING', 'VERIFYING->SUBMITTING', 'SUBMITTING->REJECTED']);
+    expect(p?.record.reason).toMatch(/^intent withdrawn before any Payout call: name mismatch/);
+    expect(p?.record).toMatchObject({ verifiedName: 'Kwame Mensah', submitAttempts: 1 });
+    expect(p?.record.nextCheckAt).toBeUndefined();
+    expect(counts[METRIC.payoutRejected]).toBe(before + 1);
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toBeUndefined();
+    // A redelivery changes nothing and pays nothing.
+    expect(await s.pay(r)).toMatchObject({ outcome: 'skipped', state: 'REJECTED' });
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toBeUndefined();
+  });
+
+  it('an account the provider does not know withdraws the intent (REJECTED "account not found")', async () => {
+    const s = system();
+    const r = request({ account_number: '0244999999', expected_name: undefined });
+    expect(await s.pay(r)).toMatchObject({ outcome: 'rejected', state: 'REJECTED' });
+    expect((await payoutOf(r))?.record.reason).toMatch(/^intent withdrawn before any Payout call: account (not found|verification refused)/);
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toBeUndefined();
+  });
+
+  it('verification unavailable: the intent is released with a retry token, the reconciler leaves it, and the redelivery pays exactly once', async () => {
+    const s = system();
+    const r = request();
+    h.sim.admin.setFaults('accountVerification', { errorRate: 1, times: 1 });
+    await expect(s.pay(r)).rejects.toBeInstanceOf(RetryLaterError);
+    const released = await payoutOf(r);
+    expect(released?.record).toMatchObject({ state: 'SUBMITTING', submitRetryAllowed: true, submitAttempts: 1 });
+    expect(released?.record.history.map((e) => e.to)).toEqual(['ACCEPTED', 'VERIFYING', 'SUBMITTING']);
+    expect(released?.record.reason).toMatch(/^account verification did not complete: .*; intent released, no Payout call sent$/);
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toBeUndefined();
+    // The reconciler asks GetPayout (not found) and leaves the released intent to the message.
+    s.clock.advance(2 * MINUTE);
+    await s.reconcile();
+    expect((await payoutOf(r))?.record).toMatchObject({ state: 'SUBMITTING', submitRetryAllowed: true });
+    // Two redeliveries race for the token: one pays, the other finds none.
+    const results = await Promise.all([s.pay(r), s.pay(r)]);
+    expect(results.map((x) => x.outcome).sort()).toEqual(['skipped', 'submitted']);
+    const paid = await payoutOf(r);
+    expect(paid?.record).toMatchObject({ state: 'SUBMITTED', verifiedName: 'Kwame Mensah', submitAttempts: 2 });
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ calls: 1, executions: 1 });
+  });
+
+  it('a released intent whose retry is refused (KYC not approved) is withdrawn, never paid', async () => {
+    let decision: 'approved' | 'not_approved' | 'down' = 'down';
+    const kyc: KycApproval = {
+      check: async () => {
+        if (decision === 'down') throw new Error('KYC service unreachable');
+        return decision;
+      },
+    };
+    const s = system({ kyc, worker: { kycGating: true } });
+    const r = request({ user_reference: 'user-later-refused' });
+    await expect(s.pay(r)).rejects.toBeInstanceOf(RetryLaterError);
+    expect((await payoutOf(r))?.record).toMatchObject({ state: 'SUBMITTING', submitRetryAllowed: true });
+    decision = 'not_approved';
+    expect(await s.pay(r)).toMatchObject({ outcome: 'rejected', state: 'REJECTED' });
+    const p = await payoutOf(r);
+    expect(p?.record.reason).toBe('intent withdrawn before any Payout call: KYC not approved for this user_reference');
+    expect(p?.record.history.map((e) => e.to)).toEqual(['ACCEPTED', 'VERIFYING', 'SUBMITTING', 'REJECTED']);
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toBeUndefined();
+  });
+
+  it('a duplicate delivery while the first is verifying is skipped: one Payout call', async () => {
+    const held = heldVerification();
+    const first = system({ provider: held.provider });
+    const r = request();
+    const paying = first.pay(r);
+    await held.started;
+    const intent = await stored(r);
+    expect(intent.state).toBe('SUBMITTING');
+    // The second delivery meets the intent: it never calls Payout, whatever its own verification says.
+    expect(await system().pay(r)).toMatchObject({ outcome: 'skipped', state: 'SUBMITTING' });
+    held.release();
+    expect(await paying).toMatchObject({ outcome: 'submitted', state: 'SUBMITTED' });
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ calls: 1, executions: 1 });
+  });
+
+  it('a reconciler look and an order notification during the verification do not stop the withdrawal or the release (the same intent)', async () => {
+    for (const outcome of ['mismatch', 'unavailable'] as const) {
+      const held = heldVerification();
+      const s = system({ provider: held.provider });
+      const r = request(outcome === 'mismatch' ? { expected_name: 'Esi Darko' } : {});
+      if (outcome === 'unavailable') h.sim.admin.setFaults('accountVerification', { errorRate: 1, times: 1 });
+      const paying = s.pay(r).catch((error: unknown) => error);
+      await held.started;
+      const intent = await stored(r);
+      await h.repository.markDueNow(r.withdrawal_reference, s.clock.now());
+      await s.reconcile();
+      const bumped = await payoutOf(r);
+      expect(bumped?.record).toMatchObject({ state: 'SUBMITTING', submitAttempts: 1 });
+      expect(bumped?.version).toBeGreaterThan(intent.version);
+      held.release();
+      const result = await paying;
+      if (outcome === 'mismatch') {
+        expect(result).toMatchObject({ outcome: 'rejected', state: 'REJECTED' });
+        expect((await payoutOf(r))?.state).toBe('REJECTED');
+      } else {
+        expect(result).toBeInstanceOf(RetryLaterError);
+        expect((await payoutOf(r))?.record).toMatchObject({ state: 'SUBMITTING', submitRetryAllowed: true });
+      }
+      h.sim.admin.clearFaults();
+      expect(ledgerOf(h.sim, r.withdrawal_reference)).toBeUndefined();
+    }
+  });
+
+  it('a payout `payouts enqueue` recorded ACCEPTED gets its intent beside the verification, and is withdrawn when refused', async () => {
+    const s = system();
+    const [paid, refused] = [request(), request({ expected_name: 'Esi Darko' })];
+    for (const r of [paid, refused]) await storeAccepted(r, r.amount, s.clock.now());
+    expect(await s.pay(paid)).toMatchObject({ outcome: 'submitted', state: 'SUBMITTED' });
+    expect(await s.pay(refused)).toMatchObject({ outcome: 'rejected', state: 'REJECTED' });
+    expect((await payoutOf(paid))?.record.history.map((e) => e.to)).toEqual(['ACCEPTED', 'VERIFYING', 'SUBMITTING', 'SUBMITTED']);
+    expect((await payoutOf(refused))?.record.history.map((e) => e.to)).toEqual(['ACCEPTED', 'VERIFYING', 'SUBMITTING', 'REJECTED']);
+    expect(ledgerOf(h.sim, paid.withdrawal_reference)).toMatchObject({ calls: 1, executions: 1 });
+    expect(ledgerOf(h.sim, refused.withdrawal_reference)).toBeUndefined();
+  });
+
+  it('a misrouted request writes no intent: created VERIFYING and REJECTED, as before', async () => {
+    const s = system();
+    const r = request({ platform_merchant_id: 'another-merchant' });
+    expect(await s.pay(r)).toMatchObject({ outcome: 'rejected', state: 'REJECTED' });
+    expect((await payoutOf(r))?.record.history.map((e) => e.to)).toEqual(['ACCEPTED', 'VERIFYING', 'REJECTED']);
+    expect((await payoutOf(r))?.record.submitAttempts).toBe(0);
   });
 });
 
@@ -622,8 +788,16 @@ describe('Retry-After on 429/503 is honoured by the worker and the reconciler (s
     const error = await s.pay(r).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RetryLaterError);
     expect((error as RetryLaterError).retryAfterMs).toBe(40_000);
-    expect((await payoutOf(r))?.state).toBe('VERIFYING');
+    // The intent, created beside the verification, is released with a retry token: nothing was sent.
+    const released = await payoutOf(r);
+    expect(released?.record).toMatchObject({ state: 'SUBMITTING', submitRetryAllowed: true, submitAttempts: 1 });
+    expect(released?.record.verifiedName).toBeUndefined();
     expect(ledgerOf(h.sim, r.withdrawal_reference)).toBeUndefined();
+    // The retry, once the provider answers again, pays exactly once.
+    h.sim.admin.clearFaults();
+    expect(await s.pay(r)).toMatchObject({ outcome: 'submitted', state: 'SUBMITTED' });
+    expect((await payoutOf(r))?.record.verifiedName).toBe('Kwame Mensah');
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ calls: 1, executions: 1 });
   });
 
   it('Payout 429 is a refusal: UNKNOWN, GetPayout not asked before the Retry-After, then settled without a second Payout call', async () => {

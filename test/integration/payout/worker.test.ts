@@ -244,7 +244,9 @@ describe('payout worker and reconciler handlers (dynalite, fauxqs, simulator)', 
     const failedId = response.batchItemFailures[0]?.itemIdentifier;
     const failedRecord = event.Records.find((x) => x.messageId === failedId);
     const failedRequest = failedRecord?.body === JSON.stringify(r) ? r : ok;
-    expect(await stateOf(failedRequest)).toBe('VERIFYING');
+    // Its intent, created beside the verification, was released with a retry token: nothing sent.
+    expect(await stateOf(failedRequest)).toBe('SUBMITTING');
+    expect(ledgerOf(h.sim, failedRequest.withdrawal_reference)).toBeUndefined();
     await worker(payoutRequestEvent([failedRequest], { receiveCount: 2 }), workerContext());
     for (const x of [ok, r]) {
       expect(await stateOf(x)).toBe('SUBMITTED');

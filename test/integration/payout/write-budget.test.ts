@@ -17,13 +17,15 @@ import { indexWriteUnits } from '@bench/lib/gsi-writes';
 import * as v from '@shared/validation/valibot';
 
 /*
- * The happy path's DynamoDB budget, counted at the client: at most 4 table writes per payout, and
+ * The happy path's DynamoDB budget, counted at the client: 3 table writes per payout (the create,
+ * which is also the intent to pay; the Payout outcome; the final state from the reconciler), and
  * the open-index entry written once (its key, openShard + nextCheckAt, does not move while the
  * worker owns the payout). Index write units by DynamoDB's rules, from each written item and the one
  * it replaced: 2 at the create (open + reference), none while the worker owns it, 2 when it settles
  * (the open entry is deleted, and the by-state entry is put: the reversal watch reads that one by age,
  * so nothing is written to schedule it).
- * Also: AccountVerification overlaps the create instead of following it.
+ * Also: AccountVerification overlaps the create (the intent) instead of following it, and Payout
+ * waits for both.
  */
 
 const MINUTE = 60_000;
@@ -74,11 +76,18 @@ function worker(clock: Clock) {
   const credentials = credentialsFromCachedSecret({ get: async () => h.sim.admin.credentials(PARTNER_CODE, MERCHANT_ID) });
   const telemetry = noTelemetry;
   const provider: PayoutProvider = {
-    verifyAccount: (req, creds) => {
+    verifyAccount: async (req, creds) => {
       events.push('AccountVerification:start');
-      return client.verifyAccount(req, creds);
+      try {
+        return await client.verifyAccount(req, creds);
+      } finally {
+        events.push('AccountVerification:end');
+      }
     },
-    payout: (req, creds) => client.payout(req, creds),
+    payout: (req, creds) => {
+      events.push('Payout:start');
+      return client.payout(req, creds);
+    },
     getPayout: (identity, creds) => client.getPayout(identity, creds),
   };
   const process = createProcessPayout({ repository, provider, credentials, clock, telemetry, log: silentLog, settings: { nameMatchThreshold: 0.85, kycGating: false } });
@@ -86,7 +95,7 @@ function worker(clock: Clock) {
 }
 
 describe('payout happy path write budget', () => {
-  it('writes the table 4 times and 4 index units, the open index entry once, verifying beside the create', async () => {
+  it('writes the table 3 times and 4 index units, the open index entry once, the intent created beside the verification', async () => {
     let t = Date.now();
     const clock: Clock = { now: () => new Date(t) };
     const { repository, credentials, telemetry, provider, process } = worker(clock);
@@ -111,12 +120,18 @@ describe('payout happy path write budget', () => {
     expect(await process(v.parse(payoutRequestSchema, r))).toMatchObject({ outcome: 'submitted', state: 'SUBMITTED' });
     const workerEvents = [...events];
     const workerWrites = workerEvents.filter((e) => WRITES.has(e.replace(/:start$/, '')) && e.endsWith(':start'));
-    expect(workerWrites).toHaveLength(3);
+    // The create (already the intent, SUBMITTING) and the outcome: no write waits between the
+    // verification's answer and Payout.
+    expect(workerWrites).toHaveLength(2);
     // AccountVerification was asked before the create's answer came back: the two overlap.
-    const createAnswered = workerEvents.findIndex((e) => e.endsWith(':end'));
-    expect(workerEvents[createAnswered]).toMatch(/^Put/);
+    const createAnswered = workerEvents.findIndex((e) => e.endsWith(':end') && e.startsWith('Put'));
     expect(workerEvents.indexOf('AccountVerification:start')).toBeGreaterThan(-1);
     expect(workerEvents.indexOf('AccountVerification:start')).toBeLessThan(createAnswered);
+    // Payout went out only after both the intent and the verification were in, and before any other write.
+    const payoutSent = workerEvents.indexOf('Payout:start');
+    expect(payoutSent).toBeGreaterThan(createAnswered);
+    expect(payoutSent).toBeGreaterThan(workerEvents.indexOf('AccountVerification:end'));
+    expect(workerEvents.slice(createAnswered + 1, payoutSent).filter((e) => WRITES.has(e.replace(/:start$/, '')))).toEqual([]);
     const stored = await raw();
     expect(stored?.history.map((e) => e.to)).toEqual(['ACCEPTED', 'VERIFYING', 'SUBMITTING', 'SUBMITTED']);
     // The open-index key is still the one the create wrote: ACCEPTED's history time + the first check delay.
@@ -128,23 +143,33 @@ describe('payout happy path write budget', () => {
     const reconcileWrites = events.filter((e) => e.endsWith(':start') && WRITES.has(e.replace(/:start$/, '')));
     expect((await raw())?.state).toBe('SUCCEEDED');
     expect(reconcileWrites).toHaveLength(1);
-    expect(indexUnits).toEqual([2, 0, 0, 2]);
+    expect(indexUnits).toEqual([2, 0, 2]);
     // This stage's first sweep started the reversal watch's watermark: one write for the whole table.
     expect(events.filter((e) => e === 'WatchMarkPutItemCommand:start')).toHaveLength(1);
     // Settled, the payout has left the open index; it stays in by-state, where the watch finds it by age.
     expect(await indexKey()).toBe('undefined undefined');
   });
 
-  it('moves a payout `payouts enqueue` recorded ACCEPTED through VERIFYING in its intent write: 2 writes after the refused create', async () => {
+  it('moves a payout `payouts enqueue` recorded ACCEPTED through VERIFYING in its intent write, beside the verification: 2 writes after the refused create', async () => {
     const clock: Clock = { now: () => new Date() };
     const { repository, process } = worker(clock);
     const r = v.parse(payoutRequestSchema, request());
     await repository.createAccepted(acceptRequest(r, clock.now()));
     events.length = 0;
     indexUnits.length = 0;
-    expect(await process(r)).toMatchObject({ outcome: 'submitted', state: 'SUBMITTED' });
+    // A slow AccountVerification (200 ms against a few ms per write): the intent does not wait for it.
+    h.sim.admin.setFaults('accountVerification', { latencyMs: 200 });
+    try {
+      expect(await process(r)).toMatchObject({ outcome: 'submitted', state: 'SUBMITTED' });
+    } finally {
+      h.sim.admin.clearFaults();
+    }
     // The worker's create (refused: the payout exists), then the intent and the outcome.
-    expect(events.filter((e) => e.endsWith(':start') && WRITES.has(e.replace(/:start$/, '')))).toHaveLength(3);
+    const writes = events.flatMap((e, i) => (e.endsWith(':start') && WRITES.has(e.replace(/:start$/, '')) ? [i] : []));
+    expect(writes).toHaveLength(3);
+    // The intent was sent before the verification answered, and Payout after both.
+    expect(writes[1]).toBeLessThan(events.indexOf('AccountVerification:end'));
+    expect(events.indexOf('Payout:start')).toBeGreaterThan(events.indexOf('AccountVerification:end'));
     expect(indexUnits).toEqual([0, 0]);
     const stored = await h.repository.get(identityOf(r));
     expect(stored?.record.history.map((e) => e.to)).toEqual(['ACCEPTED', 'VERIFYING', 'SUBMITTING', 'SUBMITTED']);

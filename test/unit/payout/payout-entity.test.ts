@@ -6,7 +6,7 @@ import {
   backoffMs,
   canTransition,
   isFinal,
-  type Payout,
+  Payout,
   type PayoutState,
 } from '@shared/domain/payout';
 import { payoutInState } from '@test/factories/ports';
@@ -124,6 +124,62 @@ describe('Payout state machine', () => {
     expect(p.record.reason).toBe('name mismatch');
     expect(p.record.verifiedName).toBe('Kofi Boateng');
     expect(p.record.history.at(-1)).toMatchObject({ from: 'VERIFYING', to: 'REJECTED', reason: 'name mismatch' });
+  });
+});
+
+describe('an intent written beside the verification (withdrawIntent, withVerifiedName)', () => {
+  /** The worker's create: ACCEPTED, VERIFYING and the intent in one version, before any verified name. */
+  const intent = (): Payout => accepted().startVerifying(at(0)).startSubmitting(at(0));
+
+  it('its writer withdraws it after a refusal: SUBMITTING -> REJECTED in one version, saying no Payout call was made', () => {
+    const before = intent();
+    const p = before.withdrawIntent('name mismatch: expected "A", account holder "B"', at(1), { verifiedName: 'Kofi Boateng' });
+    expect(p.state).toBe('REJECTED');
+    expect(p.version).toBe(before.version + 1);
+    expect(p.record.reason).toBe('intent withdrawn before any Payout call: name mismatch: expected "A", account holder "B"');
+    expect(p.record.history.map((h) => h.to)).toEqual(['ACCEPTED', 'VERIFYING', 'SUBMITTING', 'REJECTED']);
+    expect(p.record.history.at(-1)).toMatchObject({ from: 'SUBMITTING', to: 'REJECTED', reason: p.record.reason });
+    expect(p.record.verifiedName).toBe('Kofi Boateng');
+    // The withdrawn intent still counts as written; the payout is final and out of the open index.
+    expect(p.record.submitAttempts).toBe(1);
+    expect(p.record.nextCheckAt).toBeUndefined();
+    expect(p.maySubmit).toBe(false);
+  });
+
+  it('is withdrawn after a reconciler look (a check) or a not-sent release, which show no call', () => {
+    expect(intent().checked(at(1)).withdrawIntent('account not found', at(2)).state).toBe('REJECTED');
+    expect(intent().submitNotSent(at(1), 'verification did not complete').withdrawIntent('KYC not approved', at(2)).state).toBe('REJECTED');
+  });
+
+  it('refuses once anything shows a Payout call could have been made, and outside SUBMITTING', () => {
+    const refusals: Array<[string, Payout]> = [
+      ['SUBMITTED', intent().submitted('PENDING', at(1))],
+      ['UNKNOWN', intent().unknown('time-out', at(1))],
+      ['a second intent (token spent)', intent().submitNotSent(at(1), 'not sent').startSubmitting(at(2))],
+      ['ACCEPTED', accepted()],
+      ['VERIFYING', accepted().startVerifying(at(0))],
+      ['REJECTED', accepted().startVerifying(at(0)).reject('misrouted', at(1))],
+    ];
+    for (const [what, p] of refusals) expect(() => p.withdrawIntent('name mismatch', at(3)), what).toThrow(IllegalTransitionError);
+    // A provider status word or an acknowledgement on a SUBMITTING (GetPayout found it, or a refusal
+    // named the reference) moves it on in this code; a record carrying either is refused all the same.
+    const held = intent().withVerifiedName('Ama Owusu');
+    for (const record of [{ ...held.record, providerStatus: 'PENDING' }, { ...held.record, acknowledgedAt: at(1).toISOString() }, { ...held.record, refusedAt: at(1).toISOString() }]) {
+      expect(() => Payout.fromRecord(record).withdrawIntent('name mismatch', at(3))).toThrow(IllegalTransitionError);
+    }
+  });
+
+  it('reject() stays for payouts without an intent: a SUBMITTING is refused only through withdrawIntent', () => {
+    expect(() => intent().reject('name mismatch', at(1))).toThrow(IllegalTransitionError);
+  });
+
+  it('withVerifiedName keeps the version (the next write carries the name) and exists only for SUBMITTING', () => {
+    const p = intent();
+    const named = p.withVerifiedName('Ama Owusu');
+    expect(named.version).toBe(p.version);
+    expect(named.record.verifiedName).toBe('Ama Owusu');
+    expect(named.submitted('PENDING', at(1)).record.verifiedName).toBe('Ama Owusu');
+    expect(() => accepted().withVerifiedName('Ama Owusu')).toThrow(IllegalTransitionError);
   });
 });
 
