@@ -98,7 +98,7 @@ describe('payout races (property, fast-check scheduler)', () => {
           const provider: PayoutProvider = {
             verifyAccount: scheduled(async () => {
               const outcome = verifyScript[verifyCalls++] ?? 'holder';
-              if (outcome === 'unavailable') throw new ProviderUnavailableError('accountVerification', 'connection refused');
+              if (outcome === 'unavailable') throw new ProviderUnavailableError('verifyAccount', 'connection refused');
               if (outcome === 'not-found') return { success: false, message: 'account not found' };
               return { success: true, message: 'ok', data: { account_name: outcome === 'holder' ? 'Kwame Mensah' : 'Esi Darko' } };
             }),
