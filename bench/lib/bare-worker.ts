@@ -29,8 +29,9 @@ export type BareCalls = 'all' | 'provider-only';
 /**
  * The worker's happy path with nothing of payrelay's own: the same clients (the document client,
  * the payout service client with its cached credentials, the checks queue), the same requests in
- * the same order and overlap — AccountVerification beside the create, the intent after the answer,
- * Payout after the intent, the outcome beside the first check — and no message parsing, domain,
+ * the same order and overlap — AccountVerification beside the create, which is already the intent
+ * (SUBMITTING), Payout once both are in, the first check beside the call, then the outcome — and no
+ * message parsing, domain,
  * name policy, logging, metrics, batch processor or middleware. What a batch of these takes is the
  * floor any worker making those calls has on the machine and emulators it runs on.
  *
@@ -68,14 +69,13 @@ export async function createBareWorker(item: Record<string, unknown>, calls: Bar
     const verification = provider.verifyAccount(account, creds);
     await nextTurn();
     const copy = { ...item, pk: payoutKey(payout.identity), withdrawal_reference: payout.identity.withdrawal_reference };
-    await documentClient.send(new PutCommand({ TableName, Item: { ...copy, state: 'VERIFYING', version: 1 }, ConditionExpression: 'attribute_not_exists(pk)' }));
-    await verification;
-    await documentClient.send(new PutCommand({ TableName, Item: { ...copy, state: 'SUBMITTING', version: 2 }, ...conditionOn('VERIFYING', 1) }));
-    await provider.payout({ amount: payout.amount, ...account, withdrawal_reference: payout.identity.withdrawal_reference }, creds);
-    await Promise.all([
-      checks.schedule(payout.identity, 3, 10),
-      documentClient.send(new PutCommand({ TableName, Item: { ...copy, state: 'SUBMITTED', version: 3 }, ...conditionOn('SUBMITTING', 2) })),
-    ]);
+    const intent = documentClient.send(new PutCommand({ TableName, Item: { ...copy, state: 'SUBMITTING', version: 3 }, ConditionExpression: 'attribute_not_exists(pk)' }));
+    await Promise.all([intent, verification]);
+    const call = provider.payout({ amount: payout.amount, ...account, withdrawal_reference: payout.identity.withdrawal_reference }, creds);
+    const firstCheck = nextTurn().then(() => checks.schedule(payout.identity, 4, 10));
+    await call;
+    await documentClient.send(new PutCommand({ TableName, Item: { ...copy, state: 'SUBMITTED', version: 4 }, ...conditionOn('SUBMITTING', 3) }));
+    await firstCheck;
   }
 
   const one = calls === 'all' ? pay : payWithoutWrites;

@@ -127,9 +127,9 @@ function stateWritten(input: unknown): string | undefined {
 
 /**
  * Where one invocation's time goes, ms from its start (medians over the invocations): when the last
- * AccountVerification request left (got its socket); when the first intent (SUBMITTING) write was
- * sent, that is when the first AccountVerification answered; when the last was answered; the same
- * for the outcome (SUBMITTED) writes, after the Payout calls.
+ * AccountVerification request left (got its socket); when the first intent (the create, written in
+ * SUBMITTING beside the verifications) was sent; when the last was answered; when the first outcome
+ * (SUBMITTED) write was sent, that is when the first Payout answered; when the last was answered.
  */
 interface BatchTimeline {
   lastVerificationSent: number;
@@ -241,7 +241,7 @@ interface DynaliteFloor {
 
 /**
  * The floor of a batch's write phase on this emulator: C copies of a payout item the run stored,
- * each written at once with the worker's condition (state and version), as a batch's C intents are,
+ * each written at once with the worker's condition (state and version), as a batch's C outcomes are,
  * with nothing else going on; 20 rounds. Shows how much of the phase is dynalite answering one
  * request at a time.
  */
@@ -403,7 +403,7 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
           verdict: 'info',
         },
         {
-          metric: `L = ${L} ms: inside one batch, ms from its start (median): last AccountVerification request sent; first intent write sent (first AccountVerification answered); last intent answered; first outcome write sent (first Payout answered); last outcome answered`,
+          metric: `L = ${L} ms: inside one batch, ms from its start (median): last AccountVerification request sent; first intent sent (the create, beside the verifications); last intent answered; first outcome write sent (first Payout answered); last outcome answered`,
           value: [r.timeline.lastVerificationSent, r.timeline.firstIntentSent, r.timeline.lastIntentAnswered, r.timeline.firstOutcomeSent, r.timeline.lastOutcomeAnswered].map((t) => t.toFixed(0)).join('; '),
           reference: `the ${C} intents clear in ${(r.timeline.lastIntentAnswered - r.timeline.firstIntentSent).toFixed(0)} ms, the ${C} outcomes in ${(r.timeline.lastOutcomeAnswered - r.timeline.firstOutcomeSent).toFixed(0)} ms`,
           verdict: 'info',
@@ -433,7 +433,7 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
     progress(`throughput: dynalite alone, ${C} conditional writes at once`);
     const floor = await dynaliteFloor(await storedPayoutItem(rig.platformMerchantId, `${lastPrefix}-0`), C);
     rows.push({
-      metric: `dynalite alone: ${C} conditional writes of a stored payout item sent at once (as a batch's ${C} intents), until the last is answered (median of 20); one such write alone`,
+      metric: `dynalite alone: ${C} conditional writes of a stored payout item sent at once (as a batch's ${C} outcomes), until the last is answered (median of 20); one such write alone`,
       value: `${ms(floor.together)}; ${ms(floor.alone)}`,
       reference: `the batch's own write phases above`,
       verdict: 'info',
@@ -460,8 +460,8 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
         `The worker's own handler (functions/payout-worker.ts) invoked directly with SQS batch events of ${B} records (test/factories/sqs-events), one invocation after another as one Lambda instance would; no SQS polling. WORKER_CONCURRENCY = ${C}${B <= C ? ', so a batch runs all its records at once' : `, so a batch of ${B} takes ${Math.ceil(B / C)} rounds`}.`,
         `The simulator adds L ms to every AccountVerification and Payout call (fault latencyMs), for L = ${latencies.join(' and ')} ms. Each payout: 2 provider calls and 3 conditional writes, of which 2 wait in line (the create overlaps AccountVerification, and is built only after the verification request has left). Every payout was checked executed exactly once in the simulator ledger.`,
         'The bound C/(2L) counts only the provider latency; DynamoDB writes, logging and the wait for the slowest record of each batch are what the ratio loses. dynalite answers one request at a time (single-threaded, in memory, in the same process as the simulator), so the C writes of a phase queue behind each other and behind the provider answers; DynamoDB serves them in parallel. The "dynalite alone" row measures that queue with nothing else running; the worker\'s CPU per batch is the other half (one event loop handles every record of the batch).',
-        `The bare worker (bench/lib/bare-worker.ts) makes the worker's calls for the same payouts with the same clients, in the same order and overlap (AccountVerification beside the create, the intent after the answer, Payout after the intent, the outcome beside the first check), and nothing else: no message parsing, domain, name policy, logging, metrics, batch processor or middleware. It runs right after each timed run, in the same process against the same emulators, so its figure is the floor of those calls on this machine: what the bound C/(2L) cannot show, since it counts only the provider latency. Then the same payouts again with the two provider calls alone (no write, no check): the ceiling of the rig itself (the simulator, HTTP and the wait for the slowest record of a batch). The gap between the two is what the conditional writes cost here: the intent must be stored before Payout and the outcome after it (money-safety rule 1), so two of the three wait in line.`,
-        `The "one payout per batch" row runs the same worker with batches of one record at L = ${firstL} ms: the batch pays the provider latency, two write round trips and the invocation's own work, with no other record to wait for. The difference to the batch of ${B}, per further record, is what each record's work costs the others: its verification answer, intent write and Payout request in the first window, its Payout answer, outcome write and first check in the second, handled one after another by the worker's event loop and by the emulator host's.`,
+        `The bare worker (bench/lib/bare-worker.ts) makes the worker's calls for the same payouts with the same clients, in the same order and overlap (AccountVerification beside the create, which is already the intent, SUBMITTING; Payout once both are in; the first check beside the call; then the outcome), and nothing else: no message parsing, domain, name policy, logging, metrics, batch processor or middleware. It runs right after each timed run, in the same process against the same emulators, so its figure is the floor of those calls on this machine: what the bound C/(2L) cannot show, since it counts only the provider latency. Then the same payouts again with the two provider calls alone (no write, no check): the ceiling of the rig itself (the simulator, HTTP and the wait for the slowest record of a batch). The gap between the two is what the conditional writes cost here: the intent must be stored before Payout (money-safety rule 1), which it is in the shadow of AccountVerification, and the outcome after it, which waits in line: one write phase per batch.`,
+        `The "one payout per batch" row runs the same worker with batches of one record at L = ${firstL} ms: the batch pays the provider latency, one write round trip in line (the outcome; the create overlaps AccountVerification) and the invocation's own work, with no other record to wait for. The difference to the batch of ${B}, per further record, is what each record's work costs the others: its create, verification answer, Payout request and first check in the first window, its Payout answer and outcome write in the second, handled one after another by the worker's event loop and by the emulator host's.`,
       ],
     };
   } finally {

@@ -206,10 +206,12 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
   }
 
   /**
-   * Asks for the first delayed check of a payout whose Payout call just ended (SUBMITTED or UNKNOWN),
+   * Asks for the first delayed check of a payout whose Payout call is on its way,
    * SUBMITTED_CHECK_SECONDS[0] after its intent, for the version the outcome's write creates. Sent
-   * beside that write, so it adds no wait; if the write lands on another version, the check finds the
-   * payout stale and the sweep looks at it when due. A send that fails costs time, never the payout.
+   * beside the call, on the next turn of the event loop (after the batch's other Payout requests have
+   * left), so neither the call nor the outcome's write waits for it. If the write lands on another
+   * version, or the outcome is final (a definite refusal), the check finds the payout stale and does
+   * nothing; the sweep looks at an open one when due. A send that fails costs time, never the payout.
    */
   async function scheduleFirstCheck(intent: Payout): Promise<void> {
     if (!deps.checks) return;
@@ -243,17 +245,19 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
       const ms = retryAfterOf(error);
       return ms === undefined ? undefined : new Date(now.getTime() + ms);
     };
+    const call = withCredentialRefresh(
+      credentials,
+      (creds) => {
+        if (creds.platformMerchantId !== request.platform_merchant_id) {
+          throw new MerchantChangedError("the provider secret no longer names this payout's merchant");
+        }
+        return provider.payout(body, creds);
+      },
+      checked,
+    );
+    const firstCheck = nextTurn().then(() => scheduleFirstCheck(intent));
     try {
-      const answer = await withCredentialRefresh(
-        credentials,
-        (creds) => {
-          if (creds.platformMerchantId !== request.platform_merchant_id) {
-            throw new MerchantChangedError("the provider secret no longer names this payout's merchant");
-          }
-          return provider.payout(body, creds);
-        },
-        checked,
-      );
+      const answer = await call;
       if (answer.success === true) {
         next = (current, now) => current.submitted(answer.data?.status, now);
         outcome = 'submitted';
@@ -268,6 +272,7 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
         // merchant): leave a one-time retry token on SUBMITTING and let SQS deliver the message again.
         // See docs/payouts.md.
         await saveOutcome(intent, (current, now) => named(current).submitNotSent(now, `payout call not sent: ${error.name}`));
+        await firstCheck;
         throw new RetryLaterError(`payout call not sent: ${error.name}`, retryAfterOf(error));
       }
       if (error instanceof ProviderRejectedError && !error.duplicateReference && isDefiniteRefusal(settings.definiteRefusals ?? [], error)) {
@@ -295,7 +300,6 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
         outcome = 'unknown';
       }
     }
-    const firstCheck = outcome === 'failed' ? undefined : scheduleFirstCheck(intent);
     const saved = await saveOutcome(intent, (current, now) => next(named(current), now));
     await firstCheck;
     countOutcome(telemetry, saved);
