@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import * as z from 'zod';
+import * as v from '@shared/validation/valibot';
 import { REPO_ROOT } from './lambda';
 
 /** Path of the documented DEV-ONLY local configuration. */
@@ -11,30 +11,27 @@ export class LocalConfigError extends Error {
   override name = 'LocalConfigError';
 }
 
-const port = z.number().int().min(0).max(65535);
+const port = v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(65535));
+const text = (min: number) => v.pipe(v.string(), v.minLength(min));
+const textRecord = v.optional(v.pipe(v.jsonObject, v.record(v.string(), v.string())), {});
 
 /** Shape of local/config.json; keys starting with `_` are comments. */
-export const localConfigSchema = z.object({
-  stage: z.string().min(1).default('local'),
-  gatewayPort: port.default(3000),
-  simulatorPort: port.default(4010),
+export const localConfigSchema = v.object({
+  stage: v.optional(text(1), 'local'),
+  gatewayPort: v.optional(port, 3000),
+  simulatorPort: v.optional(port, 4010),
   /** Reconciler interval; absent means the deployed schedule (DEFAULT_RECONCILE_EVERY_MINUTES). */
-  reconcileEverySeconds: z.number().positive().optional(),
-  visibilityTimeoutSeconds: z.number().int().min(0).default(30),
-  partner: z.object({ partner_code: z.string().min(1), email: z.string().min(3), platform_merchant_id: z.string().min(1).optional() }),
-  kycApp: z.object({ name: z.string().min(1), email: z.string().min(3), origin: z.array(z.string()) }),
-  kycCallbackToken: z.string().min(16),
-  external: z
-    .object({
-      provider: z.record(z.string(), z.string()).default({}),
-      kyc: z.record(z.string(), z.string()).default({}),
-    })
-    .default({ provider: {}, kyc: {} }),
-  handlerEnv: z.record(z.string(), z.string()).default({}),
+  reconcileEverySeconds: v.optional(v.pipe(v.number(), v.gtValue(0))),
+  visibilityTimeoutSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 30),
+  partner: v.object({ partner_code: text(1), email: text(3), platform_merchant_id: v.optional(text(1)) }),
+  kycApp: v.object({ name: text(1), email: text(3), origin: v.array(v.string()) }),
+  kycCallbackToken: text(16),
+  external: v.optional(v.object({ provider: textRecord, kyc: textRecord }), {}),
+  handlerEnv: textRecord,
   /** Options passed to startSimulator (see docs/simulator.md). */
-  simulator: z.record(z.string(), z.unknown()).default({}),
+  simulator: v.optional(v.pipe(v.jsonObject, v.record(v.string(), v.unknown())), {}),
 });
-export type LocalConfig = z.infer<typeof localConfigSchema>;
+export type LocalConfig = v.InferOutput<typeof localConfigSchema>;
 
 /** Drops the `_comment`-style keys so only settings remain. */
 function withoutComments<T extends Record<string, unknown>>(record: T): T {
@@ -49,12 +46,9 @@ export function loadLocalConfig(path = LOCAL_CONFIG_PATH): LocalConfig {
   } catch (error) {
     throw new LocalConfigError(`cannot read ${path}: ${(error as Error).message}`);
   }
-  const parsed = localConfigSchema.safeParse(raw);
-  if (!parsed.success) {
-    const fields = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-    throw new LocalConfigError(`invalid ${path}: ${fields}`);
-  }
-  const config = parsed.data;
+  const parsed = v.safeParse(localConfigSchema, raw);
+  if (!parsed.success) throw new LocalConfigError(`invalid ${path}: ${v.describeIssues(parsed.issues)}`);
+  const config = parsed.output;
   return {
     ...config,
     external: { provider: withoutComments(config.external.provider), kyc: withoutComments(config.external.kyc) },

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as v from '@shared/validation/valibot';
 import { isCalendarDay } from '../context';
 
 /** A query parameter or form field that is merely wrong: the console answers 400 with this message. */
@@ -12,36 +12,51 @@ export class NotFoundError extends Error {
 }
 
 /**
- * Parses a page's query or a form against its schema; the first problem of each field becomes one
- * line of the 400 page ("state: must be one of ..."), never a stack trace.
+ * Parses a page's query or a form against its schema; each problem becomes one line of the 400 page
+ * ("state: must be one of ..."), never a stack trace.
  */
-export function parseInput<T extends z.ZodType>(schema: T, input: unknown): z.infer<T> {
-  const parsed = schema.safeParse(input);
-  if (parsed.success) return parsed.data;
-  const lines = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'input'}: ${issue.message}`);
-  throw new BadRequestError(lines.join('; '));
+export function parseInput<T extends v.GenericSchema>(schema: T, input: unknown): v.InferOutput<T> {
+  const parsed = v.safeParse(schema, input);
+  if (parsed.success) return parsed.output;
+  throw new BadRequestError(parsed.issues.map((issue) => `${v.getDotPath(issue) || 'input'}: ${issue.message}`).join('; '));
 }
 
 /** `YYYY-MM-DD`, a real calendar day. */
-export const day = z
-  .string()
-  .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a day as YYYY-MM-DD')
-  .refine(isCalendarDay, 'is not a calendar day');
+export const day = v.pipe(v.string(), v.regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a day as YYYY-MM-DD'), v.check(isCalendarDay, 'is not a calendar day'));
 
-/** An ISO-8601 time with a zone (what the forms send and the URLs carry). */
-export const isoTime = z.iso.datetime({ offset: true, message: 'must be an ISO-8601 time such as 2026-11-20T10:00:00Z' });
+const ISO_TIME_MESSAGE = 'must be an ISO-8601 time such as 2026-11-20T10:00:00Z';
+
+/** An ISO-8601 time with seconds and a zone, on a real calendar day (what the forms send and the URLs carry). */
+export const isoTime = v.pipe(
+  v.string(ISO_TIME_MESSAGE),
+  v.regex(/^\d{4}-\d{2}-\d{2}T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/, ISO_TIME_MESSAGE),
+  v.check((time) => isCalendarDay(time.slice(0, 10)), ISO_TIME_MESSAGE),
+);
 
 /** An optional text field: empty means absent, and it has a length bound. */
 export const optionalText = (max: number) =>
-  z
-    .string()
-    .max(max, `must be at most ${max} characters`)
-    .optional()
-    .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+  v.pipe(
+    v.optional(v.pipe(v.string(), v.maxLength(max, `must be at most ${max} characters`))),
+    v.transform((text) => (text === undefined || text.trim() === '' ? undefined : text.trim())),
+  );
 
-/** A required text field with a length bound. */
+/** A required text field with a length bound (a field left out of the form counts as empty). */
 export const requiredText = (max: number) =>
-  z.string({ message: 'is required' }).trim().min(1, 'is required').max(max, `must be at most ${max} characters`);
+  v.pipe(v.optional(v.string('is required'), ''), v.trim(), v.minLength(1, 'is required'), v.maxLength(max, `must be at most ${max} characters`));
 
 /** An optional field whose empty value (an untouched form input) means "not given". */
-export const blankAsAbsent = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
+export const blankAsAbsent = <T extends v.GenericSchema>(schema: T) =>
+  v.optional(
+    v.pipe(
+      v.unknown(),
+      v.transform((input) => (input === '' ? undefined : input)),
+      v.optional(schema),
+    ),
+  );
+
+/** A choice among `options` that must be made: left out or anything else, the page says `message`. */
+export const choice = <const O extends readonly [string, ...string[]]>(options: O, message: string) =>
+  v.pipe(v.optional(v.string(message), ''), v.picklist(options, message));
+
+/** The two steps of a form that changes something: review what it will do, then confirm. */
+export const formStep = v.optional(v.picklist(['review', 'confirm']), 'review');

@@ -1,12 +1,12 @@
 import { html } from 'hono/html';
-import * as z from 'zod';
+import * as v from '@shared/validation/valibot';
 import { maskAccountsInJsonText } from '@shared/domain/account';
 import { CALLBACK_SOURCES, MAX_REFERENCE_LENGTH, receivedDayOf } from '@shared/domain/callbacks';
 import { InvalidListCursorError } from '@shared/domain/errors';
 import type { CallbackListPage } from '@shared/ports/callbacks';
 import { replayEvents, ReplayRangeError, type ReplayResult } from '@shared/app/replay-events';
 import { confirmPage, csrfField, donePage, page, select, table, withQuery, type Html, type PageContext } from '../layout';
-import { BadRequestError, blankAsAbsent, day, isoTime, NotFoundError, optionalText, parseInput, requiredText } from '../query';
+import { BadRequestError, blankAsAbsent, day, formStep, isoTime, NotFoundError, optionalText, parseInput, requiredText } from '../query';
 import type { ConsoleServices } from '../services';
 import { noTelemetry } from '@cli/log';
 import { consoleLog } from '../log';
@@ -15,9 +15,9 @@ const DAY_MS = 86_400_000;
 /** Rows per page. */
 const PAGE_SIZE = 50;
 
-const listQuery = z.object({
+const listQuery = v.object({
   day: blankAsAbsent(day),
-  source: blankAsAbsent(z.enum(CALLBACK_SOURCES, { message: `must be ${CALLBACK_SOURCES.join(' or ')}` })),
+  source: blankAsAbsent(v.picklist(CALLBACK_SOURCES, `must be ${CALLBACK_SOURCES.join(' or ')}`)),
   reference: optionalText(MAX_REFERENCE_LENGTH),
   cursor: optionalText(4096),
 });
@@ -83,7 +83,7 @@ ${table(
   );
 }
 
-const viewQuery = z.object({ id: requiredText(4096) });
+const viewQuery = v.object({ id: requiredText(4096) });
 
 /** One stored callback: its metadata and its body as received (account and phone numbers masked). */
 export async function callbackViewPage(ctx: PageContext, services: ConsoleServices, query: unknown): Promise<Html> {
@@ -112,7 +112,7 @@ export async function callbackViewPage(ctx: PageContext, services: ConsoleServic
   );
 }
 
-const replayForm = z.object({ since: isoTime, until: isoTime, step: z.enum(['review', 'confirm']).default('review') });
+const replayForm = v.object({ since: isoTime, until: isoTime, step: formStep });
 
 /** Replay, step 1 (what will happen) or step 2 (done, with the counts). */
 export async function replayAction(ctx: PageContext, services: ConsoleServices, form: unknown, now: Date): Promise<Html> {

@@ -1,5 +1,5 @@
 import { html } from 'hono/html';
-import * as z from 'zod';
+import * as v from '@shared/validation/valibot';
 import { getCollection, listCollections } from '@shared/app/collections';
 import { ORDER_STATUSES, PAYMENT_STATUSES, type Collection } from '@shared/domain/collection';
 import { InvalidListCursorError } from '@shared/domain/errors';
@@ -13,10 +13,10 @@ const PAGE_SIZE = 50;
 /** Days listed when the page names none (as `payrelay collections list --since 7d`). */
 const DEFAULT_DAYS = 7;
 
-const listQuery = z.object({
+const listQuery = v.object({
   since: blankAsAbsent(day),
-  order_status: blankAsAbsent(z.enum(ORDER_STATUSES, { message: `must be one of ${ORDER_STATUSES.join(', ')}` })),
-  payment_status: blankAsAbsent(z.enum(PAYMENT_STATUSES, { message: `must be one of ${PAYMENT_STATUSES.join(', ')}` })),
+  order_status: blankAsAbsent(v.picklist(ORDER_STATUSES, `must be one of ${ORDER_STATUSES.join(', ')}`)),
+  payment_status: blankAsAbsent(v.picklist(PAYMENT_STATUSES, `must be one of ${PAYMENT_STATUSES.join(', ')}`)),
   cursor: optionalText(4096),
 });
 
@@ -70,7 +70,7 @@ ${table(
   );
 }
 
-const viewQuery = z.object({ id: requiredText(512) });
+const viewQuery = v.object({ id: requiredText(512) });
 
 /** One collection order: its fields (virtual account masked as stored) and every change, with the notification that made it. */
 export async function collectionViewPage(ctx: PageContext, services: ConsoleServices, query: unknown): Promise<Html> {

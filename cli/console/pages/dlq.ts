@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { html } from 'hono/html';
-import * as z from 'zod';
+import * as v from '@shared/validation/valibot';
 import { REDRIVE_RUN_ATTRIBUTE, deleteDeadLetter, listDeadLetters, redriveDeadLetters, showDeadLetter, type DeadLetterView } from '@shared/app/dead-letters';
 import { confirmPage, csrfField, donePage, page, table, withQuery, type Html, type PageContext } from '../layout';
-import { blankAsAbsent, optionalText, parseInput, requiredText } from '../query';
+import { blankAsAbsent, formStep, optionalText, parseInput, requiredText } from '../query';
 import type { ConsoleServices } from '../services';
 import { consoleLog } from '../log';
 
@@ -45,7 +45,7 @@ ${table(
   );
 }
 
-const idQuery = z.object({ id: requiredText(512) });
+const idQuery = v.object({ id: requiredText(512) });
 
 /** One DLQ message: reason, attributes, and its body with the account number masked; consumes nothing. */
 export async function dlqMessagePage(ctx: PageContext, services: ConsoleServices, query: unknown): Promise<Html> {
@@ -73,7 +73,7 @@ export async function dlqMessagePage(ctx: PageContext, services: ConsoleServices
   );
 }
 
-const redriveQuery = z.object({ id: optionalText(512) });
+const redriveQuery = v.object({ id: optionalText(512) });
 
 /** The redrive form: one message (by id) or every message present now, optionally at most n. */
 export function redriveFormPage(ctx: PageContext, query: unknown): Html {
@@ -91,9 +91,11 @@ export function redriveFormPage(ctx: PageContext, query: unknown): Html {
   );
 }
 
-const redriveForm = z.object({
-  max: blankAsAbsent(z.coerce.number({ message: 'must be a whole number' }).int('must be a whole number').min(1, 'must be at least 1').max(10_000, 'must be at most 10000')),
-  step: z.enum(['review', 'confirm']).default('review'),
+const redriveForm = v.object({
+  max: blankAsAbsent(
+    v.pipe(v.unknown(), v.transform(Number), v.number('must be a whole number'), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'), v.maxValue(10_000, 'must be at most 10000')),
+  ),
+  step: formStep,
 });
 
 /** Redrive, step 1 (what will move) or step 2 (the CLI's bounded use case, redriveDeadLetters). */
@@ -144,7 +146,7 @@ export async function deleteFormPage(ctx: PageContext, services: ConsoleServices
   );
 }
 
-const deleteForm = z.object({ reason: requiredText(REASON_MAX), by: optionalText(WHO_MAX), step: z.enum(['review', 'confirm']).default('review') });
+const deleteForm = v.object({ reason: requiredText(REASON_MAX), by: optionalText(WHO_MAX), step: formStep });
 
 /** Delete, step 1 (what will be dropped) or step 2 (the CLI's use case, deleteDeadLetter, which logs the audit line). */
 export async function deleteAction(ctx: PageContext, services: ConsoleServices, query: unknown, form: unknown): Promise<Html> {

@@ -1,17 +1,17 @@
 import { html } from 'hono/html';
-import * as z from 'zod';
+import * as v from '@shared/validation/valibot';
 import { confirmKycApproval } from '@shared/app/confirm-kyc-approval';
 import { kycVerifier } from '@shared/adapters/kyc-verifier';
 import { isApprovalConfirmed, needsConfirmation, type KycSubject } from '@shared/domain/kyc-subject';
 import { confirmPage, csrfField, donePage, page, table, withQuery, type Html, type PageContext } from '../layout';
-import { BadRequestError, NotFoundError, optionalText, parseInput, requiredText } from '../query';
+import { BadRequestError, formStep, NotFoundError, optionalText, parseInput, requiredText } from '../query';
 import type { ConsoleServices } from '../services';
 import { consoleLog } from '../log';
 
 /** Approvals waiting for their confirming pull, listed on the page. */
 const WAITING_SHOWN = 50;
 
-const subjectQuery = z.object({ user_reference: optionalText(512) });
+const subjectQuery = v.object({ user_reference: optionalText(512) });
 
 function confirmation(subject: KycSubject): string {
   if (isApprovalConfirmed(subject)) return `confirmed by pull at ${subject.confirmedAt}`;
@@ -74,7 +74,7 @@ ${table(
   );
 }
 
-const confirmFormSchema = z.object({ user_reference: requiredText(512), step: z.enum(['review', 'confirm']).default('review') });
+const confirmFormSchema = v.object({ user_reference: requiredText(512), step: formStep });
 
 /** Confirm one approval by pulling verification-status, after a confirmation step. */
 export async function kycConfirmAction(ctx: PageContext, services: ConsoleServices, form: unknown, now: Date): Promise<Html> {

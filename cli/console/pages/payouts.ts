@@ -6,7 +6,7 @@ import type { CallbackListPage } from '@shared/ports/callbacks';
 import { page, select, table, withQuery, type Html, type PageContext } from '../layout';
 import { BadRequestError, blankAsAbsent, day, NotFoundError, optionalText, parseInput, requiredText } from '../query';
 import type { ConsoleServices } from '../services';
-import * as z from 'zod';
+import * as v from '@shared/validation/valibot';
 
 /** The payout page shows this many of the callbacks that named it, newest first; the Callbacks page lists them all. */
 const CALLBACKS_SHOWN = 20;
@@ -34,9 +34,9 @@ export const PAYOUT_COLUMNS = ['reference', 'merchant', 'amount', 'state', 'last
 /** Rows per page of a state listing. */
 const PAGE_SIZE = 50;
 
-const searchQuery = z.object({
+const searchQuery = v.object({
   reference: optionalText(2048),
-  state: blankAsAbsent(z.enum(PAYOUT_STATES, { message: `must be one of ${PAYOUT_STATES.join(', ')}` })),
+  state: blankAsAbsent(v.picklist(PAYOUT_STATES, `must be one of ${PAYOUT_STATES.join(', ')}`)),
   merchant: optionalText(256),
   from: blankAsAbsent(day),
   to: blankAsAbsent(day),
@@ -107,7 +107,7 @@ export function timelineEntry(h: PayoutHistoryEntry): Html {
 }
 
 /** The `key` parameter of the pages about one payout (detail, resolve, retry). */
-export const detailQuery = z.object({ key: requiredText(4096) });
+export const detailQuery = v.object({ key: requiredText(4096) });
 
 /** The payout a page's `key` names; a key that is not one, or names nothing, is a 404 that says so. */
 export async function payoutOfKey(services: ConsoleServices, key: string): Promise<Payout> {

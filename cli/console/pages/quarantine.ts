@@ -1,5 +1,5 @@
 import { html } from 'hono/html';
-import * as z from 'zod';
+import * as v from '@shared/validation/valibot';
 import { calibrateFromQuarantine } from '@shared/app/quarantine';
 import { maskAccountsInJsonText } from '@shared/domain/account';
 import { csrfField, page, table, withQuery, type Html, type PageContext } from '../layout';
@@ -13,7 +13,7 @@ const SHOWN = 50;
 /** Days shown when the page names none (as the CLI's `--since 7d` default). */
 const DEFAULT_DAYS = 7;
 
-const listQuery = z.object({ since: blankAsAbsent(day) });
+const listQuery = v.object({ since: blankAsAbsent(day) });
 
 /** The period a page shows: from the start of `since` (default: 7 days back) to now. */
 function periodOf(since: string | undefined, now: Date): { since: Date; until: Date; sinceDay: string } {
@@ -62,7 +62,7 @@ ${kept.length === 0
   );
 }
 
-const viewQuery = z.object({ id: requiredText(200) });
+const viewQuery = v.object({ id: requiredText(200) });
 
 /** One quarantined notification: where and when it came from, and its body as received (accounts masked). */
 export async function quarantineViewPage(ctx: PageContext, services: ConsoleServices, query: unknown): Promise<Html> {
@@ -88,7 +88,7 @@ export async function quarantineViewPage(ctx: PageContext, services: ConsoleServ
   );
 }
 
-const calibrateForm = z.object({ since: day });
+const calibrateForm = v.object({ since: day });
 
 /**
  * "Calibrate from these": the CLI's use case (calibrateFromQuarantine) over the listed period with

@@ -1,9 +1,9 @@
 import { html } from 'hono/html';
-import * as z from 'zod';
+import * as v from '@shared/validation/valibot';
 import { retryPayout } from '@shared/app/retry-payout';
 import { maskAccount } from '@shared/domain/account';
 import { confirmPage, csrfField, donePage, page, table, withQuery, type Html, type PageContext } from '../layout';
-import { optionalText, parseInput, requiredText } from '../query';
+import { formStep, optionalText, parseInput, requiredText } from '../query';
 import type { ConsoleServices } from '../services';
 import { detailQuery, payoutHref, payoutOfKey } from './payouts';
 
@@ -47,11 +47,11 @@ export async function retryFormPage(ctx: PageContext, services: ConsoleServices,
   );
 }
 
-const retryForm = z.object({
+const retryForm = v.object({
   new_reference: requiredText(256),
   account_number: optionalText(64),
   by: optionalText(WHO_MAX),
-  step: z.enum(['review', 'confirm']).default('review'),
+  step: formStep,
 });
 
 /**

@@ -1,16 +1,16 @@
 import { html } from 'hono/html';
-import * as z from 'zod';
+import * as v from '@shared/validation/valibot';
 import { askProvider, resolvePayout } from '@shared/app/resolve-payout';
 import { InvalidListCursorError } from '@shared/domain/errors';
 import { payoutKey } from '@shared/domain/identity';
 import type { Payout } from '@shared/domain/payout';
 import { confirmPage, csrfField, donePage, page, table, withQuery, type Html, type PageContext } from '../layout';
-import { BadRequestError, optionalText, parseInput, requiredText } from '../query';
+import { BadRequestError, choice, formStep, optionalText, parseInput, requiredText } from '../query';
 import type { ConsoleServices } from '../services';
 import { detailQuery, payoutHref, payoutOfKey } from './payouts';
 
 const PAGE_SIZE = 50;
-const reviewQuery = z.object({ cursor: optionalText(4096) });
+const reviewQuery = v.object({ cursor: optionalText(4096) });
 
 /** Review: the NEEDS_REVIEW queue, newest first, each with why it is there and a link to settle it. */
 export async function reviewPage(ctx: PageContext, services: ConsoleServices, query: unknown): Promise<Html> {
@@ -96,12 +96,12 @@ export async function resolveFormPage(ctx: PageContext, services: ConsoleService
   );
 }
 
-const resolveForm = z.object({
-  as: z.enum(['succeeded', 'failed'], { message: 'choose succeeded or failed' }),
+const resolveForm = v.object({
+  as: choice(['succeeded', 'failed'], 'choose succeeded or failed'),
   evidence: requiredText(EVIDENCE_MAX),
   by: optionalText(WHO_MAX),
-  force: z.enum(['yes', 'no'], { message: 'must be yes or no' }).default('no'),
-  step: z.enum(['review', 'confirm']).default('review'),
+  force: v.optional(v.picklist(['yes', 'no'], 'must be yes or no'), 'no'),
+  step: formStep,
 });
 
 /**
