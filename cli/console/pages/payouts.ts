@@ -173,7 +173,7 @@ export async function payoutDetailPage(ctx: PageContext, services: ConsoleServic
     ['expected name', r.expectedName],
     ['name at the provider', r.verifiedName],
     ['provider status (last answer)', r.providerStatus],
-    ['Payout calls', r.submitAttempts],
+    ['Payout intents (at most as many calls)', r.submitAttempts],
     ['reconciliation checks', r.checks],
     ['next check', r.nextCheckAt],
     ['reason', r.reason],

@@ -60,7 +60,7 @@ function payoutFacts(payout: Payout, providerLine: string): Html {
       ['state', html`<span class="state state-${r.state}">${r.state}</span>`],
       ['why it is here', r.reason],
       ['since', r.updatedAt],
-      ['Payout calls', r.submitAttempts],
+      ['Payout intents (at most as many calls)', r.submitAttempts],
       ["the provider's answer now (GetPayout)", html`<strong id="provider-answer">${providerLine}</strong>`],
     ],
   );
