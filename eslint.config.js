@@ -108,7 +108,7 @@ export default tseslint.config(
     rules: boundaries(
       NOT_DEV_TOOLING,
       forbid('^@functions/', 'infra names handler files by path; it never imports them'),
-      forbid('^@shared/(?!config/|observability/metric-names$)', 'infra imports only shared/config and the metric names from shared/'),
+      forbid('^@shared/(?!config/|observability/metric-names$|validation/valibot$)', 'infra imports only shared/config, the metric names and the schema library from shared/'),
     ),
   },
   { files: ['local/**'], rules: boundaries(forbid('^@cli/', 'the local stack never imports the CLI (the CLI reads the local state file)')) },

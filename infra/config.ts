@@ -1,5 +1,5 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import * as z from 'zod';
+import * as v from '@shared/validation/valibot';
 import { DEFAULT_RECONCILE_EVERY_MINUTES } from '@shared/config/functions';
 import { DEFAULT_KYC_CATCH_UP_LOOKBACK_HOURS } from '@shared/config/kyc-catch-up';
 import { DEFAULT_EVENT_RETENTION_DAYS } from '@shared/config/webhook';
@@ -12,78 +12,86 @@ export class PayrelayConfigError extends Error {
 
 const RETENTION_VALUES = new Set<number>(Object.values(RetentionDays).filter((v): v is number => typeof v === 'number'));
 
-const positiveInt = z.number().int().positive();
+const int = v.pipe(v.number(), v.integer());
+const positiveInt = v.pipe(int, v.gtValue(0));
+/** A whole number from `min` to `max`. */
+const intBetween = (min: number, max: number) => v.pipe(int, v.minValue(min), v.maxValue(max));
 
 /** An existing Elastic IP: its allocation id (for the NAT gateway) and its address (for the EgressIps output). */
-const elasticIpSchema = z
-  .object({
-    allocationId: z.string().regex(/^eipalloc-[0-9a-f]{8,17}$/, 'must be an Elastic IP allocation id (eipalloc-...)'),
-    publicIp: z.ipv4(),
-  })
-  .strict();
+const elasticIpSchema = v.strictObject({
+  allocationId: v.pipe(v.string(), v.regex(/^eipalloc-[0-9a-f]{8,17}$/, 'must be an Elastic IP allocation id (eipalloc-...)')),
+  publicIp: v.pipe(v.string(), v.ipv4('must be an IPv4 address such as 203.0.113.10')),
+});
 
-const httpsOrLocalUrl = z.url({ protocol: /^https?$/ }).refine((value) => !value.endsWith('/'), 'must not end with "/"');
+/** Whether `value` parses as a URL whose scheme is http or https. */
+function isHttpUrl(value: string): boolean {
+  try {
+    return /^https?:$/.test(new URL(value).protocol);
+  } catch {
+    return false;
+  }
+}
+
+const httpsOrLocalUrl = v.pipe(v.string(), v.check(isHttpUrl, 'must be an http(s) URL, e.g. https://provider.example'), v.check((value) => !value.endsWith('/'), 'must not end with "/"'));
 
 /**
  * Worker settings passed to the handlers as the environment variables of docs/architecture.md.
  * Each is optional: left out, the handler's own default applies and nothing is duplicated here.
  */
-const settingsSchema = z
-  .object({
+const settingsSchema = v.strictObject({
     /** BEARER_PREFIX: send `Authorization: Bearer <key>` (the handler default is true). */
-    bearerPrefix: z.boolean().optional(),
+    bearerPrefix: v.optional(v.boolean()),
     /** PROVIDER_TIMEOUT_MS: per-call time-out of provider requests. */
-    providerTimeoutMs: positiveInt.max(60_000).optional(),
+    providerTimeoutMs: v.optional(intBetween(1, 60_000)),
     /** PROVIDER_STATUS_MAP: JSON overriding the provider status table. */
-    providerStatusMap: z
-      .string()
-      .refine((value) => {
-        try {
-          const parsed: unknown = JSON.parse(value);
-          return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed);
-        } catch {
-          return false;
-        }
-      }, 'must be a JSON object')
-      .optional(),
+    providerStatusMap: v.optional(
+      v.pipe(
+        v.string(),
+        v.check((value) => {
+          try {
+            const parsed: unknown = JSON.parse(value);
+            return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed);
+          } catch {
+            return false;
+          }
+        }, 'must be a JSON object'),
+      ),
+    ),
     /** NAME_MATCH_THRESHOLD: 0..1 similarity required between the expected and verified account name. */
-    nameMatchThreshold: z.number().min(0).max(1).optional(),
+    nameMatchThreshold: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(1))),
     /** KYC_GATING: refuse payouts for users whose KYC is not approved. */
-    kycGating: z.boolean().optional(),
+    kycGating: v.optional(v.boolean()),
     /**
      * PAYOUT_DEFINITE_REFUSALS: Payout refusals known to be final (FAILED at once), as
      * `{ status, message }` with message a case-insensitive pattern. Empty by default: every refusal
      * is settled through GetPayout.
      */
-    payoutDefiniteRefusals: z
-      .array(z.object({ status: z.number().int().min(200).max(499), message: z.string().min(1).max(200) }).strict())
-      .optional(),
+    payoutDefiniteRefusals: v.optional(v.array(v.strictObject({ status: intBetween(200, 499), message: v.pipe(v.string(), v.minLength(1), v.maxLength(200)) }))),
     /** RESUBMIT_UNKNOWN_NOT_FOUND: resubmit an UNKNOWN payout the provider says it does not know. */
-    resubmitUnknownNotFound: z.boolean().optional(),
+    resubmitUnknownNotFound: v.optional(v.boolean()),
     /** REVIEW_AFTER_MINUTES: age after which an open payout goes to NEEDS_REVIEW. */
-    reviewAfterMinutes: positiveInt.optional(),
+    reviewAfterMinutes: v.optional(positiveInt),
     /** GATEWAY_ERROR_REVIEW_MINUTES: age after which an open payout reporting a gateway error word goes to NEEDS_REVIEW. */
-    gatewayErrorReviewMinutes: positiveInt.optional(),
+    gatewayErrorReviewMinutes: v.optional(positiveInt),
     /** NOT_FOUND_GRACE_MINUTES: grace before acting on "provider does not know it". */
-    notFoundGraceMinutes: positiveInt.optional(),
+    notFoundGraceMinutes: v.optional(positiveInt),
     /** REVIEW_WATCH_HOURLY_DAYS: a NEEDS_REVIEW payout is asked about hourly for this many days. */
-    reviewWatchHourlyDays: positiveInt.max(90).optional(),
+    reviewWatchHourlyDays: v.optional(intBetween(1, 90)),
     /** REVIEW_WATCH_DAILY_DAYS: then daily for this many days. */
-    reviewWatchDailyDays: positiveInt.max(365).optional(),
+    reviewWatchDailyDays: v.optional(intBetween(1, 365)),
     /** REVERSAL_WATCH_DAYS: a SUCCEEDED payout is asked about for returned money 1, 2, ... this many days after it settled. */
-    reversalWatchDays: positiveInt.max(365).optional(),
+    reversalWatchDays: v.optional(intBetween(1, 365)),
     /** WEBHOOK_MAX_BODY_BYTES: the receivers refuse larger bodies. */
-    webhookMaxBodyBytes: positiveInt.optional(),
+    webhookMaxBodyBytes: v.optional(positiveInt),
     /** WEBHOOK_ALLOWED_IPS: source addresses (CIDR or exact) the receivers accept. */
-    webhookAllowedIps: z.array(z.string().min(1)).min(1).optional(),
+    webhookAllowedIps: v.optional(v.pipe(v.array(v.pipe(v.string(), v.minLength(1))), v.minLength(1))),
     /** WORKER_CONCURRENCY: payouts one worker invocation processes at once (x worker.maxConcurrency = provider calls in flight). */
-    workerConcurrency: positiveInt.max(10).optional(),
+    workerConcurrency: v.optional(intBetween(1, 10)),
     /** RECONCILE_CONCURRENCY: GetPayout calls one reconciler run makes at once. */
-    reconcileConcurrency: positiveInt.max(50).optional(),
+    reconcileConcurrency: v.optional(intBetween(1, 50)),
     /** EVENT_RETENTION_DAYS: TTL of stored callbacks. */
-    eventRetentionDays: positiveInt.optional(),
-  })
-  .strict();
+    eventRetentionDays: v.optional(positiveInt),
+});
 
 /** Every global secondary index the data stack creates, by name (what `deferIndexes` may name). */
 const INDEX_NAMES: ReadonlySet<string> = new Set(TABLES.flatMap((table) => table.indexes.map((index) => index.indexName)));
@@ -101,178 +109,191 @@ export const NO_ALARM_DESTINATION =
  * The whole deployment configuration of one payrelay stage. The `Payrelay` construct validates its
  * props with this schema, so a CDK app that embeds payrelay gets the same errors as `infra/app.ts`.
  */
-export const payrelayConfigSchema = z
-  .object({
+export const payrelayConfigSchema = v.pipe(
+  v.strictObject({
     /** Lower-case name used in every physical name (`payrelay-<stage>-...`). */
-    stage: z.string().regex(/^[a-z][a-z0-9-]{0,19}$/, 'must be 1-20 characters: a-z, 0-9 and "-", starting with a letter'),
+    stage: v.pipe(v.string(), v.regex(/^[a-z][a-z0-9-]{0,19}$/, 'must be 1-20 characters: a-z, 0-9 and "-", starting with a letter')),
     /** Base URL of the payout service (PAYOUT_API_BASE_URL), without a trailing "/". */
     payoutApiBaseUrl: httpsOrLocalUrl,
     /** Base URL of the KYC service (KYC_API_BASE_URL), without a trailing "/". */
     kycApiBaseUrl: httpsOrLocalUrl,
     /** How often the reconciler runs. */
-    reconcileEveryMinutes: positiveInt.max(1440).default(DEFAULT_RECONCILE_EVERY_MINUTES),
+    reconcileEveryMinutes: v.optional(intBetween(1, 1440), DEFAULT_RECONCILE_EVERY_MINUTES),
     /** SIGNING_PROFILE: a profile name or a JSON profile; left out, the handlers use the default profile. */
-    signingProfile: z.string().min(1).optional(),
-    worker: z
-      .object({
+    signingProfile: v.optional(v.pipe(v.string(), v.minLength(1))),
+    worker: v.optional(
+      v.strictObject({
         /** Most worker invocations at once: the cap on parallel calls to the payout provider. SQS allows 2..1000. */
-        maxConcurrency: z.number().int().min(2).max(1000).default(5),
+        maxConcurrency: v.optional(intBetween(2, 1000), 5),
         /** Messages per invocation (1..10). */
-        batchSize: z.number().int().min(1).max(10).default(5),
-      })
-      .strict()
-      .default({ maxConcurrency: 5, batchSize: 5 }),
+        batchSize: v.optional(intBetween(1, 10), 5),
+      }),
+      {},
+    ),
     /** Receives before a payout message moves to the DLQ. */
-    maxReceiveCount: z.number().int().min(1).max(1000).default(PAYOUTS_QUEUE.defaultMaxReceiveCount),
-    alarms: z
-      .object({
+    maxReceiveCount: v.optional(intBetween(1, 1000), PAYOUTS_QUEUE.defaultMaxReceiveCount),
+    alarms: v.optional(
+      v.strictObject({
         /** Creates an SNS topic with this e-mail subscription and wires every alarm to it. */
-        email: z.email().optional(),
+        email: v.optional(v.pipe(v.string(), v.email('must be an e-mail address'))),
         /**
          * An SNS topic that already exists (your paging tool's, a chat integration's): every alarm
          * notifies it too. If it is encrypted, its key must let cloudwatch.amazonaws.com use it.
          */
-        topicArn: z
-          .string()
-          .regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/, 'must be an SNS topic ARN (arn:aws:sns:<region>:<account>:<topic name>)')
-          .optional(),
+        topicArn: v.optional(
+          v.pipe(v.string(), v.regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/, 'must be an SNS topic ARN (arn:aws:sns:<region>:<account>:<topic name>)')),
+        ),
         /** Alarm when the oldest message on the payouts queue is older than this. */
-        queueAgeMinutes: positiveInt.max(1440).default(15),
+        queueAgeMinutes: v.optional(intBetween(1, 1440), 15),
         /** Alarm when the oldest UNKNOWN payout is older than this. */
-        unknownAgeMinutes: positiveInt.default(60),
+        unknownAgeMinutes: v.optional(positiveInt, 60),
         /** Alarm when more unauthorised callbacks than this arrive within 5 minutes. */
-        webhookUnauthorizedPer5Minutes: positiveInt.default(10),
+        webhookUnauthorizedPer5Minutes: v.optional(positiveInt, 10),
         /** Alarm when more 5xx answers than this leave the API within 5 minutes (0: any). */
-        api5xxPer5Minutes: z.number().int().min(0).default(0),
-      })
-      .strict()
-      .default({ queueAgeMinutes: 15, unknownAgeMinutes: 60, webhookUnauthorizedPer5Minutes: 10, api5xxPer5Minutes: 0 }),
-    egress: z
-      .object({
+        api5xxPer5Minutes: v.optional(v.pipe(int, v.minValue(0)), 0),
+      }),
+      {},
+    ),
+    egress: v.optional(
+      v.pipe(
+        v.strictObject({
         /** Route provider calls through NAT gateways with Elastic IPs the provider can whitelist. */
-        staticIps: z.boolean().default(false),
+        staticIps: v.optional(v.boolean(), false),
         /** One NAT gateway (and one IP) per AZ used; 2 survives the loss of an AZ. At most the region's AZ count. */
-        natGateways: z.number().int().min(1).max(3).default(1),
+        natGateways: v.optional(intBetween(1, 3), 1),
         /**
          * Elastic IPs that already exist (kept from an earlier deploy, already whitelisted by the
          * provider): the NAT gateways use these instead of allocating new ones. One per NAT gateway.
          */
-        elasticIps: z.array(elasticIpSchema).min(1).max(3).optional(),
-      })
-      .strict()
-      .superRefine((egress, ctx) => {
-        if (egress.elasticIps === undefined) return;
-        if (!egress.staticIps) {
-          ctx.addIssue({ code: 'custom', path: ['elasticIps'], message: 'needs egress.staticIps: true (the addresses are used by the NAT gateways)' });
-        } else if (egress.elasticIps.length !== egress.natGateways) {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['elasticIps'],
-            message: `${egress.elasticIps.length} address(es) given but egress.natGateways is ${egress.natGateways}: one NAT gateway per address, so set natGateways to ${egress.elasticIps.length}`,
-          });
-        }
-      })
-      .default({ staticIps: false, natGateways: 1 }),
+        elasticIps: v.optional(v.pipe(v.array(elasticIpSchema), v.minLength(1), v.maxLength(3))),
+        }),
+        v.rawCheck(({ dataset, addIssue }) => {
+          if (!dataset.typed) return;
+          const egress = dataset.value;
+          if (egress.elasticIps === undefined) return;
+          const at = v.issueAt(egress, 'elasticIps');
+          if (!egress.staticIps) {
+            addIssue({ message: 'needs egress.staticIps: true (the addresses are used by the NAT gateways)', ...at });
+          } else if (egress.elasticIps.length !== egress.natGateways) {
+            addIssue({
+              message: `${egress.elasticIps.length} address(es) given but egress.natGateways is ${egress.natGateways}: one NAT gateway per address, so set natGateways to ${egress.elasticIps.length}`,
+              ...at,
+            });
+          }
+        }),
+      ),
+      {},
+    ),
     /** What happens to tables, queues, secrets, IPs and logs when the stack is deleted. */
-    removalPolicy: z.enum(['retain', 'destroy']).default('retain'),
-    api: z
-      .object({
+    removalPolicy: v.optional(v.picklist(['retain', 'destroy']), 'retain'),
+    api: v.optional(
+      v.strictObject({
         /** Steady-state requests per second across the callback routes. */
-        throttleRateLimit: positiveInt.default(50),
+        throttleRateLimit: v.optional(positiveInt, 50),
         /** Burst of requests the API accepts above the steady rate. */
-        throttleBurstLimit: positiveInt.default(100),
+        throttleBurstLimit: v.optional(positiveInt, 100),
         /**
          * A custom domain for the callback API: the production way to get callback URLs that survive
          * destroying and recreating the app stack (the default execute-api hostname changes then).
          */
-        domain: z
-          .object({
+        domain: v.optional(
+          v.strictObject({
             /** e.g. `callbacks.example.com`; you point it at the `ApiDomainTarget` output in DNS. */
-            name: z.string().regex(/^(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))+$/, 'must be a lower-case DNS name such as callbacks.example.com'),
+            name: v.pipe(v.string(), v.regex(/^(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))+$/, 'must be a lower-case DNS name such as callbacks.example.com')),
             /** An ACM certificate for `name`, issued in the stack's region (regional endpoint). */
-            certificateArn: z
-              .string()
-              .regex(/^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[0-9a-f-]+$/, 'must be an ACM certificate ARN (arn:aws:acm:<region>:<account>:certificate/<id>)'),
-          })
-          .strict()
-          .optional(),
-      })
-      .strict()
-      .default({ throttleRateLimit: 50, throttleBurstLimit: 100 }),
+            certificateArn: v.pipe(
+              v.string(),
+              v.regex(/^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[0-9a-f-]+$/, 'must be an ACM certificate ARN (arn:aws:acm:<region>:<account>:certificate/<id>)'),
+            ),
+          }),
+        ),
+      }),
+      {},
+    ),
     /** Retention of function and API access logs; one of CloudWatch's allowed values. */
-    logRetentionDays: z
-      .number()
-      .int()
-      .refine((v) => RETENTION_VALUES.has(v), 'must be a CloudWatch Logs retention value (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, ...)')
-      .default(90),
+    logRetentionDays: v.optional(
+      v.pipe(int, v.check((days) => RETENTION_VALUES.has(days), 'must be a CloudWatch Logs retention value (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, ...)')),
+      90,
+    ),
     /** POWERTOOLS_LOG_LEVEL of every function. */
-    logLevel: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
+    logLevel: v.optional(v.picklist(['DEBUG', 'INFO', 'WARN', 'ERROR']), 'INFO'),
     /**
      * X-Ray tracing of every function (active tracing, the Powertools tracer, the SDK and provider
      * calls as subsegments). Off, no trace is recorded and each cold start skips loading the X-Ray
      * SDK (docs/performance.md, "Cold start"); leave it on unless that matters more than the traces.
      */
-    tracing: z.boolean().default(true),
-    settings: settingsSchema.default({}),
+    tracing: v.optional(v.boolean(), true),
+    settings: v.optional(settingsSchema, {}),
     /**
      * The scheduled KYC catch-up (docs/webhooks.md): left out, there is none and missed KYC callbacks
      * are recovered only by `payrelay kyc catch-up`.
      */
-    kycCatchUp: z
-      .object({
+    kycCatchUp: v.optional(
+      v.strictObject({
         /** How often it runs: an EventBridge schedule expression, e.g. `rate(1 day)` or `cron(0 3 * * ? *)`. */
-        schedule: z.string().regex(SCHEDULE_EXPRESSION, 'must be an EventBridge schedule expression such as "rate(1 day)", "rate(6 hours)" or "cron(0 3 * * ? *)"'),
+        schedule: v.pipe(v.string(), v.regex(SCHEDULE_EXPRESSION, 'must be an EventBridge schedule expression such as "rate(1 day)", "rate(6 hours)" or "cron(0 3 * * ? *)"')),
         /** KYC_CATCH_UP_LOOKBACK_HOURS: only callbacks whose own timestamp is this recent are looked at. */
-        lookbackHours: positiveInt.default(DEFAULT_KYC_CATCH_UP_LOOKBACK_HOURS),
-      })
-      .strict()
-      .optional(),
+        lookbackHours: v.optional(positiveInt, DEFAULT_KYC_CATCH_UP_LOOKBACK_HOURS),
+      }),
+    ),
     /**
      * Indexes to leave out of this deploy only. DynamoDB adds at most one index per table update, so a
      * stage upgraded to a version with two new indexes on one table deploys the data stack once with
      * one of them deferred, then again without this (docs/deploy.md). Never part of a stage file.
      */
-    deferIndexes: z
-      .array(z.string().refine((name) => INDEX_NAMES.has(name), { message: `must name an index of the data stack (${[...INDEX_NAMES].join(', ')})` }))
-      .default([]),
-  })
-  .strict()
-  .superRefine((config, ctx) => {
+    deferIndexes: v.optional(
+      v.array(v.pipe(v.string(), v.check((name) => INDEX_NAMES.has(name), `must name an index of the data stack (${[...INDEX_NAMES].join(', ')})`))),
+      [],
+    ),
+  }),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const config = dataset.value;
     // A callback whose stored copy has expired would be stored and counted as recovered again.
     const retentionHours = (config.settings.eventRetentionDays ?? DEFAULT_EVENT_RETENTION_DAYS) * 24;
     if (config.kycCatchUp && config.kycCatchUp.lookbackHours >= retentionHours) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['kycCatchUp', 'lookbackHours'],
+      addIssue({
         message: `must be less than the events' retention (${retentionHours} hours, settings.eventRetentionDays): an older callback's stored copy may have expired, and it would be recovered again`,
+        path: [...v.issueAt(config, 'kycCatchUp').path, ...v.issueAt(config.kycCatchUp, 'lookbackHours').path],
       });
     }
     // A retained stage holds real money: an alarm nobody receives is no alarm.
     if (config.removalPolicy === 'retain' && config.alarms.email === undefined && config.alarms.topicArn === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['alarms'], message: NO_ALARM_DESTINATION });
+      addIssue({ message: NO_ALARM_DESTINATION, ...v.issueAt(config, 'alarms') });
     }
-  });
+  }),
+);
 
 /** Configuration as written by a person (defaults may be left out). */
-export type PayrelayConfigInput = z.input<typeof payrelayConfigSchema>;
+export type PayrelayConfigInput = v.InferInput<typeof payrelayConfigSchema>;
 /** Configuration after validation, with every default filled in. */
-export type PayrelayConfig = z.output<typeof payrelayConfigSchema>;
-export type PayrelaySettings = z.output<typeof settingsSchema>;
+export type PayrelayConfig = v.InferOutput<typeof payrelayConfigSchema>;
+export type PayrelaySettings = v.InferOutput<typeof settingsSchema>;
 
 /**
  * Validates a configuration. The error lists every problem as `<key path>: <reason>`, so the
  * operator sees which key of the stage file or which `-c` option to fix.
  */
 export function parsePayrelayConfig(input: unknown, source: string): PayrelayConfig {
-  const result = payrelayConfigSchema.safeParse(input);
+  const result = v.safeParse(payrelayConfigSchema, input);
   if (!result.success) {
-    const problems = result.error.issues.map((issue) => {
-      const key = issue.path.join('.') || '(root)';
-      return issue.code === 'unrecognized_keys' ? `${key}: unknown key(s) ${issue.keys.join(', ')}` : `${key}: ${issue.message}`;
-    });
+    // Unknown keys of one object are said together, in one line: "settings: unknown key(s) a, b".
+    const lines: Array<{ text: string } | { parent: string; keys: string[] }> = [];
+    for (const issue of result.issues) {
+      if (!v.isUnknownKey(issue)) {
+        lines.push({ text: `${v.issuePath(issue)}: ${issue.message}` });
+        continue;
+      }
+      const path = (issue.path ?? []).map((item) => String(item.key));
+      const parent = path.slice(0, -1).join('.') || '(root)';
+      const same = lines.find((line) => 'parent' in line && line.parent === parent);
+      if (same && 'keys' in same) same.keys.push(path.at(-1) ?? '');
+      else lines.push({ parent, keys: [path.at(-1) ?? ''] });
+    }
+    const problems = lines.map((line) => ('text' in line ? line.text : `${line.parent}: unknown key(s) ${line.keys.join(', ')}`));
     throw new PayrelayConfigError(`invalid payrelay configuration (${source}):\n  - ${problems.join('\n  - ')}`);
   }
-  return result.data;
+  return result.output;
 }
 
 /** Hosts that mark a base URL nobody has configured yet (RFC 6761: `.invalid` never resolves). */

@@ -11,7 +11,7 @@ import { PayrelayStatelessStack } from './stateless-stack';
 export const PAYRELAY_PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /**
- * Props of the payrelay construct: the deployment configuration (validated with zod, see
+ * Props of the payrelay construct: the deployment configuration (validated at synth time, see
  * infra/config.ts for every key and default) plus where and from what to build it.
  */
 export type PayrelayProps = PayrelayConfigInput & {

@@ -97,7 +97,7 @@ function setPath(target: Record<string, unknown>, path: string, value: unknown):
 
 /**
  * Resolves the configuration of the app: the stage file named by context `stage` (default `dev`),
- * then the context overrides of CONTEXT_OVERRIDES, validated with zod. Errors name the context key
+ * then the context overrides of CONTEXT_OVERRIDES, validated with the configuration schema. Errors name the context key
  * or the config key at fault.
  */
 export function resolveStageConfig(readContext: ContextReader, stages: Record<string, PayrelayConfigInput> = STAGES): PayrelayConfig {

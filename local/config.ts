@@ -13,7 +13,7 @@ export class LocalConfigError extends Error {
 
 const port = v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(65535));
 const text = (min: number) => v.pipe(v.string(), v.minLength(min));
-const textRecord = v.optional(v.pipe(v.jsonObject, v.record(v.string(), v.string())), {});
+const textRecord = v.optional(v.record(v.string(), v.string()), {});
 
 /** Shape of local/config.json; keys starting with `_` are comments. */
 export const localConfigSchema = v.object({
@@ -29,7 +29,7 @@ export const localConfigSchema = v.object({
   external: v.optional(v.object({ provider: textRecord, kyc: textRecord }), {}),
   handlerEnv: textRecord,
   /** Options passed to startSimulator (see docs/simulator.md). */
-  simulator: v.optional(v.pipe(v.jsonObject, v.record(v.string(), v.unknown())), {}),
+  simulator: v.optional(v.record(v.string(), v.unknown()), {}),
 });
 export type LocalConfig = v.InferOutput<typeof localConfigSchema>;
 

@@ -55,14 +55,13 @@ export const workerEnvSchema = v.pipe(
   v.rawCheck(({ dataset, addIssue }) => {
     if (!dataset.typed || !dataset.value.KYC_GATING) return;
     const env = dataset.value;
-    const at = (key: string) => ({ path: [{ type: 'object', origin: 'value', input: env, key, value: env[key as keyof typeof env] }] as [v.ObjectPathItem] });
     // KYC_GATE_BUILD_FLAG (shared/config/build-flags.ts), written out so that esbuild replaces it.
     if (process.env.PAYRELAY_KYC_GATE_BUILD === 'off') {
-      addIssue({ message: 'is on, but this bundle was built without the KYC gate: deploy the stage with kycGating on', ...at('KYC_GATING') });
+      addIssue({ message: 'is on, but this bundle was built without the KYC gate: deploy the stage with kycGating on', ...v.issueAt(env, 'KYC_GATING') });
       return;
     }
     for (const name of ['KYC_TABLE_NAME', 'EVENTS_TABLE_NAME', 'KYC_SECRET_ID', 'KYC_API_BASE_URL'] as const) {
-      if (!env[name]) addIssue({ message: 'is required when KYC_GATING=on', ...at(name) });
+      if (!env[name]) addIssue({ message: 'is required when KYC_GATING=on', ...v.issueAt(env, name) });
     }
   }),
   v.transform(({ KYC_GATING, KYC_TABLE_NAME, EVENTS_TABLE_NAME, KYC_SECRET_ID, KYC_API_BASE_URL, ...rest }) => ({

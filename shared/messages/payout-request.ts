@@ -32,7 +32,7 @@ export const payoutRequestSchema = v.pipe(
     account_code: v.pipe(v.string(), v.trim(), v.minLength(1)),
     expected_name: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(200))),
     user_reference: v.optional(reference),
-    metadata: v.optional(v.pipe(v.jsonObject, v.record(v.string(), v.string()))),
+    metadata: v.optional(v.record(v.string(), v.string())),
   }),
   v.rawTransform(({ dataset: { value: message }, addIssue, NEVER }) => {
     try {
@@ -100,7 +100,7 @@ function payoutRequestProblems(issues: readonly v.BaseIssue<unknown>[]): PayoutR
   return issues.map((issue) => {
     const field = v.getDotPath(issue);
     if (!field) return { message: issue.message };
-    return { field, message: issue.type === 'strict_object' && issue.input !== undefined ? 'not a field of a payout request' : issue.message };
+    return { field, message: v.isUnknownKey(issue) ? 'not a field of a payout request' : issue.message };
   });
 }
 

@@ -1,4 +1,16 @@
-import { custom, getDotPath, setGlobalMessage, type BaseIssue } from 'valibot';
+import {
+  _addIssue,
+  _standardSchema,
+  getDotPath,
+  looseObject as anyLooseObject,
+  object as anyObject,
+  record as anyRecord,
+  setGlobalMessage,
+  strictObject as anyStrictObject,
+  type BaseIssue,
+  type GenericSchema,
+  type ObjectPathItem,
+} from 'valibot';
 
 /*
  * The schema library of every runtime schema (`import * as v from '@shared/validation/valibot'`):
@@ -29,11 +41,16 @@ const EXPECTED_WORDS: Readonly<Record<string, string>> = {
   Array: 'an array',
 };
 
+/** Whether the issue is a key a strict object does not have (its path names that key). */
+export function isUnknownKey(issue: BaseIssue<unknown>): boolean {
+  return issue.type === 'strict_object' && issue.expected === 'never' && issue.path?.at(-1)?.origin === 'key';
+}
+
 /** The words of an issue whose schema or action has no message of its own; never the input's value. */
 function issueWords(issue: BaseIssue<unknown>): string {
   const { type, input, expected, requirement } = issue;
   if (issue.kind === 'schema') {
-    if (type === 'strict_object' && input !== undefined) return 'is not an expected field';
+    if (isUnknownKey(issue)) return 'is not an expected field';
     if (input === undefined) return 'is missing';
     if (type === 'literal') return `must be ${expected ?? 'the one allowed value'}`;
     if (type === 'picklist' || type === 'union') return `must be one of ${(expected ?? '').replace(/^\((.*)\)$/, '$1').split(' | ').join(', ')}`;
@@ -63,13 +80,40 @@ function issueWords(issue: BaseIssue<unknown>): string {
 setGlobalMessage(issueWords);
 
 /**
- * A JSON object and not an array, to put before `v.record(...)` in a pipe: a record schema alone
- * takes an array as an object with numbered keys.
+ * The schema with arrays refused: valibot's object and record schemas take any `typeof "object"`, so
+ * `[]` would pass as an object without keys (a provider answer, a payout's metadata), where JSON
+ * means an object. The issue reads "must be a JSON object (got an array)".
  */
-export const jsonObject = custom<Record<string, unknown>>(
-  (input) => typeof input === 'object' && input !== null && !Array.isArray(input),
-  (issue) => (issue.input === undefined ? 'is missing' : `must be a JSON object (got ${kindOf(issue.input)})`),
-);
+function refusingArrays<S extends GenericSchema>(schema: S): S {
+  const run = schema['~run'];
+  return _standardSchema({
+    ...schema,
+    '~run'(dataset, config) {
+      if (!Array.isArray(dataset.value)) return run.call(this, dataset, config);
+      _addIssue(this as never, 'type', dataset, config);
+      return dataset;
+    },
+  } as S);
+}
+
+/* These four replace valibot's own under the same names for every schema of the project. */
+/** valibot's `object`, refusing arrays. */
+export const object = ((...args: Parameters<typeof anyObject>) => refusingArrays(anyObject(...args))) as typeof anyObject;
+/** valibot's `looseObject`, refusing arrays. */
+export const looseObject = ((...args: Parameters<typeof anyLooseObject>) => refusingArrays(anyLooseObject(...args))) as typeof anyLooseObject;
+/** valibot's `strictObject`, refusing arrays. */
+export const strictObject = ((...args: Parameters<typeof anyStrictObject>) => refusingArrays(anyStrictObject(...args))) as typeof anyStrictObject;
+/** valibot's `record`, refusing arrays. */
+export const record = ((...args: Parameters<typeof anyRecord>) => refusingArrays(anyRecord(...args))) as typeof anyRecord;
+
+/**
+ * The path of `object[key]`, for an issue that a check of the whole object (`v.rawCheck`) reports
+ * about one of its keys: `addIssue({ message, ...issueAt(env, 'KYC_TABLE_NAME') })`.
+ */
+export function issueAt(object: object, key: string): { path: [ObjectPathItem] } {
+  const input = object as Record<string, unknown>;
+  return { path: [{ type: 'object', origin: 'value', input, key, value: input[key] }] };
+}
 
 /** Where an issue is, as `a.b.0`, or `(root)` for an issue of the whole value. */
 export function issuePath(issue: BaseIssue<unknown>): string {

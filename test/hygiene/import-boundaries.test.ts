@@ -43,6 +43,7 @@ describe('import boundaries', () => {
     ['shared/app/probe.ts', "import { Payout } from '@shared/domain/payout';\nimport type { Clock } from '@shared/ports/runtime';\nexport const x = Payout;\nexport type C = Clock;\n"],
     ['shared/adapters/probe.ts', "import { DynamoDBClient } from '@aws-sdk/client-dynamodb';\nimport type { Clock } from '@shared/ports/runtime';\nexport const x = DynamoDBClient;\nexport type C = Clock;\n"],
     ['infra/probe.ts', "import { FUNCTIONS } from '@shared/config/functions';\nexport const f = FUNCTIONS;\n"],
+    ['infra/probe.ts', "import * as v from '@shared/validation/valibot';\nexport const s = v.string();\n"],
     ['shared/config/probe.ts', "import * as v from '@shared/validation/valibot';\nexport const s = v.string();\n"],
     ['shared/messages/probe.ts', "import { toJsonSchema } from '@valibot/to-json-schema';\nexport const s = toJsonSchema;\n"],
   ])('%s: allows what the table allows', async (filePath, text) => {

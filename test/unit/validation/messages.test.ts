@@ -3,6 +3,9 @@ import { ConfigError, loadConfig } from '@shared/config/env';
 import { workerEnvSchema } from '@shared/config/worker';
 import { parsePayoutCheck } from '@shared/messages/payout-check';
 import { parsePayoutRequest } from '@shared/messages/payout-request';
+import { ProviderAmbiguousError } from '@shared/providers/provider-errors';
+import { payoutAcceptedSchema, payoutStatusSchema } from '@shared/providers/payout-client';
+import { expectShape } from '@shared/providers/schema';
 import * as v from '@shared/validation/valibot';
 
 /*
@@ -71,6 +74,17 @@ describe('message and secret problems', () => {
     expect(() => parsePayoutCheck(JSON.stringify({ version: 1, platform_merchant_id: 'm', currency: 'GHS', withdrawal_reference: 'w', payoutVersion: 0.5, pin: '1234' }))).toThrow(
       'payout check: payoutVersion: must be a whole number; pin: is not an expected field',
     );
+  });
+
+  it('takes a JSON object only where one is expected: an array, a number or null is refused, named as such', () => {
+    for (const [body, kind] of [['[]', 'an array'], ['5', 'a number'], ['null', 'null'], ['"x"', 'a string']] as const) {
+      expect(() => parsePayoutRequest(body)).toThrow(`invalid payout request: must be a JSON object (got ${kind})`);
+    }
+    // A 2xx answer the client cannot read is ambiguous, never an accepted payout without fields.
+    expect(() => expectShape(payoutAcceptedSchema, [], 'payout')).toThrow(ProviderAmbiguousError);
+    expect(() => expectShape(payoutAcceptedSchema, { success: true, data: [] }, 'payout')).toThrow(ProviderAmbiguousError);
+    expect(() => expectShape(payoutStatusSchema, ['COMPLETED'], 'getPayout')).toThrow(ProviderAmbiguousError);
+    expect(expectShape(payoutAcceptedSchema, { success: true, data: null, extra: 1 }, 'payout')).toEqual({ success: true, data: null, extra: 1 });
   });
 
   it('never quotes the value it refuses, whatever its type', () => {
