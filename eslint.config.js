@@ -16,7 +16,7 @@ const NOT_DEV_TOOLING = forbid(
 const NO_PARENT_PATHS = forbid('^\\.\\./', 'import across folders with a path alias (@shared/...), not ../');
 const NO_ZOD = forbid(
   '^zod($|/)',
-  'runtime schemas are valibot schemas (import * as v from @shared/validation/valibot): building zod schemas costs every cold start',
+  'schemas are valibot schemas (import * as v from @shared/validation/valibot), one library in the project: building zod schemas cost every cold start',
 );
 const NO_BARE_VALIBOT = forbid(
   '^valibot$',
@@ -109,9 +109,13 @@ export default tseslint.config(
       NOT_DEV_TOOLING,
       forbid('^@functions/', 'infra names handler files by path; it never imports them'),
       forbid('^@shared/(?!config/|observability/metric-names$|validation/valibot$)', 'infra imports only shared/config, the metric names and the schema library from shared/'),
+      NO_ZOD,
+      NO_BARE_VALIBOT,
     ),
   },
-  { files: ['local/**'], rules: boundaries(forbid('^@cli/', 'the local stack never imports the CLI (the CLI reads the local state file)')) },
+  { files: ['local/**'], rules: boundaries(forbid('^@cli/', 'the local stack never imports the CLI (the CLI reads the local state file)'), NO_ZOD, NO_BARE_VALIBOT) },
+  // One schema library in the whole project, with the same words everywhere.
+  { files: ['cli/**'], rules: boundaries(NO_ZOD, NO_BARE_VALIBOT) },
   {
     files: ['simulator/**'],
     rules: boundaries(
