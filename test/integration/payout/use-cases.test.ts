@@ -13,6 +13,10 @@ import { PayoutServiceClient, credentialsFromSecret } from '@shared/providers/pa
 import { mapProviderStatus } from '@shared/providers/status-map';
 import { MERCHANT_ID, PARTNER_CODE, RECONCILE_SETTINGS, expectAtMostOneExecution, identityOf, ledgerOf, request, startHarness, type Harness } from './harness';
 import { MovableClock, countingTelemetry, silentLog } from '@test/factories/ports';
+import { SimulatedCrash, installCrashInjector } from '@test/chaos/crash-injector';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { createPayoutRepository } from '@shared/adapters/payout-repository';
 import * as v from '@shared/validation/valibot';
 
 /*
@@ -100,6 +104,29 @@ afterEach(() => {
   expectAtMostOneExecution(h.sim);
   h.sim.admin.clearFaults();
 });
+
+/**
+ * A provider call held until the test lets it go on: the call awaits `hold()`, `reached` resolves
+ * once it is waiting there, `release()` lets it continue.
+ */
+function heldCall(): { hold(): Promise<void>; reached: Promise<void>; release(): void } {
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let reach: () => void = () => undefined;
+  const reached = new Promise<void>((resolve) => {
+    reach = resolve;
+  });
+  return {
+    hold: () => {
+      reach();
+      return gate;
+    },
+    reached,
+    release: () => release(),
+  };
+}
 
 /** The simulator answers 5xx before committing: our side sees an ambiguous outcome the provider never executed. */
 async function unknownToProvider(s: ReturnType<typeof system>, r: PayoutRequestInput) {
@@ -605,24 +632,16 @@ describe('worker outcomes the simulator produces only through explicit ports', (
 describe('the intent is created beside AccountVerification; Payout waits for both', () => {
   /** AccountVerification held until the test lets it answer; every other call goes to the simulator. */
   function heldVerification() {
-    let release: () => void = () => undefined;
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let asked: () => void = () => undefined;
-    const started = new Promise<void>((resolve) => {
-      asked = resolve;
-    });
+    const held = heldCall();
     const provider: PayoutProvider = {
       verifyAccount: async (input, creds) => {
-        asked();
-        await gate;
+        await held.hold();
         return client.verifyAccount(input, creds);
       },
       getPayout: (identity, creds) => client.getPayout(identity, creds),
       payout: (input, creds) => client.payout(input, creds),
     };
-    return { provider, release, started };
+    return { provider, release: held.release, started: held.reached };
   }
 
   /** Waits until the payout of `r` is stored (the worker's create has landed). */
@@ -763,6 +782,141 @@ describe('the intent is created beside AccountVerification; Payout waits for bot
     expect(await s.pay(r)).toMatchObject({ outcome: 'rejected', state: 'REJECTED' });
     expect((await payoutOf(r))?.record.history.map((e) => e.to)).toEqual(['ACCEPTED', 'VERIFYING', 'REJECTED']);
     expect((await payoutOf(r))?.record.submitAttempts).toBe(0);
+  });
+});
+
+describe('nothing that may have reached the provider is withdrawn: only the intent\'s writer, before its call, refuses it', () => {
+  let accounts = 0;
+  /** A simulator account of its own (holder `name`), so a test can hand it to another holder over HTTP. */
+  function ownAccount(name: string): { number: string; holder(name: string): void } {
+    accounts += 1;
+    const number = `0277${String(process.pid % 1000).padStart(3, '0')}${String(accounts).padStart(3, '0')}`;
+    const holder = (account_name: string): void => void h.sim.admin.addAccount({ account_code: 'MTN', account_number: number, account_name, currencies: ['GHS'] });
+    holder(name);
+    return { number, holder };
+  }
+
+  /** The states a payout went through, in order. */
+  const path = async (r: PayoutRequestInput): Promise<string[]> => ((await payoutOf(r))?.record.history ?? []).map((e) => e.to);
+
+  it('a worker that died after its Payout call leaves an intent no record can tell from an unsent one; a redelivery that now fails verification does not withdraw it', async () => {
+    const account = ownAccount('Ama Owusu');
+    const r = request({ account_number: account.number, expected_name: 'Ama Owusu' });
+    // The worker's repository on its own client, which dies at the write of the Payout call's outcome.
+    const doc = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: h.aws.endpoints.dynamodb, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }), {
+      marshallOptions: { removeUndefinedValues: true },
+    });
+    try {
+      const injector = installCrashInjector(doc, h.aws.names.payoutsTable, (reference) => (reference === r.withdrawal_reference ? 'after-payout-call' : undefined));
+      const dying = system({ repository: createPayoutRepository(h.aws.names.payoutsTable, doc) });
+      await expect(injector.invoke(() => dying.pay(r))).rejects.toBeInstanceOf(SimulatedCrash);
+    } finally {
+      doc.destroy();
+    }
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ calls: 1, executions: 1 });
+    const left = await payoutOf(r);
+    expect(left?.record).toMatchObject({ state: 'SUBMITTING', submitAttempts: 1 });
+    expect(left?.record).not.toHaveProperty('submitRetryAllowed', true);
+    // The stored record carries nothing that shows the call: the entity alone would allow the
+    // withdrawal. Only the rule "the writer withdraws, before its call" keeps it from happening.
+    expect(left?.withdrawIntent('name mismatch', new Date()).state).toBe('REJECTED');
+
+    // The account now belongs to someone else: the redelivery's own verification would refuse it.
+    account.holder('Esi Darko');
+    const s = system();
+    expect(await s.pay(r)).toMatchObject({ outcome: 'skipped', state: 'SUBMITTING' });
+    expect(await path(r)).toEqual(['ACCEPTED', 'VERIFYING', 'SUBMITTING']);
+    // Reconciliation finds the provider holds it once the intent is stale; never REJECTED, never a second call.
+    s.clock.advance(6 * MINUTE);
+    await s.reconcile();
+    expect((await payoutOf(r))?.state).toBe('SUCCEEDED');
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ calls: 1, executions: 1 });
+  });
+
+  it('after a Payout the provider committed (then reset, or refused after the fact), a redelivery that fails verification is skipped and the payout settles SUCCEEDED', async () => {
+    for (const fault of [{ resetRate: 1, times: 1 }, { refusalAfterCommitRate: 1, times: 1 }]) {
+      const account = ownAccount('Ama Owusu');
+      const r = request({ account_number: account.number, expected_name: 'Ama Owusu' });
+      const s = system();
+      h.sim.admin.setFaults('payout', fault);
+      expect(await s.pay(r)).toMatchObject({ outcome: 'unknown', state: 'UNKNOWN' });
+      h.sim.admin.clearFaults();
+      account.holder('Esi Darko');
+      expect(await s.pay(r)).toMatchObject({ outcome: 'skipped', state: 'UNKNOWN' });
+      await h.repository.markDueNow(r.withdrawal_reference, s.clock.now());
+      await s.reconcile();
+      expect((await payoutOf(r))?.state, JSON.stringify(fault)).toBe('SUCCEEDED');
+      expect(await path(r)).not.toContain('REJECTED');
+      expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ calls: 1, executions: 1 });
+    }
+  });
+
+  it('a second delivery while the first is inside the Payout call is skipped, even when its own verification refuses', async () => {
+    const account = ownAccount('Ama Owusu');
+    const r = request({ account_number: account.number, expected_name: 'Ama Owusu' });
+    const held = heldCall();
+    const heldPayout: PayoutProvider = {
+      verifyAccount: (input, creds) => client.verifyAccount(input, creds),
+      getPayout: (identity, creds) => client.getPayout(identity, creds),
+      payout: async (input, creds) => {
+        await held.hold();
+        return client.payout(input, creds);
+      },
+    };
+    const paying = system({ provider: heldPayout }).pay(r);
+    await held.reached;
+    account.holder('Esi Darko');
+    expect(await system().pay(r)).toMatchObject({ outcome: 'skipped', state: 'SUBMITTING' });
+    held.release();
+    expect(await paying).toMatchObject({ outcome: 'submitted', state: 'SUBMITTED' });
+    expect(await path(r)).toEqual(['ACCEPTED', 'VERIFYING', 'SUBMITTING', 'SUBMITTED']);
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ calls: 1, executions: 1 });
+  });
+
+  it('a retry token after a verified intent (this code, or the name the code before it wrote with the intent) is spent only for the same holder; a refusal is a conflict, never a withdrawal', async () => {
+    const shapes = ['payout call not sent (this code)', 'stored by the code before this change'] as const;
+    for (const shape of shapes) {
+      const account = ownAccount('Ama Owusu');
+      const r = request({ account_number: account.number, expected_name: 'Ama Owusu' });
+      const s = system();
+      if (shape === 'payout call not sent (this code)') {
+        await expect(system({ provider: payoutNeverSent }).pay(r)).rejects.toBeInstanceOf(RetryLaterError);
+      } else {
+        // Before this change the intent was written after the verification, with the holder's name.
+        const now = s.clock.now();
+        const old = Payout.accept({ identity: identityOf(r), amount: r.amount, accountMasked: maskAccount(r.account_number), accountCode: 'MTN', expectedName: 'Ama Owusu' }, now)
+          .startVerifying(now)
+          .startSubmitting(now, 'Ama Owusu')
+          .submitNotSent(now, 'payout call not sent: ProviderUnavailableError');
+        await h.repository.createAccepted(old);
+      }
+      expect((await payoutOf(r))?.record, shape).toMatchObject({ state: 'SUBMITTING', submitRetryAllowed: true, submitAttempts: 1, verifiedName: 'Ama Owusu' });
+      // The holder changed: the name policy refuses. The token stays, the payout stays open for a person.
+      account.holder('Esi Darko');
+      expect(await s.pay(r), shape).toMatchObject({ outcome: 'conflict', state: 'SUBMITTING' });
+      expect((await payoutOf(r))?.record, shape).toMatchObject({ state: 'SUBMITTING', submitRetryAllowed: true });
+      // Without expected_name the name policy passes, but the stored holder still does not match.
+      expect(await s.pay({ ...r, expected_name: undefined }), shape).toMatchObject({ outcome: 'conflict', state: 'SUBMITTING' });
+      expect(ledgerOf(h.sim, r.withdrawal_reference), shape).toBeUndefined();
+      account.holder('Ama Owusu');
+      expect(await s.pay(r), shape).toMatchObject({ outcome: 'submitted', state: 'SUBMITTED' });
+      expect((await payoutOf(r))?.record.submitAttempts, shape).toBe(2);
+      expect(ledgerOf(h.sim, r.withdrawal_reference), shape).toMatchObject({ calls: 1, executions: 1 });
+    }
+  });
+
+  it('a payout the code before this change left inside its Payout call (SUBMITTING, name stored, no token) is skipped by a refusing redelivery', async () => {
+    const account = ownAccount('Ama Owusu');
+    const r = request({ account_number: account.number, expected_name: 'Ama Owusu' });
+    const s = system();
+    const now = s.clock.now();
+    const old = Payout.accept({ identity: identityOf(r), amount: r.amount, accountMasked: maskAccount(r.account_number), accountCode: 'MTN' }, now)
+      .startVerifying(now)
+      .startSubmitting(now, 'Ama Owusu');
+    await h.repository.createAccepted(old);
+    account.holder('Esi Darko');
+    expect(await s.pay(r)).toMatchObject({ outcome: 'skipped', state: 'SUBMITTING' });
+    expect(await path(r)).toEqual(['ACCEPTED', 'VERIFYING', 'SUBMITTING']);
   });
 });
 
