@@ -22,7 +22,8 @@ import { noTelemetry, silentLog } from '@test/factories/ports';
  * Rule 1 under races, explored by fast-check's scheduler: several deliveries of one payout request
  * and reconciler runs interleave at every storage and provider call, while the provider answers
  * each call with a scripted outcome (accepted, committed then time-out, 5xx before commit, not
- * sent, refused, 401). The storage is an in-memory stand-in with DynamoDB's conditional-write
+ * sent, refused, 401), and the first delivery's worker may die at a boundary of rule 1 (as the chaos
+ * crash injector does). The storage is an in-memory stand-in with DynamoDB's conditional-write
  * semantics; the use cases are the real ones. Whatever the interleaving and the outcomes: at most
  * one Payout call reaches the provider, every payout ends final or in review, the state agrees
  * with the provider, and history only moves forward.
@@ -32,6 +33,18 @@ type PayoutOutcome = 'accept' | 'commit-then-timeout' | 'error-before-commit' | 
 /** AccountVerification's answer: the account holder, another holder (name mismatch), no account, or unreachable. */
 type VerifyOutcome = 'holder' | 'other-holder' | 'not-found' | 'unavailable';
 type StatusOutcome = 'answer' | 'ambiguous';
+/**
+ * Where the first delivery's worker dies: right after its create landed (the intent is written, its
+ * verification's answer is never used), or at the first write from SUBMITTING that is not a
+ * withdrawal (the Payout call's outcome, or the release of an intent whose verification failed), so
+ * the intent stays as written whether or not its call reached the provider.
+ */
+type Crash = 'none' | 'after-create' | 'at-outcome';
+
+/** A worker that died: the invocation ends, nothing after it runs, and SQS delivers the message again. */
+class WorkerDied extends Error {
+  override name = 'WorkerDied';
+}
 
 
 const credentials: ProviderCredentials = {
@@ -55,6 +68,8 @@ const request: PayoutRequest = {
 
 describe('payout races (property, fast-check scheduler)', () => {
   it('deliveries and reconciler runs interleaved anyhow, with any provider outcomes: one Payout call at most, nothing lost, nothing backwards', async () => {
+    // Runs whose first worker died after its create, and after a Payout call that reached the provider.
+    const died = { afterCreate: 0, afterReachingCall: 0 };
     await fc.assert(
       fc.asyncProperty(
         fc.scheduler(),
@@ -71,7 +86,8 @@ describe('payout races (property, fast-check scheduler)', () => {
         fc.boolean(),
         // Mostly the account holder; sometimes a refusal or an outage after the intent is written.
         fc.array(fc.constantFrom<VerifyOutcome>('holder', 'holder', 'holder', 'other-holder', 'not-found', 'unavailable'), { maxLength: 4 }),
-        async (s, payoutScript, statusScript, settlesAsFailure, deliveries, advances, resubmit, verifyScript) => {
+        fc.constantFrom<Crash>('none', 'none', 'after-create', 'at-outcome'),
+        async (s, payoutScript, statusScript, settlesAsFailure, deliveries, advances, resubmit, verifyScript, crash) => {
           let clock = Date.parse('2026-03-01T00:00:00.000Z');
           const ledger = { executed: false, settled: undefined as undefined | 'COMPLETED' | 'FAILED', checks: 0, reaching: 0, afterCommit: 0 };
           const repository = memoryRepository();
@@ -140,20 +156,41 @@ describe('payout races (property, fast-check scheduler)', () => {
             telemetry: noTelemetry,
             log: silentLog,
           };
-          const processPayout = createProcessPayout({ ...deps, settings: { nameMatchThreshold: 0.85, kycGating: false } });
+          const settings = { nameMatchThreshold: 0.85, kycGating: false };
+          const processPayout = createProcessPayout({ ...deps, settings });
+          // The first delivery's worker, which dies at `crash`.
+          const dying: PayoutRepository = {
+            ...repo,
+            createAccepted: async (payout) => {
+              const created = await repo.createAccepted(payout);
+              if (crash === 'after-create' && created.created) {
+                died.afterCreate += 1;
+                throw new WorkerDied('after its create');
+              }
+              return created;
+            },
+            save: async (previous, next) => {
+              if (crash === 'at-outcome' && previous.state === 'SUBMITTING' && next.state !== 'REJECTED') {
+                if (ledger.reaching > 0) died.afterReachingCall += 1;
+                throw new WorkerDied('at the outcome write');
+              }
+              return repo.save(previous, next);
+            },
+          };
+          const firstDelivery = createProcessPayout({ ...deps, repository: dying, settings });
           const reconcile = createReconcilePayouts({
             ...deps,
             settings: { reviewAfterMs: 24 * 3_600_000, notFoundGraceMs: 15 * 60_000, resubmitUnknownNotFound: resubmit, submitStaleMs: 5 * 60_000, concurrency: 2, pageSize: 10, budgetMs: 60_000 },
           });
 
           const unexpected: string[] = [];
-          const deliver = async (): Promise<'done' | 'retry'> => {
+          const deliver = async (process = processPayout): Promise<'done' | 'retry'> => {
             try {
-              await processPayout(request);
+              await process(request);
               return 'done';
             } catch (error) {
-              // What SQS redelivers: "try later", or losing every conditional write to other writers.
-              if (error instanceof RetryLaterError || error instanceof ConcurrentModificationError) return 'retry';
+              // What SQS redelivers: "try later", losing every conditional write to other writers, or a worker that died.
+              if (error instanceof RetryLaterError || error instanceof ConcurrentModificationError || error instanceof WorkerDied) return 'retry';
               unexpected.push(`${(error as Error).name}: ${(error as Error).message}`);
               return 'done';
             }
@@ -161,7 +198,7 @@ describe('payout races (property, fast-check scheduler)', () => {
 
           // Phase 1: concurrent deliveries and reconciler runs, interleaved by the scheduler.
           const tasks: Array<Promise<unknown>> = [];
-          for (let i = 0; i < deliveries; i++) tasks.push(deliver());
+          for (let i = 0; i < deliveries; i++) tasks.push(deliver(i === 0 ? firstDelivery : processPayout));
           for (const seconds of advances) {
             tasks.push(
               (async () => {
@@ -224,5 +261,8 @@ describe('payout races (property, fast-check scheduler)', () => {
       ),
       { numRuns: runs(300), seed: fuzzSeed(), interruptAfterTimeLimit: scaledTimeout(100_000) },
     );
+    // The dying workers were exercised: the property above held for them too.
+    expect(died.afterCreate).toBeGreaterThan(0);
+    expect(died.afterReachingCall).toBeGreaterThan(0);
   }, scaledTimeout(120_000));
 });
