@@ -4,7 +4,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RetryLaterError, createProcessPayout, type ProcessPayoutSettings } from '@shared/app/process-payout';
 import { credentialsFromCachedSecret } from '@shared/adapters/credentials';
 import type { KycApproval, PayoutProvider, PayoutRepository } from '@shared/ports/payouts';
-import { createReconcilePayouts, type ReconcileSettings } from '@shared/app/reconcile-payouts';
+import { createReconciler, type ReconcileSettings } from '@shared/app/reconcile-payouts';
+import { payoutCheck } from '@shared/messages/payout-check';
 import { Payout } from '@shared/domain/payout';
 import { maskAccount } from '@shared/domain/account';
 import { payoutRequestSchema, type PayoutRequestInput } from '@shared/messages/payout-request';
@@ -54,12 +55,14 @@ function system(
     kyc: options.kyc,
     settings: { nameMatchThreshold: 0.85, kycGating: false, ...options.worker },
   });
-  const reconcile = createReconcilePayouts({ ...common, provider: options.reads ?? client, settings: { ...RECONCILE_SETTINGS, ...options.reconcile } });
+  const reconciler = createReconciler({ ...common, provider: options.reads ?? client, settings: { ...RECONCILE_SETTINGS, ...options.reconcile } });
   const parse = (r: PayoutRequestInput) => v.parse(payoutRequestSchema, r);
   return {
     clock,
     pay: (r: PayoutRequestInput) => process(parse(r)),
-    reconcile: (budgetMs?: number) => reconcile(budgetMs === undefined ? {} : { budgetMs }),
+    reconcile: (budgetMs?: number) => reconciler.sweep(budgetMs === undefined ? {} : { budgetMs }),
+    /** A message of the checks queue for the payout of `r` at `version` (the payout checker's use case). */
+    check: (r: PayoutRequestInput, version: number) => reconciler.check(payoutCheck(identityOf(r), version)),
   };
 }
 
@@ -109,7 +112,13 @@ afterEach(() => {
  * A provider call held until the test lets it go on: the call awaits `hold()`, `reached` resolves
  * once it is waiting there, `release()` lets it continue.
  */
-function heldCall(): { hold(): Promise<void>; reached: Promise<void>; release(): void } {
+interface HeldCall {
+  hold(): Promise<void>;
+  reached: Promise<void>;
+  release(): void;
+}
+
+function heldCall(): HeldCall {
   let release: () => void = () => undefined;
   const gate = new Promise<void>((resolve) => {
     release = resolve;
@@ -126,6 +135,31 @@ function heldCall(): { hold(): Promise<void>; reached: Promise<void>; release():
     reached,
     release: () => release(),
   };
+}
+
+/** The simulator's provider, with AccountVerification and Payout each held (heldCall) when given. */
+function heldProvider(held: { verifyAccount?: HeldCall; payout?: HeldCall }): PayoutProvider {
+  return {
+    verifyAccount: async (input, creds) => {
+      await held.verifyAccount?.hold();
+      return client.verifyAccount(input, creds);
+    },
+    getPayout: (identity, creds) => client.getPayout(identity, creds),
+    payout: async (input, creds) => {
+      await held.payout?.hold();
+      return client.payout(input, creds);
+    },
+  };
+}
+
+/** Waits until the payout of `r` is stored (the worker's create has landed). */
+async function stored(r: PayoutRequestInput): Promise<Payout> {
+  for (let i = 0; i < 200; i++) {
+    const p = await payoutOf(r);
+    if (p) return p;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  throw new Error(`payout ${r.withdrawal_reference} never stored`);
 }
 
 /** The simulator answers 5xx before committing: our side sees an ambiguous outcome the provider never executed. */
@@ -633,25 +667,7 @@ describe('the intent is created beside AccountVerification; Payout waits for bot
   /** AccountVerification held until the test lets it answer; every other call goes to the simulator. */
   function heldVerification() {
     const held = heldCall();
-    const provider: PayoutProvider = {
-      verifyAccount: async (input, creds) => {
-        await held.hold();
-        return client.verifyAccount(input, creds);
-      },
-      getPayout: (identity, creds) => client.getPayout(identity, creds),
-      payout: (input, creds) => client.payout(input, creds),
-    };
-    return { provider, release: held.release, started: held.reached };
-  }
-
-  /** Waits until the payout of `r` is stored (the worker's create has landed). */
-  async function stored(r: PayoutRequestInput): Promise<Payout> {
-    for (let i = 0; i < 200; i++) {
-      const p = await payoutOf(r);
-      if (p) return p;
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-    throw new Error(`payout ${r.withdrawal_reference} never stored`);
+    return { provider: heldProvider({ verifyAccount: held }), release: held.release, started: held.reached };
   }
 
   it('a name mismatch after the intent withdraws it: REJECTED with its history, no Payout call', async () => {
@@ -855,15 +871,7 @@ describe('nothing that may have reached the provider is withdrawn: only the inte
     const account = ownAccount('Ama Owusu');
     const r = request({ account_number: account.number, expected_name: 'Ama Owusu' });
     const held = heldCall();
-    const heldPayout: PayoutProvider = {
-      verifyAccount: (input, creds) => client.verifyAccount(input, creds),
-      getPayout: (identity, creds) => client.getPayout(identity, creds),
-      payout: async (input, creds) => {
-        await held.hold();
-        return client.payout(input, creds);
-      },
-    };
-    const paying = system({ provider: heldPayout }).pay(r);
+    const paying = system({ provider: heldProvider({ payout: held }) }).pay(r);
     await held.reached;
     account.holder('Esi Darko');
     expect(await system().pay(r)).toMatchObject({ outcome: 'skipped', state: 'SUBMITTING' });
@@ -902,6 +910,39 @@ describe('nothing that may have reached the provider is withdrawn: only the inte
       expect(await s.pay(r), shape).toMatchObject({ outcome: 'submitted', state: 'SUBMITTED' });
       expect((await payoutOf(r))?.record.submitAttempts, shape).toBe(2);
       expect(ledgerOf(h.sim, r.withdrawal_reference), shape).toMatchObject({ calls: 1, executions: 1 });
+    }
+  });
+
+  it('the first delayed check, landing on a reconciler bump of the fresh intent, only reschedules it: the withdrawal or the payment still applies, one call at most', async () => {
+    for (const holder of ['Ama Owusu', 'Esi Darko']) {
+      const account = ownAccount('Ama Owusu');
+      const r = request({ account_number: account.number, expected_name: 'Ama Owusu' });
+      // Verification and Payout each held until the test lets them go on.
+      const verifying = heldCall();
+      const calling = heldCall();
+      const s = system({ provider: heldProvider({ verifyAccount: verifying, payout: calling }) });
+      const paying = s.pay(r);
+      await verifying.reached;
+      // The create's intent; an order notification makes it due and the sweep reschedules it (a bump).
+      const intent = await stored(r);
+      expect(intent.state).toBe('SUBMITTING');
+      await h.repository.markDueNow(r.withdrawal_reference, s.clock.now());
+      await s.reconcile();
+      // The worker schedules its first check for the version after its intent: here the sweep's bump.
+      const check = await s.check(r, intent.version + 1);
+      expect(check).toMatchObject({ outcome: 'checked', state: 'SUBMITTING', nextCheckAt: new Date(Date.parse(intent.record.submitIntentAt ?? '') + RECONCILE_SETTINGS.submitStaleMs).toISOString() });
+      account.holder(holder);
+      verifying.release();
+      if (holder === 'Ama Owusu') {
+        await calling.reached;
+        calling.release();
+        expect(await paying).toMatchObject({ outcome: 'submitted', state: 'SUBMITTED' });
+        expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ calls: 1, executions: 1 });
+      } else {
+        expect(await paying).toMatchObject({ outcome: 'rejected', state: 'REJECTED' });
+        expect(ledgerOf(h.sim, r.withdrawal_reference)).toBeUndefined();
+      }
+      expect((await payoutOf(r))?.record.submitAttempts).toBe(1);
     }
   });
 
