@@ -946,6 +946,28 @@ describe('nothing that may have reached the provider is withdrawn: only the inte
     }
   });
 
+  it('a VERIFYING the code before this change left (its verification did not complete) gets its intent beside the verification: of two deliveries one pays, once; a refusal withdraws it', async () => {
+    for (const holder of ['Ama Owusu', 'Esi Darko']) {
+      const account = ownAccount(holder);
+      const r = request({ account_number: account.number, expected_name: 'Ama Owusu' });
+      const s = system();
+      const now = s.clock.now();
+      const accepted = Payout.accept({ identity: identityOf(r), amount: r.amount, accountMasked: maskAccount(r.account_number), accountCode: 'MTN' }, now);
+      await h.repository.createAccepted(accepted.startVerifying(now));
+      const outcomes = (await Promise.all([s.pay(r), s.pay(r)])).map((x) => x.outcome).sort();
+      if (holder === 'Ama Owusu') {
+        expect(outcomes).toEqual(['skipped', 'submitted']);
+        expect(await path(r)).toEqual(['ACCEPTED', 'VERIFYING', 'SUBMITTING', 'SUBMITTED']);
+        expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ calls: 1, executions: 1 });
+      } else {
+        expect(outcomes).toEqual(['rejected', 'skipped']);
+        expect(await path(r)).toEqual(['ACCEPTED', 'VERIFYING', 'SUBMITTING', 'REJECTED']);
+        expect(ledgerOf(h.sim, r.withdrawal_reference)).toBeUndefined();
+      }
+      expect((await payoutOf(r))?.record.submitAttempts).toBe(1);
+    }
+  });
+
   it('a payout the code before this change left inside its Payout call (SUBMITTING, name stored, no token) is skipped by a refusing redelivery', async () => {
     const account = ownAccount('Ama Owusu');
     const r = request({ account_number: account.number, expected_name: 'Ama Owusu' });
