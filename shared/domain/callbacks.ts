@@ -87,6 +87,12 @@ const clipped = (value: unknown, max: number): string | undefined => nonEmptyStr
 /** A value quoted in a reason: short, whatever its size (reasons are logged and stored). */
 const quoted = (value: unknown): string => preview(JSON.stringify(value) ?? String(value));
 
+/** Why a field that must be a non-empty string is not one, without its value (it may be personal data). */
+const missingOrWhy = (value: unknown): string => {
+  if (value === undefined || value === null) return 'is missing';
+  return typeof value === 'string' ? 'is empty' : 'must be a string';
+};
+
 /** Normalizes a timestamp to `Date.toISOString()` so events order by plain string comparison. */
 export function normalizeTimestamp(value: unknown): string {
   const text = nonEmptyString(value);
@@ -105,12 +111,16 @@ const PROFILE_FIELDS = ['first_name', 'last_name', 'phone', 'email', 'country'] 
 export function recognizeKycCallback(payload: unknown): Recognition<KycCallbackEvent> {
   if (!isObject(payload)) return { recognized: false, reason: 'payload is not a JSON object' };
   const userReference = nonEmptyString(payload.user_reference);
-  if (userReference === undefined) return { recognized: false, reason: 'user_reference is missing' };
+  if (userReference === undefined) {
+    return { recognized: false, reason: `user_reference ${missingOrWhy(payload.user_reference)}` };
+  }
   const badReference = referenceProblem('user_reference', userReference);
   if (badReference) return { recognized: false, reason: badReference };
   const statusWord = nonEmptyString(payload.status);
   const phase = statusWord === undefined ? undefined : normalizeKycPhase(statusWord);
-  if (phase === undefined) return { recognized: false, reason: `unknown status ${quoted(payload.status)}` };
+  if (phase === undefined) {
+    return { recognized: false, reason: typeof payload.status === 'string' ? `unknown status ${quoted(payload.status)}` : `status ${missingOrWhy(payload.status)}` };
+  }
 
   const meta = isObject(payload.meta_data) ? payload.meta_data : {};
   const decisionWord = nonEmptyString(meta.kyc_status);

@@ -61,6 +61,17 @@ describe('KYC callback recognition', () => {
     expect(result.recognized ? '' : result.reason).not.toBe('');
   });
 
+  it.each([
+    ['no user_reference', { ...documentedCallback, user_reference: undefined }, 'user_reference is missing'],
+    ['an empty user_reference', { ...documentedCallback, user_reference: '  ' }, 'user_reference is empty'],
+    ['a user_reference that is a number', { ...documentedCallback, user_reference: 233244123456 }, 'user_reference must be a string'],
+    ['no status', { ...documentedCallback, status: undefined }, 'status is missing'],
+    ['a status that is not a string', { ...documentedCallback, status: { word: 'completed' } }, 'status must be a string'],
+    ['an unknown status word', { ...documentedCallback, status: 'teleported' }, 'unknown status "teleported"'],
+  ])('names the field when it sees %s, never a value that is not a status word', (_label, payload, reason) => {
+    expect(recognizeKycCallback(payload)).toEqual({ recognized: false, reason });
+  });
+
   it('does not recognize a user_reference longer than the payout request allows, and keeps the reason short', () => {
     const result = recognizeKycCallback({ ...documentedCallback, user_reference: 'u'.repeat(MAX_REFERENCE_LENGTH + 1) });
     expect(result).toEqual({ recognized: false, reason: `user_reference is longer than ${MAX_REFERENCE_LENGTH} characters` });
