@@ -108,7 +108,10 @@ export default tseslint.config(
     rules: boundaries(
       NOT_DEV_TOOLING,
       forbid('^@functions/', 'infra names handler files by path; it never imports them'),
-      forbid('^@shared/(?!config/|observability/metric-names$|validation/valibot$)', 'infra imports only shared/config, the metric names and the schema library from shared/'),
+      forbid(
+        '^@shared/(?!config/|observability/metric-names$|validation/valibot$|signing/profile$|providers/status-map$)',
+        'infra imports only shared/config, the metric names, the schema library and the parsers of the settings it checks at synth (signing profile, status map) from shared/',
+      ),
       NO_ZOD,
       NO_BARE_VALIBOT,
     ),

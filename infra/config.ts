@@ -4,6 +4,8 @@ import { DEFAULT_RECONCILE_EVERY_MINUTES } from '@shared/config/functions';
 import { DEFAULT_KYC_CATCH_UP_LOOKBACK_HOURS } from '@shared/config/kyc-catch-up';
 import { DEFAULT_EVENT_RETENTION_DAYS } from '@shared/config/webhook';
 import { PAYOUTS_QUEUE, TABLES } from '@shared/config/resources';
+import { parseStatusMap } from '@shared/providers/status-map';
+import { resolveSigningProfile } from '@shared/signing/profile';
 
 /** Thrown at synth time when the deployment configuration is invalid; the message names every bad key. */
 export class PayrelayConfigError extends Error {
@@ -35,6 +37,21 @@ function isHttpUrl(value: string): boolean {
 const httpsOrLocalUrl = v.pipe(v.string(), v.check(isHttpUrl, 'must be an http(s) URL, e.g. https://provider.example'), v.check((value) => !value.endsWith('/'), 'must not end with "/"'));
 
 /**
+ * A setting the handlers parse at every cold start (SIGNING_PROFILE, PROVIDER_STATUS_MAP), parsed
+ * here with the handlers' own parser: a value they would refuse fails `cdk synth` in their words,
+ * instead of deploying functions that cannot start.
+ */
+const readByHandlers = (parse: (value: string) => unknown) =>
+  v.rawCheck<string>(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    try {
+      parse(dataset.value);
+    } catch (error) {
+      addIssue({ message: error instanceof Error ? error.message : 'is not a value the functions can read' });
+    }
+  });
+
+/**
  * Worker settings passed to the handlers as the environment variables of docs/architecture.md.
  * Each is optional: left out, the handler's own default applies and nothing is duplicated here.
  */
@@ -44,19 +61,7 @@ const settingsSchema = v.strictObject({
     /** PROVIDER_TIMEOUT_MS: per-call time-out of provider requests. */
     providerTimeoutMs: v.optional(intBetween(1, 60_000)),
     /** PROVIDER_STATUS_MAP: JSON overriding the provider status table. */
-    providerStatusMap: v.optional(
-      v.pipe(
-        v.string(),
-        v.check((value) => {
-          try {
-            const parsed: unknown = JSON.parse(value);
-            return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed);
-          } catch {
-            return false;
-          }
-        }, 'must be a JSON object'),
-      ),
-    ),
+    providerStatusMap: v.optional(v.pipe(v.string(), v.minLength(1), readByHandlers(parseStatusMap))),
     /** NAME_MATCH_THRESHOLD: 0..1 similarity required between the expected and verified account name. */
     nameMatchThreshold: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(1))),
     /** KYC_GATING: refuse payouts for users whose KYC is not approved. */
@@ -120,7 +125,7 @@ export const payrelayConfigSchema = v.pipe(
     /** How often the reconciler runs. */
     reconcileEveryMinutes: v.optional(intBetween(1, 1440), DEFAULT_RECONCILE_EVERY_MINUTES),
     /** SIGNING_PROFILE: a profile name or a JSON profile; left out, the handlers use the default profile. */
-    signingProfile: v.optional(v.pipe(v.string(), v.minLength(1))),
+    signingProfile: v.optional(v.pipe(v.string(), v.minLength(1), readByHandlers(resolveSigningProfile))),
     worker: v.optional(
       v.strictObject({
         /** Most worker invocations at once: the cap on parallel calls to the payout provider. SQS allows 2..1000. */

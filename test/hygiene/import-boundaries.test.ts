@@ -27,6 +27,7 @@ describe('import boundaries', () => {
     ['shared/ports/probe.ts', 'export function helper(): number {\n  return 1;\n}\n', 'ports are type-only'],
     ['functions/probe.ts', "import { startSimulator } from '@simulator/index';\nexport const s = startSimulator;\n", 'runtime code never imports'],
     ['infra/probe.ts', "import { logger } from '@shared/observability/logger';\nexport const l = logger;\n", 'infra imports only shared/config'],
+    ['infra/probe.ts', "import { digest } from '@shared/signing/sign';\nexport const s = digest;\n", 'infra imports only shared/config'],
     ['local/probe.ts', "import { printTable } from '@cli/output';\nexport const p = printTable;\n", 'the local stack never imports the CLI'],
     ['shared/config/probe.ts', "import * as z from 'zod';\nexport const s = z.string();\n", 'schemas are valibot schemas'],
     ['functions/probe.ts', "import * as z from 'zod/mini';\nexport const s = z.string();\n", 'schemas are valibot schemas'],
@@ -47,6 +48,7 @@ describe('import boundaries', () => {
     ['shared/adapters/probe.ts', "import { DynamoDBClient } from '@aws-sdk/client-dynamodb';\nimport type { Clock } from '@shared/ports/runtime';\nexport const x = DynamoDBClient;\nexport type C = Clock;\n"],
     ['infra/probe.ts', "import { FUNCTIONS } from '@shared/config/functions';\nexport const f = FUNCTIONS;\n"],
     ['infra/probe.ts', "import * as v from '@shared/validation/valibot';\nexport const s = v.string();\n"],
+    ['infra/probe.ts', "import { resolveSigningProfile } from '@shared/signing/profile';\nimport { parseStatusMap } from '@shared/providers/status-map';\nexport const p = [resolveSigningProfile, parseStatusMap];\n"],
     ['shared/config/probe.ts', "import * as v from '@shared/validation/valibot';\nexport const s = v.string();\n"],
     ['shared/messages/probe.ts', "import { toJsonSchema } from '@valibot/to-json-schema';\nexport const s = toJsonSchema;\n"],
   ])('%s: allows what the table allows', async (filePath, text) => {

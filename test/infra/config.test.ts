@@ -116,6 +116,19 @@ describe('stage selection and context overrides', () => {
     expect(configError(() => resolveStageConfig(context({ tracing: 'off' })))).toBe('context key tracing: expected true or false, got "off"');
   });
 
+  it('reads a signing profile and a status map with the functions\' own parsers, so a value they would refuse fails the synth', () => {
+    const profile = 'sha512-secret-body/compact-sorted/hex/payout=merchant';
+    expect(resolveStageConfig(context({ signingProfile: profile })).signingProfile).toBe(profile);
+    expect(configError(() => resolveStageConfig(context({ signingProfile: 'nope' })))).toMatch(/\n {2}- signingProfile: algorithm must be one of hmac-sha512, /);
+    expect(configError(() => resolveStageConfig(context({ signingProfile: '{"algorithm":"hmac-sha512"' })))).toMatch(/signingProfile: SIGNING_PROFILE starts with "\{" but is not valid JSON/);
+    const statusMap = '{"PAID":"succeeded"}';
+    expect(parsePayrelayConfig({ ...valid, settings: { providerStatusMap: statusMap } }, 't').settings.providerStatusMap).toBe(statusMap);
+    expect(configError(() => parsePayrelayConfig({ ...valid, settings: { providerStatusMap: '{"X":"weird"}' } }, 't'))).toMatch(
+      /settings\.providerStatusMap: PROVIDER_STATUS_MAP maps X to "weird"; allowed: succeeded, /,
+    );
+    expect(configError(() => parsePayrelayConfig({ ...valid, settings: { providerStatusMap: '[]' } }, 't'))).toMatch(/settings\.providerStatusMap: PROVIDER_STATUS_MAP must be a JSON object/);
+  });
+
   it('names the context key of a malformed override', () => {
     expect(configError(() => resolveStageConfig(context({ staticEgress: 'yes' })))).toBe(
       'context key staticEgress: expected true or false, got "yes"',
