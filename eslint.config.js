@@ -109,8 +109,8 @@ export default tseslint.config(
       NOT_DEV_TOOLING,
       forbid('^@functions/', 'infra names handler files by path; it never imports them'),
       forbid(
-        '^@shared/(?!config/|observability/metric-names$|validation/valibot$|signing/profile$|providers/status-map$)',
-        'infra imports only shared/config, the metric names, the schema library and the parsers of the settings it checks at synth (signing profile, status map) from shared/',
+        '^@shared/(?!config/|observability/metric-names$|validation/valibot$|signing/profile$|providers/status-map$|domain/definite-refusals$)',
+        'infra imports only shared/config, the metric names, the schema library and the parsers of the settings it checks at synth (signing profile, status map, definite refusals) from shared/',
       ),
       NO_ZOD,
       NO_BARE_VALIBOT,

@@ -2,8 +2,9 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import * as v from '@shared/validation/valibot';
 import { DEFAULT_RECONCILE_EVERY_MINUTES } from '@shared/config/functions';
 import { DEFAULT_KYC_CATCH_UP_LOOKBACK_HOURS } from '@shared/config/kyc-catch-up';
-import { DEFAULT_EVENT_RETENTION_DAYS } from '@shared/config/webhook';
+import { DEFAULT_EVENT_RETENTION_DAYS, MAX_WEBHOOK_BODY_BYTES, parseAllowList } from '@shared/config/webhook';
 import { PAYOUTS_QUEUE, TABLES } from '@shared/config/resources';
+import { parseDefiniteRefusals } from '@shared/domain/definite-refusals';
 import { parseStatusMap } from '@shared/providers/status-map';
 import { resolveSigningProfile } from '@shared/signing/profile';
 
@@ -37,12 +38,12 @@ function isHttpUrl(value: string): boolean {
 const httpsOrLocalUrl = v.pipe(v.string(), v.check(isHttpUrl, 'must be an http(s) URL, e.g. https://provider.example'), v.check((value) => !value.endsWith('/'), 'must not end with "/"'));
 
 /**
- * A setting the handlers parse at every cold start (SIGNING_PROFILE, PROVIDER_STATUS_MAP), parsed
- * here with the handlers' own parser: a value they would refuse fails `cdk synth` in their words,
- * instead of deploying functions that cannot start.
+ * A setting the handlers parse at every cold start (SIGNING_PROFILE, PROVIDER_STATUS_MAP,
+ * PAYOUT_DEFINITE_REFUSALS, WEBHOOK_ALLOWED_IPS), parsed here with the handlers' own parser: a value
+ * they would refuse fails `cdk synth` in their words, instead of deploying functions that cannot start.
  */
-const readByHandlers = (parse: (value: string) => unknown) =>
-  v.rawCheck<string>(({ dataset, addIssue }) => {
+const readByHandlers = <T>(parse: (value: T) => unknown) =>
+  v.rawCheck<T>(({ dataset, addIssue }) => {
     if (!dataset.typed) return;
     try {
       parse(dataset.value);
@@ -61,7 +62,7 @@ const settingsSchema = v.strictObject({
     /** PROVIDER_TIMEOUT_MS: per-call time-out of provider requests. */
     providerTimeoutMs: v.optional(intBetween(1, 60_000)),
     /** PROVIDER_STATUS_MAP: JSON overriding the provider status table. */
-    providerStatusMap: v.optional(v.pipe(v.string(), v.minLength(1), readByHandlers(parseStatusMap))),
+    providerStatusMap: v.optional(v.pipe(v.string(), v.minLength(1), readByHandlers<string>(parseStatusMap))),
     /** NAME_MATCH_THRESHOLD: 0..1 similarity required between the expected and verified account name. */
     nameMatchThreshold: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(1))),
     /** KYC_GATING: refuse payouts for users whose KYC is not approved. */
@@ -71,7 +72,12 @@ const settingsSchema = v.strictObject({
      * `{ status, message }` with message a case-insensitive pattern. Empty by default: every refusal
      * is settled through GetPayout.
      */
-    payoutDefiniteRefusals: v.optional(v.array(v.strictObject({ status: intBetween(200, 499), message: v.pipe(v.string(), v.minLength(1), v.maxLength(200)) }))),
+    payoutDefiniteRefusals: v.optional(
+      v.pipe(
+        v.array(v.strictObject({ status: intBetween(200, 499), message: v.pipe(v.string(), v.minLength(1), v.maxLength(200)) })),
+        readByHandlers((refusals) => parseDefiniteRefusals(JSON.stringify(refusals))),
+      ),
+    ),
     /** RESUBMIT_UNKNOWN_NOT_FOUND: resubmit an UNKNOWN payout the provider says it does not know. */
     resubmitUnknownNotFound: v.optional(v.boolean()),
     /** REVIEW_AFTER_MINUTES: age after which an open payout goes to NEEDS_REVIEW. */
@@ -87,9 +93,13 @@ const settingsSchema = v.strictObject({
     /** REVERSAL_WATCH_DAYS: a SUCCEEDED payout is asked about for returned money 1, 2, ... this many days after it settled. */
     reversalWatchDays: v.optional(intBetween(1, 365)),
     /** WEBHOOK_MAX_BODY_BYTES: the receivers refuse larger bodies. */
-    webhookMaxBodyBytes: v.optional(positiveInt),
+    webhookMaxBodyBytes: v.optional(
+      v.pipe(positiveInt, v.maxValue(MAX_WEBHOOK_BODY_BYTES, `must be at most ${MAX_WEBHOOK_BODY_BYTES} (a stored event is one DynamoDB item, 400 KB at most)`)),
+    ),
     /** WEBHOOK_ALLOWED_IPS: source addresses (CIDR or exact) the receivers accept. */
-    webhookAllowedIps: v.optional(v.pipe(v.array(v.pipe(v.string(), v.minLength(1))), v.minLength(1))),
+    webhookAllowedIps: v.optional(
+      v.pipe(v.array(v.pipe(v.string(), v.minLength(1))), v.minLength(1), readByHandlers((entries) => parseAllowList(entries.join(',')))),
+    ),
     /** WORKER_CONCURRENCY: payouts one worker invocation processes at once (x worker.maxConcurrency = provider calls in flight). */
     workerConcurrency: v.optional(intBetween(1, 10)),
     /** RECONCILE_CONCURRENCY: GetPayout calls one reconciler run makes at once. */
@@ -125,7 +135,7 @@ export const payrelayConfigSchema = v.pipe(
     /** How often the reconciler runs. */
     reconcileEveryMinutes: v.optional(intBetween(1, 1440), DEFAULT_RECONCILE_EVERY_MINUTES),
     /** SIGNING_PROFILE: a profile name or a JSON profile; left out, the handlers use the default profile. */
-    signingProfile: v.optional(v.pipe(v.string(), v.minLength(1), readByHandlers(resolveSigningProfile))),
+    signingProfile: v.optional(v.pipe(v.string(), v.minLength(1), readByHandlers<string>(resolveSigningProfile))),
     worker: v.optional(
       v.strictObject({
         /** Most worker invocations at once: the cap on parallel calls to the payout provider. SQS allows 2..1000. */

@@ -48,7 +48,7 @@ describe('import boundaries', () => {
     ['shared/adapters/probe.ts', "import { DynamoDBClient } from '@aws-sdk/client-dynamodb';\nimport type { Clock } from '@shared/ports/runtime';\nexport const x = DynamoDBClient;\nexport type C = Clock;\n"],
     ['infra/probe.ts', "import { FUNCTIONS } from '@shared/config/functions';\nexport const f = FUNCTIONS;\n"],
     ['infra/probe.ts', "import * as v from '@shared/validation/valibot';\nexport const s = v.string();\n"],
-    ['infra/probe.ts', "import { resolveSigningProfile } from '@shared/signing/profile';\nimport { parseStatusMap } from '@shared/providers/status-map';\nexport const p = [resolveSigningProfile, parseStatusMap];\n"],
+    ['infra/probe.ts', "import { resolveSigningProfile } from '@shared/signing/profile';\nimport { parseStatusMap } from '@shared/providers/status-map';\nimport { parseDefiniteRefusals } from '@shared/domain/definite-refusals';\nexport const p = [resolveSigningProfile, parseStatusMap, parseDefiniteRefusals];\n"],
     ['shared/config/probe.ts', "import * as v from '@shared/validation/valibot';\nexport const s = v.string();\n"],
     ['shared/messages/probe.ts', "import { toJsonSchema } from '@valibot/to-json-schema';\nexport const s = toJsonSchema;\n"],
   ])('%s: allows what the table allows', async (filePath, text) => {

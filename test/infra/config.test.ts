@@ -129,6 +129,18 @@ describe('stage selection and context overrides', () => {
     expect(configError(() => parsePayrelayConfig({ ...valid, settings: { providerStatusMap: '[]' } }, 't'))).toMatch(/settings\.providerStatusMap: PROVIDER_STATUS_MAP must be a JSON object/);
   });
 
+  it('refuses at synth the worker and receiver settings the functions would refuse at their cold start', () => {
+    const settings = (values: Record<string, unknown>) => configError(() => parsePayrelayConfig({ ...valid, settings: values }, 't'));
+    expect(settings({ payoutDefiniteRefusals: [{ status: 429, message: 'slow down' }] })).toMatch(
+      /settings\.payoutDefiniteRefusals: PAYOUT_DEFINITE_REFUSALS\[0\]\.status 429 is never a refusal of the payout/,
+    );
+    expect(settings({ payoutDefiniteRefusals: [{ status: 400, message: 'insufficient (funds' }] })).toMatch(/PAYOUT_DEFINITE_REFUSALS\[0\]\.message is not a valid regular expression/);
+    expect(settings({ webhookAllowedIps: ['203.0.113.7', 'partner.example'] })).toMatch(/settings\.webhookAllowedIps: WEBHOOK_ALLOWED_IPS: "partner\.example" is not an IP address or CIDR block/);
+    expect(settings({ webhookMaxBodyBytes: 500_000 })).toMatch(/settings\.webhookMaxBodyBytes: must be at most 358400/);
+    const fine = { payoutDefiniteRefusals: [{ status: 400, message: 'insufficient (balance|funds)' }], webhookAllowedIps: ['198.51.100.0/24'], webhookMaxBodyBytes: 358_400 };
+    expect(parsePayrelayConfig({ ...valid, settings: fine }, 't').settings).toMatchObject(fine);
+  });
+
   it('names the context key of a malformed override', () => {
     expect(configError(() => resolveStageConfig(context({ staticEgress: 'yes' })))).toBe(
       'context key staticEgress: expected true or false, got "yes"',
