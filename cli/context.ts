@@ -1,4 +1,5 @@
 import { InvalidArgumentError, type Command, type Option } from 'commander';
+import * as v from '@shared/validation/valibot';
 import { CliError, EXIT, createOutput, type Output } from './output';
 import { applyTargetEnv, resolveTarget, type GlobalOptions, type Target } from './target';
 
@@ -85,6 +86,26 @@ export function redirectUrl(value: string): string {
   const url = value.trim();
   if (!URL.canParse(url)) throw new InvalidArgumentError('must be an absolute URL with a scheme, e.g. https://app.example/kyc/done or myapp://kyc/done');
   return url;
+}
+
+const EMAIL = v.pipe(v.string(), v.email());
+
+/**
+ * Option parser for an e-mail address (`--email`, `--business-email`): the provider sends keys and
+ * tokens to it, so text that is not an address at all (`--email ops`) is a usage error here, not a
+ * successful call whose mail goes nowhere.
+ */
+export function emailAddress(value: string): string {
+  const email = value.trim();
+  if (!v.is(EMAIL, email)) throw new InvalidArgumentError('must be an e-mail address, e.g. ops@acme.example');
+  return email;
+}
+
+/** Option parser for a code or name the provider requires (`--partner-code`, `--name`): not empty. */
+export function nonEmptyText(value: string): string {
+  const text = value.trim();
+  if (text === '') throw new InvalidArgumentError('must not be empty');
+  return text;
 }
 
 /** `--limit` of a listing: 1 to 1000, one page of the repository; more pages come through `--cursor`. */

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { contextOf, countryCode, parseSince, positiveInt, redirectUrl, withExample, type CommandContext } from '../context';
+import { contextOf, countryCode, emailAddress, parseSince, positiveInt, redirectUrl, nonEmptyText, withExample, type CommandContext } from '../context';
 import { CliError, EXIT, describeError, printListing, printRecord, printTable, shellWord } from '../output';
 import { cliLog, noTelemetry } from '../log';
 import { startProgress, type Progress } from '../progress';
@@ -84,8 +84,8 @@ function registerApp(kyc: Command): void {
   withExample(
     app
       .command('register')
-      .requiredOption('--name <name>', 'app name')
-      .requiredOption('--email <email>', 'company e-mail; receives the 6-digit verification token')
+      .requiredOption('--name <name>', 'app name', nonEmptyText)
+      .requiredOption('--email <email>', 'company e-mail; receives the 6-digit verification token', emailAddress)
       .option('--origin <domain...>', 'domains the app calls from (whitelisted)', [])
       .option('--show-token', SHOW_TOKEN_HELP),
     'payrelay kyc app register --name acme-payouts --email kyc@acme.example --origin https://acme.example',
@@ -97,7 +97,7 @@ function registerApp(kyc: Command): void {
       showTokenAnswer(ctx, target, await client.registerApp({ name: opts.name, email: opts.email, origin: opts.origin }), opts);
     });
   withExample(
-    app.command('verify').requiredOption('--email <email>', 'the registration e-mail').requiredOption('--code <token>', 'the 6-digit token'),
+    app.command('verify').requiredOption('--email <email>', 'the registration e-mail', emailAddress).requiredOption('--code <token>', 'the 6-digit token'),
     'payrelay kyc app verify --email kyc@acme.example --code 123456',
   )
     .description('verify the app with the e-mailed token')
@@ -107,7 +107,7 @@ function registerApp(kyc: Command): void {
       show(ctx, await client.verifyApp({ email: opts.email, code: opts.code }));
     });
   withExample(
-    app.command('request-token').requiredOption('--email <email>', 'the registration e-mail').option('--show-token', SHOW_TOKEN_HELP),
+    app.command('request-token').requiredOption('--email <email>', 'the registration e-mail', emailAddress).option('--show-token', SHOW_TOKEN_HELP),
     'payrelay kyc app request-token --email kyc@acme.example',
   )
     .description('have a new verification token sent to the e-mail')
@@ -153,11 +153,11 @@ function registerOrder(kyc: Command): void {
       .option('--redirect <url>', 'where the user goes after the journey: an absolute URL (https://... or an app link such as myapp://kyc/done)', redirectUrl)
       .option('--kyc-type <id>', 'KYC type id (default: looked up by name)')
       .option('--full-name <name>', "--individual: the user's full name")
-      .option('--email <email>', "--individual: the user's e-mail")
+      .option('--email <email>', "--individual: the user's e-mail", emailAddress)
       .option('--phone <phone>', "--individual: the user's phone number, with its country code (+233...)")
       .option('--business-name <name>', "--business: the business's registered name")
       .option('--country <code>', '--business: three-letter country code (GHA, NGA)', countryCode)
-      .option('--business-email <email>', "--business: the business's e-mail")
+      .option('--business-email <email>', "--business: the business's e-mail", emailAddress)
       .option('--state-of-jurisdiction <country>', 'country of incorporation, three letters (default: --country)', countryCode)
       .option('--custom-file <name...>', 'extra files to collect from the business'),
     'payrelay kyc order create --individual --reference user-42 --full-name "Ama Mensah" --email ama@example.com --phone +233200000000',

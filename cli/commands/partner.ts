@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { contextOf, withExample, type CommandContext } from '../context';
+import { contextOf, emailAddress, nonEmptyText, withExample, type CommandContext } from '../context';
 import { printTable } from '../output';
 import { requireEnv } from '../target';
 
@@ -44,8 +44,8 @@ export function registerPartnerCommands(program: Command): void {
   withExample(
     partner
       .command('onboard')
-      .requiredOption('--partner-code <code>', 'code signifying the partner')
-      .requiredOption('--email <email>', 'partner e-mail; receives the keys as a one-time link'),
+      .requiredOption('--partner-code <code>', 'code signifying the partner', nonEmptyText)
+      .requiredOption('--email <email>', 'partner e-mail; receives the keys as a one-time link', emailAddress),
     'payrelay partner onboard --partner-code ACME --email ops@acme.example',
   )
     .description('OnboardPartner: call once per partner; keys and partner_id are e-mailed')
@@ -53,8 +53,8 @@ export function registerPartnerCommands(program: Command): void {
   withExample(
     partner
       .command('reset-keys')
-      .requiredOption('--partner-code <code>', 'the code used at onboarding')
-      .requiredOption('--email <email>', 'partner e-mail; receives the new keys')
+      .requiredOption('--partner-code <code>', 'the code used at onboarding', nonEmptyText)
+      .requiredOption('--email <email>', 'partner e-mail; receives the new keys', emailAddress)
       .addOption(
         new Option('--reset-path <segment>', "path segment of the operation: the documented ResetPartnerKeys, or GenKeysForPartner of the provider's example")
           .choices(RESET_PATHS)

@@ -148,6 +148,26 @@ describe('a bad option value', () => {
     expect(consolePort.stderr.split('\n')[0]).toBe("payrelay: option '--port <port>' argument '70000' is invalid. must be a port number (0-65535)");
   });
 
+  it('an e-mail that is not an address, or an empty partner code or app name, is a usage error before the provider is asked', async () => {
+    const email = await runCaptured(['partner', 'onboard', '--partner-code', 'ACME', '--email', 'ops']);
+    expect(email).toEqual({
+      code: EXIT.usage,
+      stderr: "payrelay: option '--email <email>' argument 'ops' is invalid. must be an e-mail address, e.g. ops@acme.example\n(run with --help for usage)\n",
+    });
+    const code = await runCaptured(['partner', 'reset-keys', '--partner-code', ' ', '--email', 'ops@acme.example']);
+    expect(code.code).toBe(EXIT.usage);
+    expect(code.stderr.split('\n')[0]).toBe("payrelay: option '--partner-code <code>' argument ' ' is invalid. must not be empty");
+    for (const args of [
+      ['kyc', 'app', 'register', '--name', '', '--email', 'kyc@acme.example'],
+      ['kyc', 'app', 'verify', '--email', 'kyc@', '--code', '123456'],
+      ['kyc', 'app', 'request-token', '--email', 'kyc.acme.example'],
+      ['kyc', 'order', 'create', '--individual', '--reference', 'u-1', '--email', 'ama'],
+      ['kyc', 'order', 'create', '--business', '--reference', 'u-1', '--business-email', 'acme'],
+    ]) {
+      expect((await runCaptured(args)).code, args.join(' ')).toBe(EXIT.usage);
+    }
+  });
+
   it('--region that is not a region code is a usage error, before AWS is asked for the stack', async () => {
     const region = await runCaptured(['--stack', 'payrelay-prod', '--region', 'eu_west_1', 'payouts', 'status', 'WD-1']);
     expect(region).toEqual({
