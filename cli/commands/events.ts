@@ -110,6 +110,8 @@ function registerListCommand(events: Command): void {
   )
     .description('list stored callbacks newest first, a page at a time: of one day, or naming one reference (reads an index, never the whole table, never the bodies)')
     .action(async (opts: { day?: string; reference?: string; source?: CallbackSource; limit: number; cursor?: string }, cmd: Command) => {
+      // An empty reference names no callback: say so instead of "No callbacks match --reference ''".
+      if (opts.reference?.trim() === '') throw new CliError('--reference is empty: give the withdrawal_reference or user_reference the callbacks name', EXIT.invalidInput);
       const ctx = contextOf(cmd);
       const target = await ctx.target();
       const { createEventStore } = await import('@shared/adapters/event-store');

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { awsRegion, calendarDay, countryCode, parseSince, redirectUrl, upperCaseChoice } from '@cli/context';
 import { portArg } from '@local/option-args';
 import { demoPayouts } from '@cli/demo-scenario';
@@ -165,6 +165,17 @@ describe('a bad option value', () => {
       ['kyc', 'order', 'create', '--business', '--reference', 'u-1', '--business-email', 'acme'],
     ]) {
       expect((await runCaptured(args)).code, args.join(' ')).toBe(EXIT.usage);
+    }
+  });
+
+  it('events list --reference with nothing in it is invalid input (exit 3), before any table is read', async () => {
+    const printed = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      // No stack runs here: reaching the table would fail with another code (no local stack, exit 5).
+      expect((await runCaptured(['events', 'list', '--reference', ' '])).code).toBe(EXIT.invalidInput);
+      expect(printed).toHaveBeenCalledWith('payrelay: --reference is empty: give the withdrawal_reference or user_reference the callbacks name');
+    } finally {
+      printed.mockRestore();
     }
   });
 
