@@ -60,12 +60,13 @@ export function registerSecretsCommands(program: Command): void {
       const { providerSecretSchema, kycSecretSchema } = await import('@shared/adapters/secrets');
       const v = await import('@shared/validation/valibot');
       const parsed = v.safeParse(name === 'provider' ? providerSecretSchema : kycSecretSchema, value);
+      const unknown = Object.keys(value).filter((k) => !(spec.fields as readonly string[]).includes(k));
       if (!parsed.success) {
         // Field names and rules only (the shared messages never quote a value): a value must never be echoed back.
-        const problems = parsed.issues.map((i) => `${v.issuePath(i)} ${i.message}`).join('; ');
-        throw new CliError(`the ${name} secret is not valid: ${problems}; nothing was stored`, EXIT.invalidInput);
+        // Unknown fields are said in the same line, so one fix of the file settles every problem.
+        const problems = [...parsed.issues.map((i) => `${v.issuePath(i)} ${i.message}`), ...(unknown.length > 0 ? [`unknown field(s) ${unknown.join(', ')}`] : [])];
+        throw new CliError(`the ${name} secret is not valid: ${problems.join('; ')}; nothing was stored`, EXIT.invalidInput);
       }
-      const unknown = Object.keys(value).filter((k) => !(spec.fields as readonly string[]).includes(k));
       if (unknown.length > 0) throw new CliError(`unknown field(s) in the ${name} secret: ${unknown.join(', ')}; nothing was stored`, EXIT.invalidInput);
 
       const { PutSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');

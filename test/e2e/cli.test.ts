@@ -236,10 +236,12 @@ describe('payrelay secrets put', () => {
   });
 
   it('says which fields are missing, empty or of the wrong type, in words', async () => {
-    const partial = file('partial.json', JSON.stringify({ partner_public_key: 'pk-SECRETVALUE-4', partner_secret_key: 42, merchant_secret_key: 'x', partner_id: '' }));
+    const partial = file('partial.json', JSON.stringify({ partner_public_key: 'pk-SECRETVALUE-4', partner_secret_key: 42, merchant_secret_key: 'x', partner_id: '', partner_key: 'sk-SECRETVALUE-5' }));
     const { code, stderr } = await cli(['secrets', 'put', 'provider', '--file', partial]);
     expect(code).toBe(3);
-    expect(stderr.trim()).toBe('payrelay: the provider secret is not valid: partner_secret_key must be a string (got a number); partner_id is empty; platform_merchant_id is missing; nothing was stored');
+    expect(stderr.trim()).toBe(
+      'payrelay: the provider secret is not valid: partner_secret_key must be a string (got a number); partner_id is empty; platform_merchant_id is missing; unknown field(s) partner_key; nothing was stored',
+    );
   });
 
   it('refuses to prompt for a secret without a terminal', async () => {
