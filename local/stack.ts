@@ -7,7 +7,7 @@ import { startSimulator, type SimulatorHandle } from '@simulator/index';
 import { startLocalAws, type LocalAws } from './emulators';
 import { loadLocalConfig, type LocalConfig } from './config';
 import { startGateway, type GatewayHandle } from './gateway';
-import { loadFunction, type LocalFunction } from './lambda';
+import { HandlerLoadError, loadFunction, type LocalFunction } from './lambda';
 import { startCallbackApplier, startScheduler, type SchedulerHandle } from './scheduler';
 import { startSqsPoller, type SqsPollerHandle } from './sqs-poller';
 import { StateFileInUseError, assertStateFileFree, removeLocalState, writeLocalState, type LocalStackUrls } from './state';
@@ -272,6 +272,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     if (e.code === 'EADDRINUSE') {
       throw new LocalStackError(`a port is already in use (${e.message}); is another npm start running? Pick others with --port / --simulator-port`);
     }
-    throw new LocalStackError(`the local stack could not start: ${e.name}: ${e.message}`);
+    // A handler that cannot load already says which one and why (its configuration); another error keeps its class name.
+    const why = error instanceof HandlerLoadError ? e.message : `${e.name}: ${e.message}`;
+    throw new LocalStackError(`the local stack could not start: ${why}`);
   }
 }
