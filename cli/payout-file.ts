@@ -4,6 +4,7 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { parse as parseCsv } from 'csv-parse';
 import { parseAccountCode } from '@shared/domain/account';
+import { parseJsonObject } from '@shared/domain/json-object';
 import { currencyDecimals, parseAmount } from '@shared/domain/money';
 import { checkPayoutRequest, type PayoutRequest } from '@shared/messages/payout-request';
 import { unreadableFile } from './io';
@@ -82,8 +83,9 @@ function csvValue(columns: readonly string[], cells: readonly string[]): Pick<Ra
     if (cell.trim() === '') continue; // an empty cell is an absent optional field
     if (column === 'version') value.version = Number(cell);
     else if (column === 'metadata') {
+      // Only an object's entries are metadata: a number, true or null would be dropped without a word, and an array or a string spread into keys 0, 1, ...
       try {
-        Object.assign(metadata, JSON.parse(cell) as Record<string, string>);
+        Object.assign(metadata, parseJsonObject(cell, { notJson: () => new Error(), notObject: () => new Error() }));
       } catch {
         return { error: { field: 'metadata', message: 'must be a JSON object' } };
       }

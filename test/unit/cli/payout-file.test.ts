@@ -41,6 +41,15 @@ describe('checkPayoutFile (CSV)', () => {
     expect(parsed.requests[1]).not.toHaveProperty('expected_name');
   });
 
+  it('takes a metadata cell only when it holds a JSON object, never dropping or spreading another value', async () => {
+    const row = (reference: string, cell: string) => `m1,GHS,${reference},10,0244123456,MTN,,${cell}`;
+    // CSV cells: a number, null, true, a JSON string, an array, not JSON, then an object.
+    const cells = ['123', 'null', 'true', '"""abc"""', '"[""x""]"', '{bad', '"{""batch"":""b7""}"'];
+    const parsed = await check(`${HEADER},metadata\n${cells.map((cell, i) => row(`WD-${i + 1}`, cell)).join('\n')}\n`);
+    expect(parsed.errors.map(formatRowError)).toEqual(cells.slice(0, -1).map((_, i) => `row ${i + 1} (line ${i + 2}) metadata: must be a JSON object`));
+    expect(parsed.validRows).toBe(1);
+  });
+
   it('handles quotes, doubled quotes, commas and line breaks inside cells, CRLF, a BOM and blank lines, numbering lines as an editor does', async () => {
     const parsed = await check(
       `\uFEFF${HEADER}\r\nm1,GHS,"WD-1, ""a""",10,0244123456,MTN,"Kwame\nMensah"\r\n\r\nm1,GHS,WD-2,1.234,0244123456,MTN,\n`,
