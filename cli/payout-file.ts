@@ -62,8 +62,16 @@ function headerErrors(columns: readonly string[]): string[] {
   if (separator !== undefined) {
     return [`the header is one column: a payout CSV is comma-separated, and this one looks separated by ${separator === '\t' ? 'tabs' : `"${separator}"`}; save it with commas`];
   }
-  const problems: string[] = [];
   const unknown = columns.filter((c) => !CSV_FIELDS.has(c) && !(c.startsWith('metadata.') && c.length > 'metadata.'.length));
+  // No column known at all: the first line is a payout (a file without its header) or a JSON object,
+  // not a header. Its cells are not listed back: one of them is likely a full account number.
+  if (unknown.length === columns.length) {
+    const json = columns[0]?.trimStart().startsWith('{') === true;
+    return [
+      `the first line is not a header (it names none of the columns): ${json ? 'a file of JSON objects, one a line, must be named .jsonl' : `a payout CSV starts with the header row ${REQUIRED_FIELDS.join(',')} (then any of expected_name, user_reference, metadata)`}`,
+    ];
+  }
+  const problems: string[] = [];
   if (unknown.length > 0) problems.push(`unknown column(s) in the header: ${unknown.join(', ')}`);
   const missing = REQUIRED_FIELDS.filter((f) => !columns.includes(f));
   if (missing.length > 0) problems.push(`missing required column(s) in the header: ${missing.join(', ')}`);

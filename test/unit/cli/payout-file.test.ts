@@ -84,6 +84,16 @@ describe('checkPayoutFile (CSV)', () => {
     ]);
   });
 
+  it('says a file without its header row, or of JSON lines, has no header, without listing the first row back', async () => {
+    const noHeader = await check('local-merchant-1,GHS,EX-0001,250.00,0244123456,MTN,Kwame Mensah\n');
+    expect(noHeader.errors.map(formatRowError)).toEqual([
+      'line 1: the first line is not a header (it names none of the columns): a payout CSV starts with the header row platform_merchant_id,currency,withdrawal_reference,amount,account_number,account_code (then any of expected_name, user_reference, metadata)',
+    ]);
+    const jsonLines = await check(`${JSON.stringify({ platform_merchant_id: 'm1', currency: 'GHS', withdrawal_reference: 'A', amount: '3', account_number: '0244123456', account_code: 'MTN' })}\n`);
+    expect(jsonLines.errors.map((e) => e.message)).toEqual(['the first line is not a header (it names none of the columns): a file of JSON objects, one a line, must be named .jsonl']);
+    expect(JSON.stringify([noHeader.errors, jsonLines.errors])).not.toContain('0244123456');
+  });
+
   it('reports a missing required column once, at the header, not once per row', async () => {
     const rows = Array.from({ length: 50 }, (_, i) => `m1,GHS,WD-${i},10,0244123456`).join('\n');
     const parsed = await check(`platform_merchant_id,currency,withdrawal_reference,amount,account_number\n${rows}\n`);
