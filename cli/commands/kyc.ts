@@ -321,6 +321,10 @@ export function registerKycCommands(program: Command): void {
     .action(async (userReference: string, opts: { appId?: string }, cmd: Command) => {
       const ctx = contextOf(cmd);
       if (userReference.trim() === '') throw new CliError('user_reference is empty: give the reference the KYC order was created with', EXIT.invalidInput);
+      const { MAX_REFERENCE_LENGTH } = await import('@shared/domain/callbacks');
+      if (userReference.length > MAX_REFERENCE_LENGTH) {
+        throw new CliError(`user_reference is longer than ${MAX_REFERENCE_LENGTH} characters: no KYC subject has such a reference`, EXIT.invalidInput);
+      }
       const { target, client } = await kycClient(ctx);
       const appId = opts.appId ?? (await (await kycSecret(target)).get()).app_id;
       const { createKycRepository } = await import('@shared/adapters/kyc-repository');

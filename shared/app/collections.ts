@@ -2,6 +2,7 @@ import {
   applyNotice,
   newCollection,
   InvalidCollectionError,
+  MAX_ORDER_ID_LENGTH,
   recordCreation,
   type Collection,
   type CollectionNotice,
@@ -210,6 +211,10 @@ export function applyToCollection(deps: CollectionProjectionDeps, event: OrderNo
  */
 export async function getCollection(deps: { collections: Pick<CollectionStore, 'get'> }, partnerOrderId: string): Promise<Collection> {
   if (partnerOrderId.trim() === '') throw new InvalidCollectionError('the order id (partner_order_id) is empty');
+  // Longer than any order id a collection is created with: the table would refuse it as a key.
+  if (partnerOrderId.trim().length > MAX_ORDER_ID_LENGTH) {
+    throw new InvalidCollectionError(`the order id is longer than ${MAX_ORDER_ID_LENGTH} characters, so no collection has it`);
+  }
   const found = await deps.collections.get(partnerOrderId.trim());
   if (found === undefined) throw new CollectionNotFoundError(`no collection with order id ${preview(partnerOrderId)}`);
   return found;

@@ -106,6 +106,8 @@ describe('collections: create through the simulator, follow the order notificati
     await expect(createCollection(deps, { partnerOrderId: 'col-paid', amount: '40', currency: 'GHS' })).rejects.toThrow(/exists already .* choose another order id/);
     // An empty order id names no collection: bad input, not a store error about an empty key.
     await expect(getCollection(deps, ' ')).rejects.toThrow(new InvalidCollectionError('the order id (partner_order_id) is empty'));
+    // One longer than any order id: bad input, not DynamoDB's "Size of hashkey has exceeded" (its key limit is 2,048 bytes).
+    await expect(getCollection(deps, 'c'.repeat(3000))).rejects.toThrow(new InvalidCollectionError('the order id is longer than 128 characters, so no collection has it'));
   });
 
   it('an unclear answer leaves the order PENDING (creation unknown); running it again proves it exists', async () => {

@@ -168,12 +168,15 @@ describe('a bad option value', () => {
     }
   });
 
-  it('events list --reference with nothing in it is invalid input (exit 3), before any table is read', async () => {
+  it('events list --reference with nothing in it, and kyc status of a reference no subject can have, are invalid input (exit 3), before any table is read', async () => {
     const printed = vi.spyOn(console, 'error').mockImplementation(() => undefined);
     try {
       // No stack runs here: reaching the table would fail with another code (no local stack, exit 5).
       expect((await runCaptured(['events', 'list', '--reference', ' '])).code).toBe(EXIT.invalidInput);
       expect(printed).toHaveBeenCalledWith('payrelay: --reference is empty: give the withdrawal_reference or user_reference the callbacks name');
+      // Longer than any reference a KYC callback is applied with: said before the table refuses the key.
+      expect((await runCaptured(['kyc', 'status', 'u'.repeat(3000)])).code).toBe(EXIT.invalidInput);
+      expect(printed).toHaveBeenCalledWith('payrelay: user_reference is longer than 128 characters: no KYC subject has such a reference');
     } finally {
       printed.mockRestore();
     }
