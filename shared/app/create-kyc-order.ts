@@ -1,3 +1,4 @@
+import { referenceProblem } from '@shared/domain/callbacks';
 import type { KycOrderService, KycOrderStore } from '@shared/ports/kyc';
 import type { Clock, Log } from '@shared/ports/runtime';
 import type { SecretSource } from '@shared/ports/secrets';
@@ -77,6 +78,9 @@ async function resolveKycType(kyc: KycOrderService, input: CreateKycOrderInput):
  */
 export async function createKycOrder(deps: CreateKycOrderDeps, input: CreateKycOrderInput): Promise<CreatedKycOrder> {
   if (input.reference.trim() === '') throw new KycOrderInputError('reference (the user reference) is required');
+  // Its callbacks carry this reference: one they cannot be applied with would make a journey nobody here ever sees.
+  const badReference = referenceProblem('reference (the user reference)', input.reference.trim());
+  if (badReference) throw new KycOrderInputError(`${badReference}: its KYC callbacks could never be applied`);
   const secret = await deps.secret.get();
   const common = {
     app: secret.app_id,

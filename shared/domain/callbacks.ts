@@ -71,8 +71,11 @@ const nonEmptyString = (value: unknown): string | undefined =>
  */
 export const MAX_REFERENCE_LENGTH = 128;
 
-/** Why a reference cannot become part of a table key, or undefined when it can. */
-function referenceProblem(name: string, value: string): string | undefined {
+/**
+ * Why a reference cannot become part of a table key, or undefined when it can. A KYC order is
+ * created only with a user reference its callbacks can be applied with (`createKycOrder`).
+ */
+export function referenceProblem(name: string, value: string): string | undefined {
   if (value.length > MAX_REFERENCE_LENGTH) return `${name} is longer than ${MAX_REFERENCE_LENGTH} characters`;
   if (!isWellFormedText(value)) return `${name} is not well-formed Unicode text (lone surrogate)`;
   return undefined;
