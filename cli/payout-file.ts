@@ -210,22 +210,10 @@ function domainFieldErrors(value: Record<string, unknown>): Array<{ field: strin
   return out;
 }
 
-/**
- * The most a payout request can weigh, as JSON: a payout is stored as one DynamoDB item, which holds
- * at most 400 KB. A larger row (a huge metadata) passes the schema but its payout can never be
- * created, so enqueue would stop at it on every run; it is a row error instead.
- */
-export const MAX_PAYOUT_REQUEST_BYTES = 400 * 1024;
-
 /** Validates one row with the queue's schema; errors name the field, never echo an account number. */
 function validateRow(row: number, line: number, value: Record<string, unknown>): { request?: PayoutRequest; errors: RowError[] } {
   const checked = checkPayoutRequest(value);
-  if (checked.ok) {
-    const bytes = Buffer.byteLength(JSON.stringify(checked.request));
-    if (bytes <= MAX_PAYOUT_REQUEST_BYTES) return { request: checked.request, errors: [] };
-    const message = `is ${bytes} bytes; a payout is stored as one DynamoDB item (at most ${MAX_PAYOUT_REQUEST_BYTES} bytes), so it could never be created: shorten its metadata`;
-    return { errors: [{ row, line, message }] };
-  }
+  if (checked.ok) return { request: checked.request, errors: [] };
   const { problems } = checked;
   const errors: RowError[] = problems.flatMap((p) => (p.field === undefined ? [] : [{ row, line, field: p.field, message: p.message }]));
   for (const extra of domainFieldErrors(value)) {

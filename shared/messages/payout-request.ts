@@ -13,6 +13,23 @@ const reference = v.pipe(
   v.check(isWellFormedText, 'must be well-formed Unicode text (no lone surrogates)'),
 );
 
+/**
+ * A payout's metadata: kept on its one DynamoDB item (at most 400 KB with its history), shown in the
+ * console and by `payouts status`. Bounded like the metadata of card and payout APIs (50 keys, keys up
+ * to 40 characters, values up to 500), so a payout's item stays far below DynamoDB's limit and every
+ * later transition (the outcome, reconciliation) can always be written: an unbounded metadata could
+ * let a payout be paid and then never recorded.
+ */
+export const METADATA_LIMITS = { keys: 50, keyLength: 40, valueLength: 500 } as const;
+
+const metadata = v.pipe(
+  v.record(
+    v.pipe(v.string(), v.minLength(1), v.maxLength(METADATA_LIMITS.keyLength)),
+    v.pipe(v.string(), v.maxLength(METADATA_LIMITS.valueLength)),
+  ),
+  v.maxEntries(METADATA_LIMITS.keys),
+);
+
 /** A 3-letter upper-case currency code. */
 const currency = (message?: string) => v.pipe(v.string(), v.trim(), v.regex(/^[A-Z]{3}$/, message));
 
@@ -32,7 +49,7 @@ export const payoutRequestSchema = v.pipe(
     account_code: v.pipe(v.string(), v.trim(), v.minLength(1)),
     expected_name: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(200))),
     user_reference: v.optional(reference),
-    metadata: v.optional(v.record(v.string(), v.string())),
+    metadata: v.optional(metadata),
   }),
   v.rawTransform(({ dataset: { value: message }, addIssue, NEVER }) => {
     try {

@@ -62,6 +62,8 @@ function issueWords(issue: BaseIssue<unknown>): string {
       return requirement === 1 && (input === '' || (Array.isArray(input) && input.length === 0)) ? 'is empty' : `must be at least ${String(requirement)} ${unit}`;
     case 'max_length':
       return `must be at most ${String(requirement)} ${unit}`;
+    case 'max_entries':
+      return `must have at most ${String(requirement)} keys`;
     case 'regex':
       return `must match ${String(requirement)}`;
     case 'integer':

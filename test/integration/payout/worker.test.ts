@@ -342,6 +342,19 @@ describe('payout worker and reconciler handlers (dynalite, fauxqs, simulator)', 
     expect(ledgerOf(h.sim, r.withdrawal_reference)).toBeUndefined();
   });
 
+  it('refuses a metadata too large to keep on the payout: REJECTED naming the key, nothing paid, nothing stored of it', async () => {
+    // 300 KB of metadata fits on the queue and, barely, in the create; the outcome and reconciliation
+    // writes of a paid payout could then no longer be stored. The schema bounds it before anything.
+    const r = request({ metadata: { note: 'x'.repeat(300_000) } });
+    const response = await worker(sqsEvent([JSON.stringify(r)]), workerContext());
+    expect(response.batchItemFailures).toEqual([]);
+    const p = await h.repository.get(identityOf(r));
+    expect(p?.state).toBe('REJECTED');
+    expect(p?.record.reason).toBe('invalid payout request: metadata.note: must be at most 500 characters');
+    expect(p?.record.metadata).toBeUndefined();
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toBeUndefined();
+  });
+
   it('sends unreadable messages, and invalid ones about an existing payout, to the DLQ with the reason (rule 3)', async () => {
     const existing = request();
     await worker(payoutRequestEvent([existing]), workerContext());

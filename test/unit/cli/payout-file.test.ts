@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readText } from '@cli/io';
 import { CliError, EXIT } from '@cli/output';
-import { checkPayoutFile, formatOf, formatRowError, MAX_KEPT_ERRORS, MAX_PAYOUT_REQUEST_BYTES, payoutFileSize, payoutRequests, type PayoutFileFormat } from '@cli/payout-file';
+import { checkPayoutFile, formatOf, formatRowError, MAX_KEPT_ERRORS, payoutFileSize, payoutRequests, type PayoutFileFormat } from '@cli/payout-file';
 import type { PayoutRequest } from '@shared/messages/payout-request';
 
 const HEADER = 'platform_merchant_id,currency,withdrawal_reference,amount,account_number,account_code,expected_name';
@@ -163,13 +163,16 @@ describe('checkPayoutFile (JSONL)', () => {
     expect(formatRowError(parsed.errors[2]!)).toBe('row 4 (line 5) iban: not a field of a payout request');
   });
 
-  it('refuses a row too large to be stored as one payout, naming the row, whatever else the file holds', async () => {
-    const row = (reference: string, note: string) =>
-      JSON.stringify({ platform_merchant_id: 'm1', currency: 'GHS', withdrawal_reference: reference, amount: '3', account_number: '0244123456', account_code: 'MTN', metadata: { note } });
-    const parsed = await check([row('A', 'x'.repeat(MAX_PAYOUT_REQUEST_BYTES)), row('B', 'x'.repeat(MAX_PAYOUT_REQUEST_BYTES - 500))].join('\n'), 'jsonl');
+  it('refuses a row whose metadata is over its bounds, naming the row and the key, whatever else the file holds', async () => {
+    const row = (reference: string, metadata: Record<string, string>) =>
+      JSON.stringify({ platform_merchant_id: 'm1', currency: 'GHS', withdrawal_reference: reference, amount: '3', account_number: '0244123456', account_code: 'MTN', metadata });
+    const tooMany = Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, 'v']));
+    const parsed = await check([row('A', { note: 'x'.repeat(400 * 1024) }), row('B', { note: 'x'.repeat(500) }), row('C', tooMany)].join('\n'), 'jsonl');
     expect(parsed.validRows).toBe(1);
-    expect(parsed.errors).toHaveLength(1);
-    expect(formatRowError(parsed.errors[0]!)).toMatch(/^row 1 \(line 1\): is \d+ bytes; a payout is stored as one DynamoDB item \(at most 409600 bytes\), so it could never be created: shorten its metadata/);
+    expect(parsed.errors.map((e) => formatRowError(e))).toEqual([
+      'row 1 (line 1) metadata.note: must be at most 500 characters',
+      'row 3 (line 3) metadata: must have at most 50 keys',
+    ]);
   });
 
   it('names the missing field of a row', async () => {

@@ -37,6 +37,12 @@ describe('docs/payout-request.schema.json', () => {
       ['a number amount', { ...good, amount: 100.5 }],
       ['a reference of 129 characters', { ...good, withdrawal_reference: 'r'.repeat(129) }],
       ['a non-string metadata value', { ...good, metadata: { batch: 1 } }],
+      ['a metadata value of 500 characters', { ...good, metadata: { note: 'x'.repeat(500) } }],
+      ['a metadata value of 501 characters', { ...good, metadata: { note: 'x'.repeat(501) } }],
+      ['a metadata key of 41 characters', { ...good, metadata: { ['k'.repeat(41)]: 'v' } }],
+      ['an empty metadata key', { ...good, metadata: { '': 'v' } }],
+      ['50 metadata keys', { ...good, metadata: Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`, 'v'])) }],
+      ['51 metadata keys', { ...good, metadata: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, 'v'])) }],
     ];
     for (const [name, message] of cases) {
       const body = JSON.parse(JSON.stringify(message)) as unknown;
