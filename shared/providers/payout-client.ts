@@ -4,7 +4,7 @@ import type { PayoutIdentity } from '@shared/domain/identity';
 import { currencyDecimals, parseAmount } from '@shared/domain/money';
 import { DEFAULT_SIGNING_PROFILE, withSignature, type SigningOperation, type SigningProfile, type SigningSecrets } from '@shared/signing';
 import type { ProviderCredentials } from '@shared/ports/payouts';
-import { ProviderAmbiguousError, type ProviderOperation } from './provider-errors';
+import { ProviderAmbiguousError, redact, type ProviderOperation } from './provider-errors';
 import { HttpTransport, interpretResponse, type TransportOptions, type TransportRequest } from './http';
 import { expectShape } from './schema';
 import { DEFAULT_STATUS_MAP, mapProviderStatus, type PayoutStatusOutcome, type StatusMap } from './status-map';
@@ -41,10 +41,21 @@ export const partnerAnswerSchema = v.looseObject({
 });
 export type PartnerAnswer = v.InferOutput<typeof partnerAnswerSchema>;
 
+/**
+ * The longest account holder's name payrelay takes from AccountVerification (the longest expected_name
+ * a request may carry, too): the name is kept on the payout, so a longer one is not a name but a
+ * hostile or broken answer, Ambiguous, and the message is retried rather than paid.
+ */
+export const MAX_ACCOUNT_NAME_LENGTH = 200;
+
+/**
+ * AccountVerification's answer. Its message may end up in a REJECTED payout's reason ("account not
+ * found: ..."), so it is redacted and shortened here, like every other provider text.
+ */
 export const accountVerificationSchema = v.looseObject({
   success: v.literal(true),
-  message: v.optional(v.string()),
-  data: v.looseObject({ account_name: v.string() }),
+  message: v.optional(v.pipe(v.string(), v.transform((text) => redact(text)))),
+  data: v.looseObject({ account_name: v.pipe(v.string(), v.maxLength(MAX_ACCOUNT_NAME_LENGTH)) }),
 });
 export type AccountVerificationResult = v.InferOutput<typeof accountVerificationSchema>;
 

@@ -96,8 +96,8 @@ const parse = (body: string | undefined): unknown => {
 describe('hostile provider answers', () => {
   let server: Server;
   let baseUrl = '';
-  // The next answer per path; AccountVerification always confirms the holder.
-  const next: { payout?: Answer; getPayout?: Answer } = {};
+  // The next answer per path; AccountVerification confirms the holder unless `verify` says otherwise.
+  const next: { payout?: Answer; getPayout?: Answer; verify?: Answer } = {};
 
   beforeAll(async () => {
     server = createServer((req, res) => {
@@ -105,8 +105,8 @@ describe('hostile provider answers', () => {
       req.on('end', () => {
         const path = req.url ?? '';
         if (path.includes('AccountVerification')) {
-          res.writeHead(200, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ success: true, message: 'ok', data: { account_name: 'Kwame Mensah' } }));
+          res.writeHead(next.verify?.status ?? 200, { 'content-type': 'application/json' });
+          res.end(next.verify?.body ?? JSON.stringify({ success: true, message: 'ok', data: { account_name: 'Kwame Mensah' } }));
           return;
         }
         const answer = path.includes('GetPayout') ? next.getPayout : next.payout;
@@ -165,6 +165,43 @@ describe('hostile provider answers', () => {
     console.info(`hostile provider, Payout: ${answers.length} answers -> ${JSON.stringify(states)}`);
     expect([...problems]).toEqual([]);
   }, 240_000);
+
+  it('AccountVerification text is bounded: a huge holder name is never paid nor stored, a long message reaches a reason shortened and masked', async () => {
+    const client = new PayoutServiceClient({ baseUrl, timeoutMs: 1_000, keepAlive: false });
+    const run = async (verify: Answer) => {
+      next.verify = verify;
+      next.payout = { kind: 'accepted', status: 200, body: JSON.stringify({ success: true, message: 'ok', data: { withdrawal_reference: REFERENCE, status: 'PENDING' } }) };
+      const repository = memoryRepository();
+      const processPayout = createProcessPayout({
+        repository,
+        provider: client,
+        credentials: { get: async () => credentials },
+        clock: { now: () => new Date() },
+        telemetry: noTelemetry,
+        log: silentLog,
+        settings: { nameMatchThreshold: 0.85, kycGating: false },
+      });
+      const outcome = await processPayout(request).catch((error: unknown) => error);
+      return { outcome, payout: [...repository.items.values()][0] };
+    };
+    try {
+      // 300 KB of "name": it would sit on the payout's one item; Ambiguous, so retried, never paid.
+      const huge = await run({ kind: 'huge name', status: 200, body: JSON.stringify({ success: true, data: { account_name: 'K'.repeat(300_000) } }) });
+      expect(huge.outcome).toBeInstanceOf(RetryLaterError);
+      expect(huge.payout?.state).toBe('SUBMITTING');
+      expect(huge.payout?.record.submitRetryAllowed).toBe(true);
+      expect(huge.payout?.record.verifiedName).toBeUndefined();
+      // No holder, and a message of 100 KB carrying an account number: the reason stays short and masked.
+      const noisy = await run({ kind: 'long message', status: 200, body: JSON.stringify({ success: true, message: `no such account 0244123456 ${'x'.repeat(100_000)}`, data: { account_name: ' ' } }) });
+      expect(noisy.payout?.state).toBe('REJECTED');
+      const reason = noisy.payout?.record.reason ?? '';
+      expect(reason.length).toBeLessThan(500);
+      expect(reason).toMatch(/^intent withdrawn before any Payout call: account not found: no such account /);
+      expect(reason).not.toContain('0244123456');
+    } finally {
+      next.verify = undefined;
+    }
+  });
 
   it('any GetPayout answer: SUCCEEDED or FAILED only from a mapped word about this payout and its amount; never a crash', async () => {
     const answers = fc.sample(answerArb('getPayout'), { numRuns: requestCount(300), seed: (fuzzSeed() ?? 77) + 1 });
