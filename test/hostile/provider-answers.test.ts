@@ -93,6 +93,24 @@ const parse = (body: string | undefined): unknown => {
   }
 };
 
+/**
+ * The worker's use case on a fresh in-memory repository, talking to the hostile server through
+ * `client`. The one definite refusal on the operator's list: HTTP 400 saying "insufficient balance".
+ */
+function payoutWorker(client: PayoutServiceClient) {
+  const repository = memoryRepository();
+  const processPayout = createProcessPayout({
+    repository,
+    provider: client,
+    credentials: { get: async () => credentials },
+    clock: { now: () => new Date() },
+    telemetry: noTelemetry,
+    log: silentLog,
+    settings: { nameMatchThreshold: 0.85, kycGating: false, definiteRefusals: [{ status: 400, message: /insufficient balance/i }] },
+  });
+  return { repository, processPayout };
+}
+
 describe('hostile provider answers', () => {
   let server: Server;
   let baseUrl = '';
@@ -135,16 +153,7 @@ describe('hostile provider answers', () => {
     const states: Record<string, number> = {};
     for (const answer of answers) {
       next.payout = answer;
-      const repository = memoryRepository();
-      const processPayout = createProcessPayout({
-        repository,
-        provider: client,
-        credentials: { get: async () => credentials },
-        clock: { now: () => new Date() },
-        telemetry: noTelemetry,
-        log: silentLog,
-        settings: { nameMatchThreshold: 0.85, kycGating: false, definiteRefusals: [{ status: 400, message: /insufficient balance/i }] },
-      });
+      const { repository, processPayout } = payoutWorker(client);
       try {
         await processPayout(request);
       } catch (error) {
@@ -171,16 +180,7 @@ describe('hostile provider answers', () => {
     const run = async (verify: Answer) => {
       next.verify = verify;
       next.payout = { kind: 'accepted', status: 200, body: JSON.stringify({ success: true, message: 'ok', data: { withdrawal_reference: REFERENCE, status: 'PENDING' } }) };
-      const repository = memoryRepository();
-      const processPayout = createProcessPayout({
-        repository,
-        provider: client,
-        credentials: { get: async () => credentials },
-        clock: { now: () => new Date() },
-        telemetry: noTelemetry,
-        log: silentLog,
-        settings: { nameMatchThreshold: 0.85, kycGating: false },
-      });
+      const { repository, processPayout } = payoutWorker(client);
       const outcome = await processPayout(request).catch((error: unknown) => error);
       return { outcome, payout: [...repository.items.values()][0] };
     };
