@@ -65,23 +65,23 @@ export async function operatorDeps(ctx: CommandContext): Promise<{ target: Targe
 
 /**
  * The payout service client of the target and its cached provider credentials, with the settings
- * the deployed functions read from the environment: SIGNING_PROFILE, BEARER_PREFIX,
- * PROVIDER_STATUS_MAP, and COLLECTION_ORDER_PATH / COLLECTION_ORDER_BODY for collection orders.
- * Throws for a setting that cannot be used, naming it.
+ * the deployed functions read from the environment, read here from the shell's with the same rules:
+ * SIGNING_PROFILE, BEARER_PREFIX, PROVIDER_STATUS_MAP, and COLLECTION_ORDER_PATH /
+ * COLLECTION_ORDER_BODY for collection orders. A setting that cannot be used fails with a ConfigError
+ * naming it.
  */
 export async function payoutServiceFor(target: Target) {
   const { cachedSecret, providerSecretSchema } = await import('@shared/adapters/secrets');
   const { credentialsFromCachedSecret } = await import('@shared/adapters/credentials');
   const { PayoutServiceClient } = await import('@shared/providers/payout-client');
-  const { parseStatusMap } = await import('@shared/providers/status-map');
-  const { parseCollectionOrderShape } = await import('@shared/providers/collection-order-shape');
-  const { resolveSigningProfile } = await import('@shared/signing');
+  const { cliProviderSettings } = await import('./settings');
+  const settings = cliProviderSettings();
   const provider = new PayoutServiceClient({
     baseUrl: requireEnv(target, 'PAYOUT_API_BASE_URL'),
-    signingProfile: resolveSigningProfile(process.env.SIGNING_PROFILE),
-    bearerPrefix: process.env.BEARER_PREFIX !== 'false',
-    statusMap: parseStatusMap(process.env.PROVIDER_STATUS_MAP),
-    collectionOrder: parseCollectionOrderShape(process.env.COLLECTION_ORDER_PATH, process.env.COLLECTION_ORDER_BODY),
+    signingProfile: settings.SIGNING_PROFILE,
+    bearerPrefix: settings.BEARER_PREFIX,
+    statusMap: settings.PROVIDER_STATUS_MAP,
+    collectionOrder: { path: settings.COLLECTION_ORDER_PATH, fields: settings.COLLECTION_ORDER_BODY },
   });
   const credentials = credentialsFromCachedSecret(cachedSecret(requireEnv(target, 'PROVIDER_SECRET_ID'), providerSecretSchema));
   return { provider, credentials };

@@ -123,7 +123,6 @@ const ERROR_CLASSES: Readonly<Record<string, { exit: number; words: (message: st
   InvalidCollectionError: { exit: EXIT.invalidInput, words: (m) => m },
   InvalidAmountError: { exit: EXIT.invalidInput, words: (m) => m },
   UnsupportedCurrencyError: { exit: EXIT.invalidInput, words: (m) => m },
-  CollectionOrderShapeError: { exit: EXIT.invalidInput, words: (m) => m },
   OperatorActionRefusedError: { exit: EXIT.refused, words: (m) => m },
   InvalidListCursorError: { exit: EXIT.invalidInput, words: (m) => `--cursor: ${m}` },
   ReplayRangeError: { exit: EXIT.invalidInput, words: (m) => `--since/--until: ${m}` },
@@ -137,7 +136,7 @@ const ERROR_CLASSES: Readonly<Record<string, { exit: number; words: (message: st
   KycResponsesFormatError: { exit: EXIT.unreachable, words: (m) => `the KYC service's /responses answer cannot be read, so nothing was stored: ${m}` },
   SecretFormatError: { exit: EXIT.invalidInput, words: (m) => m },
   SigningProfileError: { exit: EXIT.invalidInput, words: (m) => m },
-  StatusMapError: { exit: EXIT.invalidInput, words: (m) => m },
+  ConfigError: { exit: EXIT.invalidInput, words: (m) => `${m} (a setting of this shell's environment, read as the functions read theirs)` },
   CredentialsProviderError: {
     exit: EXIT.unreachable,
     words: (m) => `no usable AWS credentials for profile ${profileTried()}: ${m} (log in, e.g. \`aws sso login --profile ${profileTried()}\`, or pass --profile)`,

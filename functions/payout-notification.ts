@@ -7,19 +7,19 @@ import { systemClock } from '@shared/adapters/system-clock';
 import { telemetryFrom } from '@shared/adapters/telemetry';
 import { receivePayoutNotification } from '@shared/app/receive-payout-notification';
 import { refreshable } from '@shared/adapters/refreshable-secret';
-import { envInt, loadConfig, optionalNonEmptyString, requiredString } from '@shared/config/env';
+import { envInt, loadConfig, requiredString } from '@shared/config/env';
+import { signingProfileSetting } from '@shared/config/provider';
 import { webhookEnvSchemaWith } from '@shared/config/webhook';
 import { requestHeader, webhookHandler } from '@shared/http/webhook';
 import { logger } from '@shared/observability/logger';
 import { metrics } from '@shared/observability/metrics';
-import { resolveSigningProfile } from '@shared/signing';
 
 const config = loadConfig(
   webhookEnvSchemaWith({
     EVENTS_TABLE_NAME: requiredString,
     PAYOUTS_TABLE_NAME: requiredString,
     PROVIDER_SECRET_ID: requiredString,
-    SIGNING_PROFILE: optionalNonEmptyString,
+    SIGNING_PROFILE: signingProfileSetting,
     QUARANTINE_TABLE_NAME: requiredString,
     QUARANTINE_MAX_PER_HOUR: envInt(100),
     QUARANTINE_RETENTION_DAYS: envInt(14),
@@ -28,7 +28,7 @@ const config = loadConfig(
   }),
 );
 
-const signingProfile = resolveSigningProfile(config.SIGNING_PROFILE);
+const signingProfile = config.SIGNING_PROFILE;
 logger.info('order notifications verified with signing profile', { signingProfile: signingProfile.name });
 
 const deps = {

@@ -17,6 +17,11 @@ const RETENTION_VALUES = new Set<number>(Object.values(RetentionDays).filter((v)
 
 const int = v.pipe(v.number(), v.integer());
 const positiveInt = v.pipe(int, v.gtValue(0));
+/**
+ * Text a setting is read from: blank is refused here, as the handlers refuse a blank variable, so
+ * that a stage cannot deploy functions that fail their start.
+ */
+const settingText = v.pipe(v.string(), v.check((text) => text.trim() !== '', 'is empty: leave the key out to use the default, or give a value'));
 /** A whole number from `min` to `max`. */
 const intBetween = (min: number, max: number) => v.pipe(int, v.minValue(min), v.maxValue(max));
 
@@ -44,7 +49,7 @@ const httpsOrLocalUrl = v.pipe(v.string(), v.check(isHttpUrl, 'must be an http(s
  */
 const readByHandlers = <T>(parse: (value: T) => unknown) =>
   v.rawCheck<T>(({ dataset, addIssue }) => {
-    if (!dataset.typed) return;
+    if (!dataset.typed || dataset.issues) return;
     try {
       parse(dataset.value);
     } catch (error) {
@@ -62,7 +67,7 @@ const settingsSchema = v.strictObject({
     /** PROVIDER_TIMEOUT_MS: per-call time-out of provider requests. */
     providerTimeoutMs: v.optional(intBetween(1, 60_000)),
     /** PROVIDER_STATUS_MAP: JSON overriding the provider status table. */
-    providerStatusMap: v.optional(v.pipe(v.string(), v.minLength(1), readByHandlers<string>(parseStatusMap))),
+    providerStatusMap: v.optional(v.pipe(settingText, readByHandlers<string>(parseStatusMap))),
     /** NAME_MATCH_THRESHOLD: 0..1 similarity required between the expected and verified account name. */
     nameMatchThreshold: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(1))),
     /** KYC_GATING: refuse payouts for users whose KYC is not approved. */
@@ -98,7 +103,7 @@ const settingsSchema = v.strictObject({
     ),
     /** WEBHOOK_ALLOWED_IPS: source addresses (CIDR or exact) the receivers accept. */
     webhookAllowedIps: v.optional(
-      v.pipe(v.array(v.pipe(v.string(), v.minLength(1))), v.minLength(1), readByHandlers((entries) => parseAllowList(entries.join(',')))),
+      v.pipe(v.array(settingText), v.minLength(1), readByHandlers((entries) => parseAllowList(entries.join(',')))),
     ),
     /** WORKER_CONCURRENCY: payouts one worker invocation processes at once (x worker.maxConcurrency = provider calls in flight). */
     workerConcurrency: v.optional(intBetween(1, 10)),
@@ -135,7 +140,7 @@ export const payrelayConfigSchema = v.pipe(
     /** How often the reconciler runs. */
     reconcileEveryMinutes: v.optional(intBetween(1, 1440), DEFAULT_RECONCILE_EVERY_MINUTES),
     /** SIGNING_PROFILE: a profile name or a JSON profile; left out, the handlers use the default profile. */
-    signingProfile: v.optional(v.pipe(v.string(), v.minLength(1), readByHandlers<string>(resolveSigningProfile))),
+    signingProfile: v.optional(v.pipe(settingText, readByHandlers<string>(resolveSigningProfile))),
     worker: v.optional(
       v.strictObject({
         /** Most worker invocations at once: the cap on parallel calls to the payout provider. SQS allows 2..1000. */

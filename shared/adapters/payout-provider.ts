@@ -1,8 +1,7 @@
 import type { ProviderEnv } from '@shared/config/provider';
 import type { CredentialsSource, PayoutProvider } from '@shared/ports/payouts';
 import { PayoutServiceClient } from '@shared/providers/payout-client';
-import { describeStatusMap, parseStatusMap } from '@shared/providers/status-map';
-import { resolveSigningProfile } from '@shared/signing';
+import { DEFAULT_STATUS_MAP, describeStatusMap } from '@shared/providers/status-map';
 import { credentialsFromCachedSecret } from './credentials';
 import { cachedSecret, providerSecretSchema } from './secrets';
 import { xrayTracing } from './tracing';
@@ -18,11 +17,10 @@ export interface PayoutProviderWiring {
 /**
  * Builds the payout service client and its credentials from the provider settings. The worker and
  * the reconciler both call it, so a setting can never mean one thing to one and another to the other.
- * Throws at module load for a bad SIGNING_PROFILE or PROVIDER_STATUS_MAP, naming it.
  */
 export function payoutProviderFrom(env: ProviderEnv): PayoutProviderWiring {
-  const signingProfile = resolveSigningProfile(env.SIGNING_PROFILE);
-  const statusMap = parseStatusMap(env.PROVIDER_STATUS_MAP);
+  const signingProfile = env.SIGNING_PROFILE;
+  const statusMap = env.PROVIDER_STATUS_MAP;
   return {
     provider: new PayoutServiceClient({
       baseUrl: env.PAYOUT_API_BASE_URL,
@@ -37,7 +35,7 @@ export function payoutProviderFrom(env: ProviderEnv): PayoutProviderWiring {
       signingProfile: signingProfile.name,
       bearerPrefix: env.BEARER_PREFIX,
       providerTimeoutMs: env.PROVIDER_TIMEOUT_MS,
-      statusMapOverridden: env.PROVIDER_STATUS_MAP !== undefined && env.PROVIDER_STATUS_MAP !== '',
+      statusMapOverridden: statusMap !== DEFAULT_STATUS_MAP,
       // The table in force (defaults merged with PROVIDER_STATUS_MAP), words grouped by outcome.
       statusMap: describeStatusMap(statusMap),
     },

@@ -1,3 +1,4 @@
+import { SettingError } from '@shared/domain/errors';
 import * as v from '@shared/validation/valibot';
 
 /** Thrown at module load when the environment does not satisfy a handler's schema. */
@@ -15,16 +16,35 @@ export function loadConfig<S extends v.GenericSchema>(schema: S, env: NodeJS.Pro
   return result.output;
 }
 
+/*
+ * Every optional variable below follows one rule: unset, its documented default applies; set to
+ * nothing or to spaces only, it is refused. A blank is what a template, a `VAR=` line or an empty
+ * field of a deployment tool leaves behind, and read as a value it would mean something nobody
+ * chose: `Number('')` is 0 (a grace of 0 minutes before a payout may be resubmitted), and an empty
+ * allow-list or refusal list would mean "none". The message says how to get the default.
+ */
+
+/** The issue of a blank variable: what leaving it unset gives, in the words of the table in docs/architecture.md. */
+const notBlank = (whenUnset: string) => v.check((text: string) => text.trim() !== '', blankMessage(whenUnset));
+
+/** The words of notBlank's issue. */
+const blankMessage = (whenUnset: string) => `is empty: unset it to use the default (${whenUnset}), or give a value`;
+
+/** An optional variable read by `read`: unset gives `fallback` (as if it were written), blank is refused. */
+function optionalEnv<TOutput, TIssue extends v.BaseIssue<unknown>>(read: v.BaseSchema<string, TOutput, TIssue>, fallback: string, whenUnset = fallback) {
+  return v.optional(v.pipe(v.string(), notBlank(whenUnset), read), fallback);
+}
+
 const BOOLEAN_WORDS = ['true', 'false', '1', '0', 'on', 'off'] as const;
 
 /** Boolean env values: `true`/`false`/`1`/`0`/`on`/`off`, anything else is an error. */
 export const envBoolean = (defaultValue: boolean) =>
-  v.optional(
+  optionalEnv(
     v.pipe(
       v.picklist(BOOLEAN_WORDS, `must be one of ${BOOLEAN_WORDS.join(', ')}`),
       v.transform((word) => word === 'true' || word === '1' || word === 'on'),
     ),
-    defaultValue ? 'true' : 'false',
+    String(defaultValue),
   );
 
 /**
@@ -32,7 +52,7 @@ export const envBoolean = (defaultValue: boolean) =>
  * `Infinity` is not a setting anyone means, so it is refused like text.
  */
 const envNumber = v.pipe(
-  v.unknown(),
+  v.string(),
   v.transform((input) => {
     const n = Number(input);
     return Number.isFinite(n) ? n : Number.NaN;
@@ -41,22 +61,53 @@ const envNumber = v.pipe(
 );
 
 /** A positive integer env value with a default. */
-export const envInt = (defaultValue: number) =>
-  v.optional(v.pipe(envNumber, v.integer(), v.gtValue(0)), defaultValue);
+export const envInt = (defaultValue: number) => optionalEnv(v.pipe(envNumber, v.integer(), v.gtValue(0)), String(defaultValue));
 
 /** A whole number env value, 0 allowed, with a default. */
-export const envNonNegativeInt = (defaultValue: number) =>
-  v.optional(v.pipe(envNumber, v.integer(), v.minValue(0)), defaultValue);
+export const envNonNegativeInt = (defaultValue: number) => optionalEnv(v.pipe(envNumber, v.integer(), v.minValue(0)), String(defaultValue));
 
 /** A positive number env value (decimals allowed) with a default. */
-export const envPositiveNumber = (defaultValue: number) =>
-  v.optional(v.pipe(envNumber, v.gtValue(0)), defaultValue);
+export const envPositiveNumber = (defaultValue: number) => optionalEnv(v.pipe(envNumber, v.gtValue(0)), String(defaultValue));
 
 /** A number env value within [min, max] (decimals allowed) with a default. */
 export const envNumberBetween = (min: number, max: number, defaultValue: number) =>
-  v.optional(v.pipe(envNumber, v.minValue(min), v.maxValue(max)), defaultValue);
+  optionalEnv(v.pipe(envNumber, v.minValue(min), v.maxValue(max)), String(defaultValue));
 
-export const requiredString = v.pipe(v.string(), v.minLength(1, 'is required'));
+/** A variable that must be set: a name, a URL, an id. Blank is refused like missing. */
+export const requiredString = v.pipe(
+  v.string(),
+  v.check((text) => text.trim() !== '', 'is empty: it is required'),
+);
 
-/** A variable that may be left out, but not set empty. */
-export const optionalNonEmptyString = v.optional(requiredString);
+/** A variable that may be left out (`whenUnset` says what that means), but not set blank. */
+export const optionalString = (whenUnset: string) => v.optional(v.pipe(v.string(), notBlank(whenUnset)));
+
+/**
+ * What an env setting holds while its variable is unset: a value of its own (no text can be it), so
+ * that the setting's parser still runs and gives its default. (valibot skips an optional key without
+ * a default.)
+ */
+const UNSET = Symbol('unset');
+const textOrUnset = v.custom<string | typeof UNSET>((input) => typeof input === 'string' || input === UNSET, 'must be text');
+
+/**
+ * A setting written as text that a parser reads (SIGNING_PROFILE, PROVIDER_STATUS_MAP,
+ * PAYOUT_DEFINITE_REFUSALS, WEBHOOK_ALLOWED_IPS): its value is what `parse` makes of it, of
+ * `undefined` when unset (the parser's default, described by `whenUnset`); blank is refused. A
+ * parser's SettingError says what is wrong without the variable's name, which `loadConfig` adds.
+ */
+export function envSetting<T>(parse: (text: string | undefined) => T, whenUnset: string) {
+  return v.pipe(
+    v.optional(textOrUnset, UNSET),
+    v.check((text: string | typeof UNSET) => text === UNSET || text.trim() !== '', blankMessage(whenUnset)),
+    v.rawTransform<string | typeof UNSET, T>(({ dataset, addIssue, NEVER }) => {
+      try {
+        return parse(dataset.value === UNSET ? undefined : dataset.value);
+      } catch (error) {
+        if (!(error instanceof SettingError)) throw error;
+        addIssue({ message: error.message });
+        return NEVER;
+      }
+    }),
+  );
+}

@@ -1,5 +1,10 @@
+import { parseStatusMap } from '@shared/providers/status-map';
+import { resolveSigningProfile } from '@shared/signing/profile';
 import * as v from '@shared/validation/valibot';
-import { envBoolean, envInt, requiredString } from './env';
+import { envBoolean, envInt, envSetting, requiredString } from './env';
+
+/** SIGNING_PROFILE, read into the profile it names: the payout clients' and the notification receiver's. */
+export const signingProfileSetting = envSetting(resolveSigningProfile, 'the default profile');
 
 /**
  * Settings of the payout service client, shared by the worker and the reconciler
@@ -8,10 +13,10 @@ import { envBoolean, envInt, requiredString } from './env';
 export const providerEnvSchema = v.object({
   PROVIDER_SECRET_ID: requiredString,
   PAYOUT_API_BASE_URL: requiredString,
-  SIGNING_PROFILE: v.optional(v.string()),
+  SIGNING_PROFILE: signingProfileSetting,
   BEARER_PREFIX: envBoolean(true),
   PROVIDER_TIMEOUT_MS: envInt(10_000),
-  PROVIDER_STATUS_MAP: v.optional(v.string()),
+  PROVIDER_STATUS_MAP: envSetting(parseStatusMap, 'the default status words'),
 });
 
 export type ProviderEnv = v.InferOutput<typeof providerEnvSchema>;

@@ -1,6 +1,7 @@
 import { BlockList, isIP } from 'node:net';
 import * as v from '@shared/validation/valibot';
-import { envInt } from '@shared/config/env';
+import { SettingError } from '@shared/domain/errors';
+import { envInt, envSetting } from '@shared/config/env';
 
 /** Settings both receivers share (docs/architecture.md, "Environment variables"). */
 /**
@@ -17,7 +18,8 @@ export const webhookEnvSchema = v.object({
     envInt(262_144),
     v.maxValue(MAX_WEBHOOK_BODY_BYTES, `must be at most ${MAX_WEBHOOK_BODY_BYTES} (a stored event is one DynamoDB item, 400 KB at most)`),
   ),
-  WEBHOOK_ALLOWED_IPS: v.optional(v.string()),
+  /** Read into the check of a source address; unset, every address is allowed. */
+  WEBHOOK_ALLOWED_IPS: envSetting(parseAllowList, 'every source address allowed'),
   EVENT_RETENTION_DAYS: envInt(DEFAULT_EVENT_RETENTION_DAYS),
 });
 
@@ -29,23 +31,25 @@ export function webhookEnvSchemaWith<S extends v.ObjectEntries>(entries: S) {
 /** A source-address check; `undefined` allow-list means every address is allowed. */
 export type SourceAllowList = (ip: string) => boolean;
 
-/** Thrown at module load for an allow-list entry that is neither an address nor a CIDR block. */
-export class AllowListError extends Error {
+/** Thrown at module load for an allow-list entry that is neither an address nor a CIDR block; the message does not name the setting (SettingError). */
+export class AllowListError extends SettingError {
   override name = 'AllowListError';
 }
 
 /**
  * Parses WEBHOOK_ALLOWED_IPS: comma-separated IPv4/IPv6 addresses or CIDR blocks
- * (`203.0.113.7, 198.51.100.0/24`). Empty or absent: no restriction.
+ * (`203.0.113.7, 198.51.100.0/24`). Absent: no restriction. A list given but naming no address (`,`)
+ * is refused, never read as "no restriction".
  */
 export function parseAllowList(value: string | undefined): SourceAllowList | undefined {
-  const entries = (value ?? '').split(',').map((e) => e.trim()).filter((e) => e !== '');
-  if (entries.length === 0) return undefined;
+  if (value === undefined) return undefined;
+  const entries = value.split(',').map((e) => e.trim()).filter((e) => e !== '');
+  if (entries.length === 0) throw new AllowListError('names no address: list IP addresses or CIDR blocks separated by commas, or unset it to allow every address');
   const list = new BlockList();
   for (const entry of entries) {
     const [address = '', prefixText] = entry.split('/');
     const family = isIP(address);
-    if (family === 0) throw new AllowListError(`WEBHOOK_ALLOWED_IPS: "${entry}" is not an IP address or CIDR block`);
+    if (family === 0) throw new AllowListError(`"${entry}" is not an IP address or CIDR block`);
     const type = family === 4 ? 'ipv4' : 'ipv6';
     if (prefixText === undefined) {
       list.addAddress(address, type);
@@ -53,7 +57,7 @@ export function parseAllowList(value: string | undefined): SourceAllowList | und
     }
     const prefix = Number(prefixText);
     if (!Number.isInteger(prefix) || prefix < 0 || prefix > (family === 4 ? 32 : 128)) {
-      throw new AllowListError(`WEBHOOK_ALLOWED_IPS: "${entry}" has an invalid prefix length`);
+      throw new AllowListError(`"${entry}" has an invalid prefix length`);
     }
     list.addSubnet(address, prefix, type);
   }

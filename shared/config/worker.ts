@@ -1,7 +1,7 @@
 import * as v from '@shared/validation/valibot';
-import { DefiniteRefusalsError, parseDefiniteRefusals } from '@shared/domain/definite-refusals';
+import { parseDefiniteRefusals } from '@shared/domain/definite-refusals';
 import { DEFAULT_NAME_MATCH_THRESHOLD } from '@shared/domain/name-policy';
-import { envBoolean, envInt, envNumberBetween, requiredString } from './env';
+import { envBoolean, envInt, envNumberBetween, envSetting, optionalString, requiredString } from './env';
 import { providerEnvSchema } from './provider';
 import { PAYOUTS_QUEUE } from './resources';
 
@@ -13,6 +13,9 @@ export interface KycGatingEnv {
   readonly secretId: string;
   readonly apiBaseUrl: string;
 }
+
+/** What leaving out a KYC variable means to the worker. */
+const ONLY_WITH_GATING = 'none; needed only with KYC_GATING=on';
 
 /**
  * The payout worker's settings (docs/architecture.md, "Environment variables"). KYC_GATING=on
@@ -30,23 +33,12 @@ export const workerEnvSchema = v.pipe(
     PAYOUT_CHECKS_QUEUE_URL: requiredString,
     NAME_MATCH_THRESHOLD: envNumberBetween(0, 1, DEFAULT_NAME_MATCH_THRESHOLD),
     KYC_GATING: envBoolean(false),
-    /** Payout refusals known to be final (JSON list of {status, message}); empty: every refusal is settled through GetPayout. */
-    PAYOUT_DEFINITE_REFUSALS: v.pipe(
-      v.optional(v.string(), ''),
-      v.rawTransform(({ dataset, addIssue, NEVER }) => {
-        try {
-          return parseDefiniteRefusals(dataset.value);
-        } catch (error) {
-          if (!(error instanceof DefiniteRefusalsError)) throw error;
-          addIssue({ message: error.message });
-          return NEVER;
-        }
-      }),
-    ),
-    KYC_TABLE_NAME: v.optional(v.string()),
-    EVENTS_TABLE_NAME: v.optional(v.string()),
-    KYC_SECRET_ID: v.optional(v.string()),
-    KYC_API_BASE_URL: v.optional(v.string()),
+    /** Payout refusals known to be final (JSON list of {status, message}); unset: every refusal is settled through GetPayout. */
+    PAYOUT_DEFINITE_REFUSALS: envSetting(parseDefiniteRefusals, 'none: every refusal is settled through GetPayout'),
+    KYC_TABLE_NAME: optionalString(ONLY_WITH_GATING),
+    EVENTS_TABLE_NAME: optionalString(ONLY_WITH_GATING),
+    KYC_SECRET_ID: optionalString(ONLY_WITH_GATING),
+    KYC_API_BASE_URL: optionalString(ONLY_WITH_GATING),
     /** The payouts queue's maxReceiveCount: on the last receive a failing record goes to the DLQ with its reason. */
     PAYOUTS_MAX_RECEIVE_COUNT: envInt(PAYOUTS_QUEUE.defaultMaxReceiveCount),
     /** Records of a batch processed at once (records of one identity always run one after another). */

@@ -1,4 +1,5 @@
-import { DomainError } from './errors';
+import { SettingError } from './errors';
+import { parseJsonSetting } from './json-object';
 
 /**
  * Definite refusals: the Payout refusals an operator knows to be final before anything was
@@ -13,12 +14,11 @@ export interface DefiniteRefusal {
   readonly message: RegExp;
 }
 
-/** Thrown when PAYOUT_DEFINITE_REFUSALS is not a valid list. */
-export class DefiniteRefusalsError extends DomainError {
+/** Thrown when PAYOUT_DEFINITE_REFUSALS is not a valid list; the message does not name the setting (SettingError). */
+export class DefiniteRefusalsError extends SettingError {
   override name = 'DefiniteRefusalsError';
 }
 
-const SETTING = 'PAYOUT_DEFINITE_REFUSALS';
 const MAX_PATTERN = 200;
 
 /**
@@ -28,17 +28,12 @@ const MAX_PATTERN = 200;
  */
 export function parseDefiniteRefusals(json: string | undefined): readonly DefiniteRefusal[] {
   if (json === undefined || json.trim() === '') return [];
-  let raw: unknown;
-  try {
-    raw = JSON.parse(json);
-  } catch {
-    throw new DefiniteRefusalsError(`${SETTING} is not valid JSON`);
-  }
+  const raw = parseJsonSetting(json, (reason) => new DefiniteRefusalsError(reason));
   if (!Array.isArray(raw)) {
-    throw new DefiniteRefusalsError(`${SETTING} must be a JSON array of {"status": 400, "message": "<pattern>"}`);
+    throw new DefiniteRefusalsError('must be a JSON array of {"status": 400, "message": "<pattern>"}');
   }
   return raw.map((entry: unknown, index): DefiniteRefusal => {
-    const where = `${SETTING}[${index}]`;
+    const where = `[${index}]`;
     if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
       throw new DefiniteRefusalsError(`${where} must be an object with "status" and "message"`);
     }

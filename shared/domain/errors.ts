@@ -7,6 +7,14 @@ export abstract class DomainError extends Error {
   abstract override name: string;
 }
 
+/**
+ * A setting whose value cannot be used: an environment variable, a key of a stage's configuration, a
+ * CLI flag. The message says what is wrong with the value and never names the setting, because the
+ * same value arrives under different names (`PAYOUT_DEFINITE_REFUSALS`, `settings.payoutDefiniteRefusals`):
+ * whoever read it names it, once (`loadConfig` for a variable, the stage validation for a key).
+ */
+export abstract class SettingError extends DomainError {}
+
 /** An amount that is not a positive decimal string valid for its currency. */
 export class InvalidAmountError extends DomainError {
   override name = 'InvalidAmountError';

@@ -8,7 +8,7 @@ import { logger } from '@shared/observability/logger';
 import { metrics, MetricUnit } from '@shared/observability/metrics';
 import { invocationTracing } from '@shared/observability/tracer';
 import { METRIC } from '@shared/observability/metric-names';
-import { parseAllowList, type SourceAllowList } from '@shared/config/webhook';
+import type { SourceAllowList } from '@shared/config/webhook';
 import { decodeContent, withoutByteOrderMark } from './body-decoding';
 import { toHttpRefusal } from './error-map';
 import { MalformedJsonError, PayloadTooLargeError, SourceNotAllowedError, UnsupportedMediaTypeError } from './request-errors';
@@ -165,13 +165,13 @@ export function webhookGuard(options: WebhookGuardOptions): MiddlewareObj<Webhoo
  * Anything the guard or the use case refuses is mapped to its status by the guard.
  */
 export function webhookHandler(
-  settings: { WEBHOOK_MAX_BODY_BYTES: number; WEBHOOK_ALLOWED_IPS?: string },
+  settings: { WEBHOOK_MAX_BODY_BYTES: number; WEBHOOK_ALLOWED_IPS: SourceAllowList | undefined },
   receive: (event: WebhookEvent, webhook: ParsedWebhook) => Promise<WebhookReceipt>,
 ) {
   return middy<WebhookEvent, APIGatewayProxyStructuredResultV2>()
     .use(invocationTracing())
     .use(injectLambdaContext(logger))
     .use(logMetrics(metrics))
-    .use(webhookGuard({ maxBodyBytes: settings.WEBHOOK_MAX_BODY_BYTES, allowList: parseAllowList(settings.WEBHOOK_ALLOWED_IPS) }))
+    .use(webhookGuard({ maxBodyBytes: settings.WEBHOOK_MAX_BODY_BYTES, allowList: settings.WEBHOOK_ALLOWED_IPS }))
     .handler(async (event) => acknowledge(await receive(event, webhookOf(event))));
 }

@@ -1,3 +1,4 @@
+import { SettingError } from '@shared/domain/errors';
 import { parseJsonObject } from '@shared/domain/json-object';
 
 /**
@@ -28,43 +29,49 @@ export const DEFAULT_COLLECTION_ORDER_FIELDS: CollectionOrderShape['fields'] = [
   ['timestamp', 'timestamp'],
 ];
 
-/** COLLECTION_ORDER_PATH or COLLECTION_ORDER_BODY is not usable; the message names the problem. */
-export class CollectionOrderShapeError extends Error {
+/** COLLECTION_ORDER_PATH or COLLECTION_ORDER_BODY is not usable; the message says why, without naming the setting (SettingError). */
+export class CollectionOrderShapeError extends SettingError {
   override name = 'CollectionOrderShapeError';
 }
 
 /**
- * Reads COLLECTION_ORDER_PATH and COLLECTION_ORDER_BODY (a JSON object such as
- * `{"partner_order_id":"orderId","amount_to_collect":"amount","currency":"currency","timestamp":"epochSeconds"}`).
- * Empty or undefined gives the defaults.
- * @throws CollectionOrderShapeError naming the offending setting or field
+ * Reads COLLECTION_ORDER_PATH. Undefined gives the default path.
+ * @throws CollectionOrderShapeError when it is not a URL path
  */
-export function parseCollectionOrderShape(path: string | undefined, bodyJson: string | undefined): CollectionOrderShape {
-  const chosenPath = path === undefined || path.trim() === '' ? DEFAULT_COLLECTION_ORDER_PATH : path.trim();
+export function parseCollectionOrderPath(path: string | undefined): string {
+  const chosenPath = path?.trim() || DEFAULT_COLLECTION_ORDER_PATH;
   if (!/^\/[A-Za-z0-9/_.~-]*$/.test(chosenPath)) {
-    throw new CollectionOrderShapeError(`COLLECTION_ORDER_PATH ${JSON.stringify(chosenPath)} must start with / and hold only URL path characters`);
+    throw new CollectionOrderShapeError(`${JSON.stringify(chosenPath)} must start with / and hold only URL path characters`);
   }
-  if (bodyJson === undefined || bodyJson.trim() === '') return { path: chosenPath, fields: DEFAULT_COLLECTION_ORDER_FIELDS };
+  return chosenPath;
+}
+
+/**
+ * Reads COLLECTION_ORDER_BODY (a JSON object such as
+ * `{"partner_order_id":"orderId","amount_to_collect":"amount","currency":"currency","timestamp":"epochSeconds"}`).
+ * Undefined gives the default fields.
+ * @throws CollectionOrderShapeError naming the offending field
+ */
+export function parseCollectionOrderBody(bodyJson: string | undefined): CollectionOrderShape['fields'] {
+  if (bodyJson === undefined || bodyJson.trim() === '') return DEFAULT_COLLECTION_ORDER_FIELDS;
   const raw = parseJsonObject(bodyJson, {
-    notJson: () => new CollectionOrderShapeError('COLLECTION_ORDER_BODY is not valid JSON'),
-    notObject: () => new CollectionOrderShapeError('COLLECTION_ORDER_BODY must be a JSON object of provider field name to value name'),
+    notJson: (reason) => new CollectionOrderShapeError(reason),
+    notObject: () => new CollectionOrderShapeError('must be a JSON object of provider field name to value name'),
   });
   const fields: Array<readonly [string, CollectionValue]> = [];
   for (const [field, value] of Object.entries(raw)) {
     if (field === 'signature' || field.trim() === '') {
-      throw new CollectionOrderShapeError(`COLLECTION_ORDER_BODY cannot name the field ${JSON.stringify(field)} (signature is added when signing)`);
+      throw new CollectionOrderShapeError(`cannot name the field ${JSON.stringify(field)} (signature is added when signing)`);
     }
     if (typeof value !== 'string' || !(COLLECTION_VALUES as readonly string[]).includes(value)) {
-      throw new CollectionOrderShapeError(
-        `COLLECTION_ORDER_BODY maps ${field} to ${JSON.stringify(value)}; allowed values: ${COLLECTION_VALUES.join(', ')}`,
-      );
+      throw new CollectionOrderShapeError(`maps ${field} to ${JSON.stringify(value)}; allowed values: ${COLLECTION_VALUES.join(', ')}`);
     }
     fields.push([field, value as CollectionValue]);
   }
   if (!fields.some(([, value]) => value === 'orderId') || !fields.some(([, value]) => value === 'amount')) {
-    throw new CollectionOrderShapeError('COLLECTION_ORDER_BODY must send orderId and amount (the order id and the amount to collect)');
+    throw new CollectionOrderShapeError('must send orderId and amount (the order id and the amount to collect)');
   }
-  return { path: chosenPath, fields };
+  return fields;
 }
 
 /** The values of one collection order, by name. */

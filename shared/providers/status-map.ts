@@ -1,3 +1,4 @@
+import { SettingError } from '@shared/domain/errors';
 import { parseJsonObject } from '@shared/domain/json-object';
 
 /**
@@ -14,8 +15,8 @@ export type StatusMap = Readonly<Record<string, PayoutStatusOutcome>>;
 
 const OUTCOMES: readonly PayoutStatusOutcome[] = ['succeeded', 'failed', 'reversed', 'in_progress', 'gateway_error', 'unrecognized'];
 
-/** Thrown when PROVIDER_STATUS_MAP is not a valid status table. */
-export class StatusMapError extends Error {
+/** Thrown when PROVIDER_STATUS_MAP is not a valid status table; the message does not name the setting (SettingError). */
+export class StatusMapError extends SettingError {
   override name = 'StatusMapError';
 }
 
@@ -64,18 +65,18 @@ export function parseStatusMap(json: string | undefined): StatusMap {
     return DEFAULT_STATUS_MAP;
   }
   const raw = parseJsonObject(json, {
-    notJson: () => new StatusMapError('PROVIDER_STATUS_MAP is not valid JSON'),
-    notObject: () => new StatusMapError('PROVIDER_STATUS_MAP must be a JSON object of status word to outcome'),
+    notJson: (reason) => new StatusMapError(reason),
+    notObject: () => new StatusMapError('must be a JSON object of status word to outcome'),
   });
   const map: Record<string, PayoutStatusOutcome> = { ...DEFAULT_STATUS_MAP };
   for (const [word, outcome] of Object.entries(raw)) {
     const key = normalizeWord(word);
     if (!/^[A-Z0-9_ -]{1,64}$/.test(key)) {
-      throw new StatusMapError(`PROVIDER_STATUS_MAP word ${JSON.stringify(word)} must be 1-64 letters, digits, '_', '-' or spaces`);
+      throw new StatusMapError(`word ${JSON.stringify(word)} must be 1-64 letters, digits, '_', '-' or spaces`);
     }
     if (typeof outcome !== 'string' || !(OUTCOMES as readonly string[]).includes(outcome)) {
       throw new StatusMapError(
-        `PROVIDER_STATUS_MAP maps ${key} to ${JSON.stringify(outcome)}; allowed: ${OUTCOMES.join(', ')}`,
+        `maps ${key} to ${JSON.stringify(outcome)}; allowed: ${OUTCOMES.join(', ')}`,
       );
     }
     map[key] = outcome as PayoutStatusOutcome;

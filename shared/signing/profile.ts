@@ -1,3 +1,4 @@
+import { SettingError } from '@shared/domain/errors';
 import { parseJsonObject } from '@shared/domain/json-object';
 
 /** How the digest is made: a keyed HMAC, or a plain SHA-512 over the key and the body concatenated. */
@@ -23,7 +24,7 @@ export interface SigningSecrets {
 }
 
 /** Thrown when SIGNING_PROFILE (or a profile built in code) is not a valid profile, or a secret it needs is empty. */
-export class SigningProfileError extends Error {
+export class SigningProfileError extends SettingError {
   override name = 'SigningProfileError';
 }
 
@@ -117,7 +118,7 @@ function fromName(value: string): SigningProfile {
   for (const override of overrides) {
     const [op, recipe, extra] = override.split('=');
     if (extra !== undefined || recipe === undefined) {
-      throw new SigningProfileError(`"${override}" in SIGNING_PROFILE is not <operation>=<recipe>`);
+      throw new SigningProfileError(`"${override}" is not <operation>=<recipe>`);
     }
     keys[oneOf(SIGNING_OPERATIONS, op, 'operation')] = parseRecipe(recipe, op ?? '');
   }
@@ -131,12 +132,12 @@ function fromName(value: string): SigningProfile {
 
 function fromJson(value: string): SigningProfile {
   const record = parseJsonObject(value, {
-    notJson: () => new SigningProfileError('SIGNING_PROFILE starts with "{" but is not valid JSON'),
-    notObject: () => new SigningProfileError('SIGNING_PROFILE JSON must be an object'),
+    notJson: (reason) => new SigningProfileError(`starts with "{" but ${reason}`),
+    notObject: () => new SigningProfileError('starts with "{" but is not a JSON object'),
   });
   const unknownFields = Object.keys(record).filter((k) => !['name', 'algorithm', 'serialization', 'encoding', 'keys'].includes(k));
   if (unknownFields.length > 0) {
-    throw new SigningProfileError(`SIGNING_PROFILE JSON has unknown fields: ${unknownFields.join(', ')}`);
+    throw new SigningProfileError(`has unknown JSON fields: ${unknownFields.join(', ')}`);
   }
   return buildProfile({
     algorithm: oneOf(SIGNING_ALGORITHMS, record.algorithm, 'algorithm'),

@@ -5,7 +5,7 @@ import {
   ProviderUnauthorizedError,
 } from '@shared/providers/provider-errors';
 import { credentialsFromSecret, PayoutServiceClient } from '@shared/providers/payout-client';
-import { parseCollectionOrderShape } from '@shared/providers/collection-order-shape';
+import { DEFAULT_COLLECTION_ORDER_FIELDS } from '@shared/providers/collection-order-shape';
 import { SEEDED_ACCOUNTS } from '@simulator/index';
 import { ghsPayout, payoutFixture, simulatorPerTest, startReceiver } from './support';
 
@@ -265,7 +265,7 @@ describe('payout service: collection orders and order notifications', () => {
 
   it('serves the collection-order endpoint at a configured path, checks the signature and names missing fields', async () => {
     const s = await start({ collectionOrderPath: '/api/v1/no-auth/PartnerP2P/CreateOrder' });
-    const shape = parseCollectionOrderShape('/api/v1/no-auth/PartnerP2P/CreateOrder', '');
+    const shape = { path: '/api/v1/no-auth/PartnerP2P/CreateOrder', fields: DEFAULT_COLLECTION_ORDER_FIELDS };
     const { client, secret, creds } = payoutFixture(s, { collectionOrder: shape });
     onCleanup(() => client.close());
     await expect(client.createCollectionOrder({ partnerOrderId: 'o-2', amount: '12.5', currency: 'GHS', at: new Date() }, creds)).resolves.toMatchObject({

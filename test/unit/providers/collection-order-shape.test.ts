@@ -1,10 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  CollectionOrderShapeError,
-  DEFAULT_COLLECTION_ORDER_PATH,
-  collectionOrderBody,
-  parseCollectionOrderShape,
-} from '@shared/providers/collection-order-shape';
+import { ConfigError } from '@shared/config/env';
+import { DEFAULT_COLLECTION_ORDER_PATH, collectionOrderBody } from '@shared/providers/collection-order-shape';
+import { cliProviderSettings } from '@cli/settings';
 
 const values = {
   orderId: 'col-1',
@@ -16,9 +13,15 @@ const values = {
   merchantId: 'MER-1',
 };
 
+/* The shape as the CLI reads it from the shell's environment (COLLECTION_ORDER_PATH, COLLECTION_ORDER_BODY). */
+const shapeOf = (env: Record<string, string>) => {
+  const settings = cliProviderSettings(env);
+  return { path: settings.COLLECTION_ORDER_PATH, fields: settings.COLLECTION_ORDER_BODY };
+};
+
 describe('collection-order shape (COLLECTION_ORDER_PATH, COLLECTION_ORDER_BODY)', () => {
   it('defaults to the public shape: partner_order_id, amount_to_collect, timestamp, in that order', () => {
-    const shape = parseCollectionOrderShape(undefined, '');
+    const shape = shapeOf({});
     expect(shape.path).toBe(DEFAULT_COLLECTION_ORDER_PATH);
     expect(Object.entries(collectionOrderBody(shape, values))).toEqual([
       ['partner_order_id', 'col-1'],
@@ -28,24 +31,26 @@ describe('collection-order shape (COLLECTION_ORDER_PATH, COLLECTION_ORDER_BODY)'
   });
 
   it('takes another path and another body, kept in the order written', () => {
-    const shape = parseCollectionOrderShape(
-      '/api/v1/no-auth/PartnerP2P/CreateOrder',
-      '{"order_id":"orderId","amount":"amount","currency":"currency","merchant":"merchantId","ts":"epochSeconds"}',
-    );
+    const shape = shapeOf({
+      COLLECTION_ORDER_PATH: '/api/v1/no-auth/PartnerP2P/CreateOrder',
+      COLLECTION_ORDER_BODY: '{"order_id":"orderId","amount":"amount","currency":"currency","merchant":"merchantId","ts":"epochSeconds"}',
+    });
     expect(shape.path).toBe('/api/v1/no-auth/PartnerP2P/CreateOrder');
     expect(collectionOrderBody(shape, values)).toEqual({ order_id: 'col-1', amount: '40.00', currency: 'GHS', merchant: 'MER-1', ts: '1795428000' });
     expect(Object.keys(collectionOrderBody(shape, values))).toEqual(['order_id', 'amount', 'currency', 'merchant', 'ts']);
   });
 
   it.each([
-    ['api/no-slash', undefined, /COLLECTION_ORDER_PATH .* must start with \//],
-    ['/ok', '{not json', /COLLECTION_ORDER_BODY is not valid JSON/],
-    ['/ok', '["orderId"]', /must be a JSON object/],
-    ['/ok', '{"partner_order_id":"orderId","amount":"price"}', /maps amount to "price"; allowed values: orderId, amount/],
-    ['/ok', '{"partner_order_id":"orderId"}', /must send orderId and amount/],
-    ['/ok', '{"partner_order_id":"orderId","amount":"amount","signature":"orderId"}', /cannot name the field "signature"/],
-  ])('refuses path %j with body %j, naming the problem', (path, body, words) => {
-    expect(() => parseCollectionOrderShape(path, body)).toThrow(CollectionOrderShapeError);
-    expect(() => parseCollectionOrderShape(path, body)).toThrow(words);
+    [{ COLLECTION_ORDER_PATH: 'api/no-slash' }, 'COLLECTION_ORDER_PATH: "api/no-slash" must start with / and hold only URL path characters'],
+    [{ COLLECTION_ORDER_BODY: '{not json' }, "COLLECTION_ORDER_BODY: is not valid JSON: Expected property name or '}' in JSON at position 1"],
+    [{ COLLECTION_ORDER_BODY: '["orderId"]' }, 'COLLECTION_ORDER_BODY: must be a JSON object of provider field name to value name'],
+    [{ COLLECTION_ORDER_BODY: '{"partner_order_id":"orderId","amount":"price"}' }, 'COLLECTION_ORDER_BODY: maps amount to "price"; allowed values: orderId, amount, '],
+    [{ COLLECTION_ORDER_BODY: '{"partner_order_id":"orderId"}' }, 'COLLECTION_ORDER_BODY: must send orderId and amount'],
+    [{ COLLECTION_ORDER_BODY: '{"partner_order_id":"orderId","amount":"amount","signature":"orderId"}' }, 'COLLECTION_ORDER_BODY: cannot name the field "signature"'],
+    [{ COLLECTION_ORDER_BODY: ' ' }, 'COLLECTION_ORDER_BODY: is empty: unset it to use the default (partner_order_id, amount_to_collect, timestamp), or give a value'],
+    [{ COLLECTION_ORDER_PATH: '' }, 'COLLECTION_ORDER_PATH: is empty: unset it to use the default (the path the public pages suggest), or give a value'],
+  ])('refuses %j, naming the setting once', (env, words) => {
+    expect(() => shapeOf(env)).toThrow(ConfigError);
+    expect(() => shapeOf(env)).toThrow(`invalid configuration: ${words}`);
   });
 });

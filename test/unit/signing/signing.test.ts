@@ -196,7 +196,7 @@ describe('resolveSigningProfile', () => {
     ['hmac-sha512/compact-insertion/hex/payout=partner+merchant+partner', /one or two of partner, merchant/],
     ['hmac-sha512/compact-insertion/hex/payout=admin', /key role for payout/],
     ['{not json', /not valid JSON/],
-    ['{"algorithm":"hmac-sha512","serialization":"compact-insertion","encoding":"hex","extra":1}', /unknown fields: extra/],
+    ['{"algorithm":"hmac-sha512","serialization":"compact-insertion","encoding":"hex","extra":1}', /has unknown JSON fields: extra/],
     ['{"algorithm":"hmac-sha512","serialization":"compact-insertion","encoding":"hex","keys":[]}', /keys must be an object/],
   ])('rejects %j clearly', (value, message) => {
     expect(() => resolveSigningProfile(value)).toThrow(SigningProfileError);

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '@shared/config/env';
+import { callbackApplierEnvSchema } from '@shared/config/callback-applier';
+import { reconcilerEnvSchema } from '@shared/config/reconciler';
 import { workerEnvSchema } from '@shared/config/worker';
 import { parsePayoutCheck } from '@shared/messages/payout-check';
 import { parsePayoutRequest } from '@shared/messages/payout-request';
@@ -35,7 +37,8 @@ const configProblem = (env: Record<string, string | undefined>): string => {
 describe('configuration messages', () => {
   it.each([
     [{ PAYOUTS_TABLE_NAME: undefined }, 'PAYOUTS_TABLE_NAME: is missing'],
-    [{ PAYOUTS_TABLE_NAME: '' }, 'PAYOUTS_TABLE_NAME: is required'],
+    [{ PAYOUTS_TABLE_NAME: '' }, 'PAYOUTS_TABLE_NAME: is empty: it is required'],
+    [{ PAYOUTS_TABLE_NAME: '  ' }, 'PAYOUTS_TABLE_NAME: is empty: it is required'],
     [{ KYC_GATING: 'yes' }, 'KYC_GATING: must be one of true, false, 1, 0, on, off'],
     [{ WORKER_CONCURRENCY: 'four' }, 'WORKER_CONCURRENCY: must be a number'],
     [{ WORKER_CONCURRENCY: 'Infinity' }, 'WORKER_CONCURRENCY: must be a number'],
@@ -50,6 +53,77 @@ describe('configuration messages', () => {
   it('reads numbers and words the way the variables are documented, with their defaults', () => {
     const config = loadConfig(workerEnvSchema, { ...ENV, WORKER_CONCURRENCY: ' 7 ', BEARER_PREFIX: 'off', NAME_MATCH_THRESHOLD: '0.5' });
     expect([config.WORKER_CONCURRENCY, config.BEARER_PREFIX, config.NAME_MATCH_THRESHOLD, config.PROVIDER_TIMEOUT_MS, config.PAYOUT_DEFINITE_REFUSALS]).toEqual([7, false, 0.5, 10_000, []]);
+  });
+});
+
+describe('a variable set but empty (or spaces only) is refused, never read as 0, false or "none"', () => {
+  const refused = (change: Record<string, string>, schema: v.GenericSchema = workerEnvSchema): string => {
+    try {
+      loadConfig(schema, { ...ENV, ...change });
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      return (error as Error).message;
+    }
+    throw new Error('expected the configuration to be refused');
+  };
+  const unsetForDefault = (name: string, defaultWords: string) => `invalid configuration: ${name}: is empty: unset it to use the default (${defaultWords}), or give a value`;
+
+  it.each([
+    // numbers: Number('') and Number(' ') are 0
+    ['a positive whole number', 'WORKER_CONCURRENCY', '', '4'],
+    ['a number between bounds, 0 allowed', 'NAME_MATCH_THRESHOLD', ' ', '0.85'],
+    // a boolean: a blank is not false
+    ['a boolean', 'BEARER_PREFIX', '', 'true'],
+    // a JSON setting: a blank is not "no definite refusals"
+    ['a JSON list', 'PAYOUT_DEFINITE_REFUSALS', '\t', 'none: every refusal is settled through GetPayout'],
+    ['a JSON object', 'PROVIDER_STATUS_MAP', '', 'the default status words'],
+    ['a profile name or JSON', 'SIGNING_PROFILE', ' ', 'the default profile'],
+    // a text read only with KYC_GATING=on
+    ['an optional text', 'KYC_TABLE_NAME', '', 'none; needed only with KYC_GATING=on'],
+  ])('%s (%s=%j)', (_kind, name, value, defaultWords) => {
+    expect(refused({ [name]: value })).toBe(unsetForDefault(name, defaultWords));
+  });
+
+  it('NOT_FOUND_GRACE_MINUTES= is refused, naming the default, where 0 would let a not-found payout be resubmitted at once', () => {
+    expect(refused({ NOT_FOUND_GRACE_MINUTES: '' }, reconcilerEnvSchema)).toBe(unsetForDefault('NOT_FOUND_GRACE_MINUTES', '15'));
+    expect(refused({ RESUBMIT_UNKNOWN_NOT_FOUND: ' ' }, reconcilerEnvSchema)).toBe(unsetForDefault('RESUBMIT_UNKNOWN_NOT_FOUND', 'false'));
+  });
+
+  it('a number where 0 is allowed: blank is still refused, and 0 written out is taken', () => {
+    const tables = { EVENTS_TABLE_NAME: 'events', KYC_TABLE_NAME: 'kyc', COLLECTIONS_TABLE_NAME: 'collections' };
+    expect(refused({ ...tables, APPLY_SWEEP_GRACE_SECONDS: '' }, callbackApplierEnvSchema)).toBe(unsetForDefault('APPLY_SWEEP_GRACE_SECONDS', '60'));
+    expect(loadConfig(callbackApplierEnvSchema, { ...ENV, ...tables, APPLY_SWEEP_GRACE_SECONDS: '0' }).APPLY_SWEEP_GRACE_SECONDS).toBe(0);
+  });
+
+  it('names every blank variable at once', () => {
+    expect(refused({ WORKER_CONCURRENCY: '', KYC_GATING: '' })).toBe(
+      `${unsetForDefault('KYC_GATING', 'false')}; ${unsetForDefault('WORKER_CONCURRENCY', '4').replace('invalid configuration: ', '')}`,
+    );
+  });
+
+  it('unset, each takes its documented default', () => {
+    const config = loadConfig(workerEnvSchema, ENV);
+    expect([config.WORKER_CONCURRENCY, config.NAME_MATCH_THRESHOLD, config.BEARER_PREFIX, config.PAYOUT_DEFINITE_REFUSALS, config.SIGNING_PROFILE.name]).toEqual([
+      4,
+      0.85,
+      true,
+      [],
+      'hmac-sha512/compact-insertion/hex',
+    ]);
+  });
+});
+
+describe('a setting read by its own parser names the variable once', () => {
+  it.each([
+    ['PAYOUT_DEFINITE_REFUSALS', '[{status: 400}]', "is not valid JSON: Expected property name or '}' in JSON at position 2"],
+    ['PAYOUT_DEFINITE_REFUSALS', 'insufficient', "is not valid JSON: Unexpected token 'i'"],
+    ['PAYOUT_DEFINITE_REFUSALS', '{"status":400}', 'must be a JSON array of {"status": 400, "message": "<pattern>"}'],
+    ['PAYOUT_DEFINITE_REFUSALS', '[{"status":429,"message":"slow"}]', '[0].status 429 is never a refusal of the payout (keys, time-out or rate limit)'],
+    ['PROVIDER_STATUS_MAP', '{"PAID":"paid"}', 'maps PAID to "paid"; allowed: succeeded, failed, reversed, in_progress, gateway_error, unrecognized'],
+    ['SIGNING_PROFILE', '{"algorithm"', 'starts with "{" but is not valid JSON: Expected \':\' after property name in JSON at position 12'],
+    ['SIGNING_PROFILE', 'hmac-sha512/compact-insertion/hex/payout', '"payout" is not <operation>=<recipe>'],
+  ])('%s=%s', (name, value, words) => {
+    expect(configProblem({ ...ENV, [name]: value })).toBe(`invalid configuration: ${name}: ${words}`);
   });
 });
 

@@ -91,14 +91,23 @@ describe('WEBHOOK_MAX_BODY_BYTES', () => {
 });
 
 describe('WEBHOOK_ALLOWED_IPS', () => {
-  it('means no restriction when empty', () => {
-    expect(parseAllowList(undefined)).toBeUndefined();
-    expect(parseAllowList(' , ')).toBeUndefined();
+  it('means no restriction only when unset: a list naming no address is refused at load, never read as "allow all"', () => {
+    expect(loadConfig(webhookEnvSchema, {}).WEBHOOK_ALLOWED_IPS).toBeUndefined();
+    expect(() => loadConfig(webhookEnvSchema, { WEBHOOK_ALLOWED_IPS: ' , ' })).toThrow(
+      'invalid configuration: WEBHOOK_ALLOWED_IPS: names no address: list IP addresses or CIDR blocks separated by commas, or unset it to allow every address',
+    );
+    expect(() => loadConfig(webhookEnvSchema, { WEBHOOK_ALLOWED_IPS: '  ' })).toThrow(
+      'invalid configuration: WEBHOOK_ALLOWED_IPS: is empty: unset it to use the default (every source address allowed), or give a value',
+    );
+    expect(loadConfig(webhookEnvSchema, { WEBHOOK_ALLOWED_IPS: '192.0.2.1, ' }).WEBHOOK_ALLOWED_IPS?.('192.0.2.1')).toBe(true);
   });
 
   it('rejects an entry that is not an address or a CIDR block at load', () => {
     expect(() => parseAllowList('10.0.0.0/33')).toThrow(AllowListError);
     expect(() => parseAllowList('example.com')).toThrow(AllowListError);
+    expect(() => loadConfig(webhookEnvSchema, { WEBHOOK_ALLOWED_IPS: '192.0.2.1,example.com' })).toThrow(
+      'invalid configuration: WEBHOOK_ALLOWED_IPS: "example.com" is not an IP address or CIDR block',
+    );
   });
 
   it('never allows a missing or malformed source address', () => {
