@@ -136,7 +136,7 @@ const ERROR_CLASSES: Readonly<Record<string, { exit: number; words: (message: st
   KycResponsesFormatError: { exit: EXIT.unreachable, words: (m) => `the KYC service's /responses answer cannot be read, so nothing was stored: ${m}` },
   SecretFormatError: { exit: EXIT.invalidInput, words: (m) => m },
   SigningProfileError: { exit: EXIT.invalidInput, words: (m) => m },
-  ConfigError: { exit: EXIT.invalidInput, words: (m) => `${m} (a setting of this shell's environment, read as the functions read theirs)` },
+  ConfigError: { exit: EXIT.invalidInput, words: (m) => `${m} (in this shell's environment)` },
   CredentialsProviderError: {
     exit: EXIT.unreachable,
     words: (m) => `no usable AWS credentials for profile ${profileTried()}: ${m} (log in, e.g. \`aws sso login --profile ${profileTried()}\`, or pass --profile)`,

@@ -13,6 +13,7 @@ import { registerSecretsCommands } from './commands/secrets';
 import { registerSignatureCommands } from './commands/signature';
 import { providerBaseUrl } from '@local/option-args';
 import { registerSimulatorCommand } from '@simulator/command';
+import { callsNoAws, refuseIgnoredAwsOptions } from './aws-options';
 import { awsRegion } from './context';
 import { describeError, exitCodeOf, EXIT } from './output';
 
@@ -39,6 +40,7 @@ export function buildProgram(): Command {
     .showHelpAfterError('(run with --help for usage)')
     // Wrap descriptions beside long option names too (commander leaves them unwrapped under 40 columns).
     .configureHelp({ minWidthToWrap: 24 })
+    .hook('preAction', (_program, action) => refuseIgnoredAwsOptions(action))
     .addHelpText(
       'after',
       '\nExamples:\n  $ npm start                      # in one terminal\n  $ payrelay demo                  # in another\n  $ payrelay payouts status WD-1 --stack payrelay-prod --profile ops\n',
@@ -52,7 +54,7 @@ export function buildProgram(): Command {
   registerEventsCommands(program);
   registerSignatureCommands(program);
   registerSchemaCommands(program);
-  registerSimulatorCommand(program);
+  callsNoAws(registerSimulatorCommand(program));
   registerDemoCommand(program);
   registerConsoleCommand(program);
   return program;

@@ -1,6 +1,7 @@
 import { envSetting, loadConfig } from '@shared/config/env';
-import { providerEnvSchema } from '@shared/config/provider';
-import { parseCollectionOrderBody, parseCollectionOrderPath } from '@shared/providers/collection-order-shape';
+import { providerEnvSchema, signingProfileSetting } from '@shared/config/provider';
+import type { SigningProfile } from '@shared/signing/profile';
+import { DEFAULT_COLLECTION_ORDER_PATH, parseCollectionOrderBody, parseCollectionOrderPath } from '@shared/providers/collection-order-shape';
 import * as v from '@shared/validation/valibot';
 
 /**
@@ -12,7 +13,7 @@ const cliProviderSettingsSchema = v.object({
   SIGNING_PROFILE: providerEnvSchema.entries.SIGNING_PROFILE,
   BEARER_PREFIX: providerEnvSchema.entries.BEARER_PREFIX,
   PROVIDER_STATUS_MAP: providerEnvSchema.entries.PROVIDER_STATUS_MAP,
-  COLLECTION_ORDER_PATH: envSetting(parseCollectionOrderPath, 'the path the public pages suggest'),
+  COLLECTION_ORDER_PATH: envSetting(parseCollectionOrderPath, DEFAULT_COLLECTION_ORDER_PATH),
   COLLECTION_ORDER_BODY: envSetting(parseCollectionOrderBody, 'partner_order_id, amount_to_collect, timestamp'),
 });
 
@@ -22,4 +23,14 @@ const cliProviderSettingsSchema = v.object({
  */
 export function cliProviderSettings(env: NodeJS.ProcessEnv = process.env): v.InferOutput<typeof cliProviderSettingsSchema> {
   return loadConfig(cliProviderSettingsSchema, env);
+}
+
+const signingProfileSchema = v.object({ SIGNING_PROFILE: signingProfileSetting });
+
+/**
+ * SIGNING_PROFILE of the shell, read as the functions read theirs (the `signature` commands' default).
+ * @throws ConfigError naming it when it cannot be used
+ */
+export function cliSigningProfile(env: NodeJS.ProcessEnv = process.env): SigningProfile {
+  return loadConfig(signingProfileSchema, env).SIGNING_PROFILE;
 }

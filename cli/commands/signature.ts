@@ -15,6 +15,7 @@ import {
 import { contextOf, parseSince, positiveInt, withExample, type CommandContext } from '../context';
 import { readJsonObject } from '../io';
 import { targetSigningSecrets } from '../operator';
+import { cliSigningProfile } from '../settings';
 import { CliError, EXIT, printTable } from '../output';
 import { requireEnv } from '../target';
 
@@ -42,14 +43,18 @@ async function signingSecrets(ctx: CommandContext, secretsFile?: string): Promis
   return { partnerSecret, merchantSecret };
 }
 
-/** The profile of --signing-profile, else SIGNING_PROFILE, else the default; a wrong one says which it was and what a name looks like. */
+/**
+ * The profile of --signing-profile, else SIGNING_PROFILE (read as the functions read it), else the
+ * default; a wrong one says which it was and what a name looks like.
+ */
 function profileOf(value?: string): SigningProfile {
-  const source = value === undefined ? 'SIGNING_PROFILE' : '--signing-profile';
+  if (value === undefined) return cliSigningProfile();
   try {
-    return resolveSigningProfile(value ?? process.env.SIGNING_PROFILE);
+    if (value.trim() === '') throw new SigningProfileError('is empty: leave it out to use SIGNING_PROFILE or the default profile');
+    return resolveSigningProfile(value);
   } catch (error) {
     if (!(error instanceof SigningProfileError)) throw error;
-    throw new CliError(`${source}: ${error.message} (a profile name is <algorithm>/<serialization>/<encoding>, e.g. ${DEFAULT_SIGNING_PROFILE.name}; docs/signing.md)`, EXIT.invalidInput);
+    throw new CliError(`--signing-profile: ${error.message} (a profile name is <algorithm>/<serialization>/<encoding>, e.g. ${DEFAULT_SIGNING_PROFILE.name}; docs/signing.md)`, EXIT.invalidInput);
   }
 }
 

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { describe, expect, it, vi } from 'vitest';
 import { awsRegion, calendarDay, countryCode, parseSince, redirectUrl, upperCaseChoice } from '@cli/context';
@@ -179,6 +182,48 @@ describe('a bad option value', () => {
       expect(printed).toHaveBeenCalledWith('payrelay: user_reference is longer than 128 characters: no KYC subject has such a reference');
     } finally {
       printed.mockRestore();
+    }
+  });
+
+  it('--profile or --region where they would be ignored is a usage error; on a command with --signing-profile it names that flag', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'payrelay-aws-options-'));
+    const body = join(dir, 'body.json');
+    const keys = join(dir, 'keys.json');
+    writeFileSync(body, JSON.stringify({ withdrawal_reference: 'WD-1', amount: '1.00', signature: 'x' }));
+    writeFileSync(keys, JSON.stringify({ partner_secret_key: 'p', merchant_secret_key: 'm' }));
+    const printed = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    const refused = async (args: string[]) => {
+      printed.mockClear();
+      const { code } = await runCaptured(args);
+      expect(code, args.join(' ')).toBe(EXIT.usage);
+      expect(printed).toHaveBeenCalledTimes(1);
+      return String(printed.mock.calls[0]?.[0]);
+    };
+    const signingHint = '; to choose the signing profile, use --signing-profile <profile>';
+    try {
+      // The trap: a signing profile given as --profile was taken for the AWS profile and ignored.
+      expect(await refused(['signature', 'verify', body, '--operation', 'payout', '--secrets-file', keys, '--profile', 'hmac-sha512/compact-sorted/hex'])).toBe(
+        `payrelay: --profile is for a deployed stack only (--stack <name>); without --stack this command targets the local stack${signingHint}`,
+      );
+      expect(await refused(['--stack', 'payrelay-prod', '--profile', 'ops', 'signature', 'sign', body, '--operation', 'payout', '--secrets-file', keys])).toBe(
+        `payrelay: --profile is not used with --secrets-file: this command then calls no AWS API${signingHint}`,
+      );
+      expect(await refused(['--stack', 'payrelay-prod', '--profile', 'hmac-sha512/compact-sorted/hex', 'signature', 'verify', body])).toBe(
+        `payrelay: --profile "hmac-sha512/compact-sorted/hex" is written like a signing profile, but --profile is the AWS profile of --stack${signingHint}`,
+      );
+      expect(await refused(['simulator', '--profile', 'hmac-sha512/compact-sorted/hex'])).toBe(
+        `payrelay: --profile is not used by \`payrelay simulator\`, which calls no AWS API${signingHint}`,
+      );
+      // Commands without a signing profile: the same rule, without the hint.
+      expect(await refused(['--profile', 'ops', '--region', 'eu-west-1', 'payouts', 'status', 'WD-1'])).toBe(
+        'payrelay: --profile, --region are for a deployed stack only (--stack <name>); without --stack this command targets the local stack',
+      );
+      expect(await refused(['--stack', 'payrelay-prod', 'schema', 'payout-request'])).toBe(
+        'payrelay: --stack is not used by `payrelay schema payout-request`, which calls no AWS API',
+      );
+    } finally {
+      printed.mockRestore();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

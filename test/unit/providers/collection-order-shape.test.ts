@@ -48,7 +48,7 @@ describe('collection-order shape (COLLECTION_ORDER_PATH, COLLECTION_ORDER_BODY)'
     [{ COLLECTION_ORDER_BODY: '{"partner_order_id":"orderId"}' }, 'COLLECTION_ORDER_BODY: must send orderId and amount'],
     [{ COLLECTION_ORDER_BODY: '{"partner_order_id":"orderId","amount":"amount","signature":"orderId"}' }, 'COLLECTION_ORDER_BODY: cannot name the field "signature"'],
     [{ COLLECTION_ORDER_BODY: ' ' }, 'COLLECTION_ORDER_BODY: is empty: unset it to use the default (partner_order_id, amount_to_collect, timestamp), or give a value'],
-    [{ COLLECTION_ORDER_PATH: '' }, 'COLLECTION_ORDER_PATH: is empty: unset it to use the default (the path the public pages suggest), or give a value'],
+    [{ COLLECTION_ORDER_PATH: '' }, 'COLLECTION_ORDER_PATH: is empty: unset it to use the default (/api/v1/no-auth/PartnerP2P/CollectionOrder), or give a value'],
   ])('refuses %j, naming the setting once', (env, words) => {
     expect(() => shapeOf(env)).toThrow(ConfigError);
     expect(() => shapeOf(env)).toThrow(`invalid configuration: ${words}`);

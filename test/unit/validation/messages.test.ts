@@ -76,8 +76,8 @@ describe('a variable set but empty (or spaces only) is refused, never read as 0,
     ['a boolean', 'BEARER_PREFIX', '', 'true'],
     // a JSON setting: a blank is not "no definite refusals"
     ['a JSON list', 'PAYOUT_DEFINITE_REFUSALS', '\t', 'none: every refusal is settled through GetPayout'],
-    ['a JSON object', 'PROVIDER_STATUS_MAP', '', 'the default status words'],
-    ['a profile name or JSON', 'SIGNING_PROFILE', ' ', 'the default profile'],
+    ['a JSON object', 'PROVIDER_STATUS_MAP', '', 'the built-in status words only'],
+    ['a profile name or JSON', 'SIGNING_PROFILE', ' ', 'hmac-sha512/compact-insertion/hex'],
     // a text read only with KYC_GATING=on
     ['an optional text', 'KYC_TABLE_NAME', '', 'none; needed only with KYC_GATING=on'],
   ])('%s (%s=%j)', (_kind, name, value, defaultWords) => {
