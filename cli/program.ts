@@ -30,7 +30,7 @@ export function buildProgram(): Command {
     .version(PAYRELAY_VERSION, '-V, --version', 'print the payrelay version')
     .option('--json', 'print JSON instead of tables (for scripts)')
     .option('--stack <name>', 'target a deployed stack by CloudFormation stack name (default: the local stack from `npm start`)')
-    .option('--profile <aws-profile>', 'AWS profile for --stack')
+    .option('--profile <aws-profile>', 'AWS profile for --stack (a signing profile is --signing-profile)')
     .option('--region <region>', 'AWS region for --stack, e.g. eu-west-1', awsRegion)
     .option('--provider-url <url>', 'payout service base URL, http(s) (overrides the target)', providerBaseUrl)
     .option('--kyc-url <url>', 'KYC service base URL, http(s) (overrides the target)', providerBaseUrl)

@@ -17,7 +17,9 @@ export function parseJsonSetting(text: string, notJson: (reason: string) => Erro
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
-    throw notJson(`is not valid JSON: ${jsonProblem(error)}`);
+    // `VAR={"a":"b"}` typed in a shell arrives as `{a:b}`: the shell removed the quotes.
+    const unquoted = /^\s*[[{]/.test(text) && !text.includes('"') ? ' (it has no double quotes: in a shell, put the JSON in single quotes)' : '';
+    throw notJson(`is not valid JSON: ${jsonProblem(error)}${unquoted}`);
   }
 }
 

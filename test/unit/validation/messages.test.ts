@@ -115,7 +115,9 @@ describe('a variable set but empty (or spaces only) is refused, never read as 0,
 
 describe('a setting read by its own parser names the variable once', () => {
   it.each([
-    ['PAYOUT_DEFINITE_REFUSALS', '[{status: 400}]', "is not valid JSON: Expected property name or '}' in JSON at position 2"],
+    // A shell drops the double quotes of VAR={"status":400}: the line says so.
+    ['PAYOUT_DEFINITE_REFUSALS', '[{status: 400}]', "is not valid JSON: Expected property name or '}' in JSON at position 2 (it has no double quotes: in a shell, put the JSON in single quotes)"],
+    ['PAYOUT_DEFINITE_REFUSALS', '[{"status": 400,}]', "is not valid JSON: Expected double-quoted property name in JSON at position 16"],
     ['PAYOUT_DEFINITE_REFUSALS', 'insufficient', "is not valid JSON: Unexpected token 'i'"],
     ['PAYOUT_DEFINITE_REFUSALS', '{"status":400}', 'must be a JSON array of {"status": 400, "message": "<pattern>"}'],
     ['PAYOUT_DEFINITE_REFUSALS', '[{"status":429,"message":"slow"}]', '[0].status 429 is never a refusal of the payout (keys, time-out or rate limit)'],
