@@ -7,26 +7,13 @@ import { systemClock } from '@shared/adapters/system-clock';
 import { telemetryFrom } from '@shared/adapters/telemetry';
 import { receivePayoutNotification } from '@shared/app/receive-payout-notification';
 import { refreshable } from '@shared/adapters/refreshable-secret';
-import { envInt, loadConfig, requiredString } from '@shared/config/env';
-import { signingProfileSetting } from '@shared/config/provider';
-import { webhookEnvSchemaWith } from '@shared/config/webhook';
+import { loadConfig } from '@shared/config/env';
+import { payoutNotificationEnvSchema } from '@shared/config/payout-notification';
 import { requestHeader, webhookHandler } from '@shared/http/webhook';
 import { logger } from '@shared/observability/logger';
 import { metrics } from '@shared/observability/metrics';
 
-const config = loadConfig(
-  webhookEnvSchemaWith({
-    EVENTS_TABLE_NAME: requiredString,
-    PAYOUTS_TABLE_NAME: requiredString,
-    PROVIDER_SECRET_ID: requiredString,
-    SIGNING_PROFILE: signingProfileSetting,
-    QUARANTINE_TABLE_NAME: requiredString,
-    QUARANTINE_MAX_PER_HOUR: envInt(100),
-    QUARANTINE_RETENTION_DAYS: envInt(14),
-    MISMATCH_NUDGE_MINUTES: envInt(15),
-    KEY_ROTATION_WINDOW_HOURS: envInt(24),
-  }),
-);
+const config = loadConfig(payoutNotificationEnvSchema);
 
 const signingProfile = config.SIGNING_PROFILE;
 logger.info('order notifications verified with signing profile', { signingProfile: signingProfile.name });

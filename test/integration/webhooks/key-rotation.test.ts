@@ -77,13 +77,13 @@ describe('key rotation without a gap', () => {
     const secretId = stack.local.names.providerSecret;
     const hour = 3_600_000;
     // The use case with fresh reads of the secret and a clock moved past the rotation.
-    const deps = (keys: Keys, hoursAfterRotation: number) => ({
+    const deps = (keys: Keys, hoursAfterRotation: number, windowHours = 24) => ({
       events: createEventStore({ tableName: stack.local.names.eventsTable, client: stack.doc }),
       payouts: createPayoutRepository(stack.local.names.payoutsTable, stack.doc),
       collections: createCollectionRepository({ tableName: stack.local.names.collectionsTable, client: stack.doc }),
       credentials: { get: async () => credentialsFromSecret(keys), refresh: async () => undefined },
       previousCredentials: previousCredentialsFrom(previousSecret(secretId, providerSecretSchema)),
-      rotationWindowMs: 24 * hour,
+      rotationWindowMs: windowHours * hour,
       signingProfile: DEFAULT_SIGNING_PROFILE,
       quarantine: createQuarantineStore({ tableName: stack.local.names.quarantineTable, client: stack.doc }),
       quarantineSettings: { maxPerHour: 100, retentionDays: 1, nudgeEveryMinutes: 15 },
@@ -101,6 +101,8 @@ describe('key rotation without a gap', () => {
 
     const newest = await rotate();
     await expect(receivePayoutNotification(deps(newest, 1), request('K-two-ago', previous))).rejects.toBeInstanceOf(WebhookUnauthorizedError);
+    // KEY_ROTATION_WINDOW_HOURS=0: the previous keys verify nothing, even just after the rotation.
+    await expect(receivePayoutNotification(deps(newest, 0.01, 0), request('K-window-off', current))).rejects.toBeInstanceOf(WebhookUnauthorizedError);
     await expect(receivePayoutNotification(deps(newest, 1), request('K-one-ago', current))).resolves.toMatchObject({ outcome: 'stored' });
     stack.partner = newest;
   });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '@shared/config/env';
 import { callbackApplierEnvSchema } from '@shared/config/callback-applier';
+import { payoutNotificationEnvSchema } from '@shared/config/payout-notification';
 import { reconcilerEnvSchema } from '@shared/config/reconciler';
 import { workerEnvSchema } from '@shared/config/worker';
 import { parsePayoutCheck } from '@shared/messages/payout-check';
@@ -93,6 +94,13 @@ describe('a variable set but empty (or spaces only) is refused, never read as 0,
     const tables = { EVENTS_TABLE_NAME: 'events', KYC_TABLE_NAME: 'kyc', COLLECTIONS_TABLE_NAME: 'collections' };
     expect(refused({ ...tables, APPLY_SWEEP_GRACE_SECONDS: '' }, callbackApplierEnvSchema)).toBe(unsetForDefault('APPLY_SWEEP_GRACE_SECONDS', '60'));
     expect(loadConfig(callbackApplierEnvSchema, { ...ENV, ...tables, APPLY_SWEEP_GRACE_SECONDS: '0' }).APPLY_SWEEP_GRACE_SECONDS).toBe(0);
+  });
+
+  it('KEY_ROTATION_WINDOW_HOURS=0 turns the previous keys off, as documented; blank is refused', () => {
+    const receiver = { EVENTS_TABLE_NAME: 'events', PAYOUTS_TABLE_NAME: 'payouts', PROVIDER_SECRET_ID: 'provider', QUARANTINE_TABLE_NAME: 'quarantine' };
+    expect(loadConfig(payoutNotificationEnvSchema, { ...receiver, KEY_ROTATION_WINDOW_HOURS: '0' }).KEY_ROTATION_WINDOW_HOURS).toBe(0);
+    expect(loadConfig(payoutNotificationEnvSchema, receiver).KEY_ROTATION_WINDOW_HOURS).toBe(24);
+    expect(refused({ ...receiver, KEY_ROTATION_WINDOW_HOURS: '' }, payoutNotificationEnvSchema)).toBe(unsetForDefault('KEY_ROTATION_WINDOW_HOURS', '24'));
   });
 
   it('names every blank variable at once', () => {
