@@ -6,9 +6,10 @@ import { REPO_ROOT } from './lambda';
  * Where a running `npm start` tells the CLI what it is running. Git-ignored. The env it holds points
  * at loopback emulators with the fixed local credentials, so it holds nothing secret beyond the
  * DEV-ONLY callback token already in local/config.json. PAYRELAY_STATE_FILE moves it (tests, or two
- * local stacks side by side).
+ * local stacks side by side); set but empty it is the default, like unset (an empty path would put the
+ * state file, and the enqueue journal beside it, nowhere or in the current directory).
  */
-export const LOCAL_STATE_PATH = process.env.PAYRELAY_STATE_FILE ?? resolve(REPO_ROOT, '.payrelay-local/state.json');
+export const LOCAL_STATE_PATH = process.env.PAYRELAY_STATE_FILE?.trim() || resolve(REPO_ROOT, '.payrelay-local/state.json');
 
 export interface LocalStackUrls {
   readonly gateway: string;

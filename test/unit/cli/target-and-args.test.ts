@@ -115,6 +115,23 @@ describe('payrelay --version', () => {
   });
 });
 
+describe('PAYRELAY_STATE_FILE', () => {
+  it('set but empty is the default path, like unset: never a path of nothing (the enqueue journal lives beside it)', async () => {
+    const before = process.env.PAYRELAY_STATE_FILE;
+    process.env.PAYRELAY_STATE_FILE = ' ';
+    vi.resetModules();
+    try {
+      const { LOCAL_STATE_PATH } = await import('@local/state');
+      const { REPO_ROOT } = await import('@local/lambda');
+      expect(LOCAL_STATE_PATH).toBe(join(REPO_ROOT, '.payrelay-local', 'state.json'));
+    } finally {
+      if (before === undefined) delete process.env.PAYRELAY_STATE_FILE;
+      else process.env.PAYRELAY_STATE_FILE = before;
+      vi.resetModules();
+    }
+  });
+});
+
 describe('a bad option value', () => {
   /** Runs the CLI in this process and returns its exit code and what it wrote on stderr. */
   async function runCaptured(args: string[]): Promise<{ code: number; stderr: string }> {
