@@ -24,15 +24,18 @@ export function loadConfig<S extends v.GenericSchema>(schema: S, env: NodeJS.Pro
  * allow-list or refusal list would mean "none". The message says how to get the default.
  */
 
-/** The issue of a blank variable: what leaving it unset gives, in the words of the table in docs/architecture.md. */
-const notBlank = (whenUnset: string) => v.check((text: string) => text.trim() !== '', blankMessage(whenUnset));
+/** Whether a variable's text holds anything but spaces. */
+const hasText = (text: string): boolean => text.trim() !== '';
 
-/** The words of notBlank's issue. */
+/** The words of a blank variable's issue: what leaving it unset gives (the default of docs/architecture.md). */
 const blankMessage = (whenUnset: string) => `is empty: unset it to use the default (${whenUnset}), or give a value`;
 
-/** An optional variable read by `read`: unset gives `fallback` (as if it were written), blank is refused. */
-function optionalEnv<TOutput, TIssue extends v.BaseIssue<unknown>>(read: v.BaseSchema<string, TOutput, TIssue>, fallback: string, whenUnset = fallback) {
-  return v.optional(v.pipe(v.string(), notBlank(whenUnset), read), fallback);
+/** Refuses a blank variable, saying what leaving it unset gives. */
+const notBlank = (whenUnset: string) => v.check(hasText, blankMessage(whenUnset));
+
+/** An optional variable read by `read`: unset gives `fallback` (read as if it were written), blank is refused. */
+function optionalEnv<TOutput, TIssue extends v.BaseIssue<unknown>>(read: v.BaseSchema<string, TOutput, TIssue>, fallback: string) {
+  return v.optional(v.pipe(v.string(), notBlank(fallback), read), fallback);
 }
 
 const BOOLEAN_WORDS = ['true', 'false', '1', '0', 'on', 'off'] as const;
@@ -74,10 +77,7 @@ export const envNumberBetween = (min: number, max: number, defaultValue: number)
   optionalEnv(v.pipe(envNumber, v.minValue(min), v.maxValue(max)), String(defaultValue));
 
 /** A variable that must be set: a name, a URL, an id. Blank is refused like missing. */
-export const requiredString = v.pipe(
-  v.string(),
-  v.check((text) => text.trim() !== '', 'is empty: it is required'),
-);
+export const requiredString = v.pipe(v.string(), v.check(hasText, 'is empty: it is required'));
 
 /** A variable that may be left out (`whenUnset` says what that means), but not set blank. */
 export const optionalString = (whenUnset: string) => v.optional(v.pipe(v.string(), notBlank(whenUnset)));
@@ -99,7 +99,7 @@ const textOrUnset = v.custom<string | typeof UNSET>((input) => typeof input === 
 export function envSetting<T>(parse: (text: string | undefined) => T, whenUnset: string) {
   return v.pipe(
     v.optional(textOrUnset, UNSET),
-    v.check((text: string | typeof UNSET) => text === UNSET || text.trim() !== '', blankMessage(whenUnset)),
+    v.check((text: string | typeof UNSET) => text === UNSET || hasText(text), blankMessage(whenUnset)),
     v.rawTransform<string | typeof UNSET, T>(({ dataset, addIssue, NEVER }) => {
       try {
         return parse(dataset.value === UNSET ? undefined : dataset.value);
