@@ -14,7 +14,7 @@ import { registerSignatureCommands } from './commands/signature';
 import { providerBaseUrl } from '@local/option-args';
 import { registerSimulatorCommand } from '@simulator/command';
 import { callsNoAws, refuseIgnoredAwsOptions } from './aws-options';
-import { awsRegion } from './context';
+import { awsRegion, nonEmptyText } from './context';
 import { describeError, exitCodeOf, EXIT } from './output';
 
 /** The version of this checkout (package.json), for `--version` and bug reports. */
@@ -29,8 +29,8 @@ export function buildProgram(): Command {
     .description('Operate payrelay: partners and keys, KYC, bulk payouts, status, collection orders, DLQ redrive, event replay, signatures.')
     .version(PAYRELAY_VERSION, '-V, --version', 'print the payrelay version')
     .option('--json', 'print JSON instead of tables (for scripts)')
-    .option('--stack <name>', 'target a deployed stack by CloudFormation stack name (default: the local stack from `npm start`)')
-    .option('--profile <aws-profile>', 'AWS profile for --stack (a signing profile is --signing-profile)')
+    .option('--stack <name>', 'target a deployed stack by CloudFormation stack name (default: the local stack from `npm start`)', nonEmptyText)
+    .option('--profile <aws-profile>', 'AWS profile for --stack (a signing profile is --signing-profile)', nonEmptyText)
     .option('--region <region>', 'AWS region for --stack, e.g. eu-west-1', awsRegion)
     .option('--provider-url <url>', 'payout service base URL, http(s) (overrides the target)', providerBaseUrl)
     .option('--kyc-url <url>', 'KYC service base URL, http(s) (overrides the target)', providerBaseUrl)

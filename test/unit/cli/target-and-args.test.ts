@@ -244,6 +244,17 @@ describe('a bad option value', () => {
     }
   });
 
+  it('an empty --stack or --profile is a usage error: "$STAGE" or "$PROFILE" unset in a script never falls back to the local stack or the default AWS profile', async () => {
+    expect(await runCaptured(['--stack', 'payrelay-prod', '--profile', '', 'payouts', 'status', 'WD-1'])).toEqual({
+      code: EXIT.usage,
+      stderr: "payrelay: option '--profile <aws-profile>' argument '' is invalid. must not be empty\n(run with --help for usage)\n",
+    });
+    expect(await runCaptured(['--stack', ' ', 'payouts', 'status', 'WD-1'])).toEqual({
+      code: EXIT.usage,
+      stderr: "payrelay: option '--stack <name>' argument ' ' is invalid. must not be empty\n(run with --help for usage)\n",
+    });
+  });
+
   it('--region that is not a region code is a usage error, before AWS is asked for the stack', async () => {
     const region = await runCaptured(['--stack', 'payrelay-prod', '--region', 'eu_west_1', 'payouts', 'status', 'WD-1']);
     expect(region).toEqual({
