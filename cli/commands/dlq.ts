@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import type { RedriveReport } from '@shared/app/dead-letters';
 import type { DeadLetterQueue } from '@shared/ports/dead-letters';
-import { contextOf, nonNegativeInt, positiveInt, withExample, type CommandContext } from '../context';
+import { contextOf, nonEmptyText, nonNegativeInt, positiveInt, withExample, type CommandContext } from '../context';
 import { jsonLinesLog, quietLog } from '../log';
 import { operatorName } from '../operator';
 import { CliError, printListing, printRecord, printTable } from '../output';
@@ -108,7 +108,7 @@ export function registerDlqCommands(program: Command): void {
       .command('delete')
       .argument('<id>', 'the message id (from `dlq list`)')
       .requiredOption('--reason <text>', 'why it can be dropped (recorded in the audit line)')
-      .option('--by <name>', 'who deletes (default: your AWS identity for --stack, else your OS user)'),
+      .option('--by <name>', 'who deletes (default: your AWS identity for --stack, else your OS user)', nonEmptyText),
     'payrelay dlq delete 3f1c... --reason "duplicate of WD-1; paid through retry WD-1-R1"',
   )
     .description('delete one DLQ message for good. Writes an audit line (who, why, the payout it named) as JSON on stderr.')

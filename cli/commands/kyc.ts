@@ -314,7 +314,7 @@ export function registerKycCommands(program: Command): void {
     )
     .action(catchUpAction);
   withExample(
-    kyc.command('status').argument('<user_reference>', 'your identifier of the user').option('--app-id <id>', 'KYC app id (default: from the kyc secret)'),
+    kyc.command('status').argument('<user_reference>', 'your identifier of the user').option('--app-id <id>', 'KYC app id (default: from the kyc secret)', nonEmptyText),
     'payrelay kyc status user-42',
   )
     .description("a user's KYC state here (the projection built from callbacks) and at the KYC service (verification-status)")

@@ -2,7 +2,7 @@ import { basename, dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Command } from 'commander';
 import { LOCAL_STATE_PATH } from '@local/state';
-import { contextOf, withExample, type CommandContext } from '../context';
+import { contextOf, nonEmptyText, withExample, type CommandContext } from '../context';
 import type { EnqueueReport } from '../enqueue';
 import { checkPayoutFile, formatOf, formatRowError, payoutFileSize, payoutRequests, type PayoutFileCheck } from '../payout-file';
 import { CliError, EXIT, describeError, printTable, shellWord } from '../output';
@@ -210,11 +210,12 @@ export function registerEnqueueCommand(payouts: Command): void {
   withExample(
     payouts
       .command('enqueue')
-      .requiredOption('--file <file>', 'payouts as .csv (header row) or .jsonl (one JSON object per line)')
+      .requiredOption('--file <file>', 'payouts as .csv (header row) or .jsonl (one JSON object per line)', nonEmptyText)
       .option('--dry-run', 'validate only; send nothing')
       .option(
         '--merchant <platform_merchant_id>',
         "the merchant every row must name (default: the target's, from its provider secret); with --dry-run, checks a file without a stack",
+        nonEmptyText,
       )
       .option('--resend-accepted', 'also send rows whose payout exists but is still ACCEPTED (recovery when the journal of a stopped run is lost)')
       .option(

@@ -1,7 +1,7 @@
 import type { Command} from 'commander';
 import { Option } from 'commander';
 import { PAYOUT_STATES, type Payout, type PayoutState } from '@shared/domain/payout';
-import { contextOf, listLimit, parseSince, upperCaseChoice, withExample, type CommandContext } from '../context';
+import { contextOf, listLimit, nonEmptyText, parseSince, upperCaseChoice, withExample, type CommandContext } from '../context';
 import { registerEnqueueCommand } from './payouts-enqueue';
 import { CliError, EXIT, optionsText, printListing, printRecord, printTable, shellWord } from '../output';
 import { registerRedriveCommand } from './dlq';
@@ -52,8 +52,8 @@ function registerStatusAndList(payouts: Command): void {
     payouts
       .command('status')
       .argument('<withdrawal_reference>', 'the partner reference of the payout')
-      .option('--currency <code>', 'only the payout in this currency')
-      .option('--merchant <platform_merchant_id>', 'only the payout of this merchant'),
+      .option('--currency <code>', 'only the payout in this currency', nonEmptyText)
+      .option('--merchant <platform_merchant_id>', 'only the payout of this merchant', nonEmptyText),
     'payrelay payouts status WD-2024-0001',
   )
     .description('show the state of a payout and its full history of transitions')
@@ -79,7 +79,7 @@ function registerStatusAndList(payouts: Command): void {
       .command('list')
       .addOption(upperCaseChoice(new Option('--state <state>', 'payouts in this state (any case)'), PAYOUT_STATES).makeOptionMandatory())
       .option('--limit <n>', 'show at most n, newest change first (at most 1000)', listLimit, 100)
-      .option('--merchant <platform_merchant_id>', 'only payouts of this merchant')
+      .option('--merchant <platform_merchant_id>', 'only payouts of this merchant', nonEmptyText)
       .option('--since <time>', 'only payouts last changed at or after this time: ISO 8601 or a duration back from now (30m, 6h, 2d)')
       .option('--until <time>', 'only payouts last changed at or before this time (same forms as --since)')
       .option('--cursor <cursor>', 'the next page: the cursor printed under the previous page'),
@@ -116,8 +116,8 @@ function registerStatusAndList(payouts: Command): void {
 
 const identityOptions = (cmd: Command): Command =>
   cmd
-    .option('--currency <code>', 'the payout in this currency (when the reference is used in several)')
-    .option('--merchant <platform_merchant_id>', 'the payout of this merchant (when the reference is used by several)');
+    .option('--currency <code>', 'the payout in this currency (when the reference is used in several)', nonEmptyText)
+    .option('--merchant <platform_merchant_id>', 'the payout of this merchant (when the reference is used by several)', nonEmptyText);
 
 function registerResolveAndRetry(payouts: Command): void {
   withExample(
@@ -127,7 +127,7 @@ function registerResolveAndRetry(payouts: Command): void {
         .argument('<withdrawal_reference>', 'the NEEDS_REVIEW payout')
         .addOption(new Option('--as <outcome>', 'what happened to the money').choices(['succeeded', 'failed']).makeOptionMandatory())
         .requiredOption('--evidence <text>', 'what shows it (bank statement line, provider ticket); recorded in history')
-        .option('--by <name>', 'who resolves (default: your AWS identity for --stack, else your OS user)')
+        .option('--by <name>', 'who resolves (default: your AWS identity for --stack, else your OS user)', nonEmptyText)
         .option('--force', "resolve even when the provider's answer says otherwise or cannot be had"),
     ),
     'payrelay payouts resolve WD-2024-0001 --as failed --evidence "provider ticket 4711: cancelled"',
@@ -169,7 +169,7 @@ function registerResolveAndRetry(payouts: Command): void {
         .argument('<withdrawal_reference>', 'the FAILED payout')
         .requiredOption('--new-reference <withdrawal_reference>', 'the reference of the new payout (same merchant and currency)')
         .option('--account-number <digits>', "the beneficiary's full number, when the provider's record does not give it (must match the stored mask)")
-        .option('--by <name>', 'who retries (default: your AWS identity for --stack, else your OS user)'),
+        .option('--by <name>', 'who retries (default: your AWS identity for --stack, else your OS user)', nonEmptyText),
     ),
     'payrelay payouts retry WD-2024-0001 --new-reference WD-2024-0001-R1',
   )

@@ -2,7 +2,7 @@ import type { Command} from 'commander';
 import { Argument } from 'commander';
 import { randomBytes } from 'node:crypto';
 import { KYC_SECRET, PROVIDER_SECRET } from '@shared/config/resources';
-import { contextOf, withExample } from '../context';
+import { contextOf, nonEmptyText, withExample } from '../context';
 import { promptHidden, promptVisible, readJsonObject } from '../io';
 import { CliError, EXIT, printTable } from '../output';
 import { requireEnv } from '../target';
@@ -28,7 +28,7 @@ export function registerSecretsCommands(program: Command): void {
     secrets
       .command('put')
       .addArgument(new Argument('<secret>', 'which secret').choices(Object.keys(SECRETS)))
-      .option('--file <file>', 'JSON file with the secret fields (otherwise you are prompted; secret values are not echoed)')
+      .option('--file <file>', 'JSON file with the secret fields (otherwise you are prompted; secret values are not echoed)', nonEmptyText)
       .option(
         '--new-callback-token',
         'kyc only: generate a new random callback_token instead of reading one (first setup, or a deliberate rotation: KYC orders created before it can no longer call back)',

@@ -12,7 +12,7 @@ import {
   type SigningProfile,
   type SigningSecrets,
 } from '@shared/signing';
-import { contextOf, parseSince, positiveInt, withExample, type CommandContext } from '../context';
+import { contextOf, nonEmptyText, parseSince, positiveInt, withExample, type CommandContext } from '../context';
 import { readJsonObject } from '../io';
 import { targetSigningSecrets } from '../operator';
 import { cliSigningProfile } from '../settings';
@@ -70,7 +70,7 @@ const commonOptions = (cmd: Command): Command =>
   cmd
     .addOption(operationOption())
     .option('--signing-profile <profile>', 'signing profile name or JSON (default: SIGNING_PROFILE or the default profile)')
-    .option('--secrets-file <file>', 'JSON with partner_secret_key and merchant_secret_key (default: the target provider secret)');
+    .option('--secrets-file <file>', 'JSON with partner_secret_key and merchant_secret_key (default: the target provider secret)', nonEmptyText);
 
 /** `payrelay signature sign|verify|calibrate`. */
 export function registerSignatureCommands(program: Command): void {
@@ -127,7 +127,7 @@ export function registerSignatureCommands(program: Command): void {
       .option('--since <time>', 'with --from-quarantine: oldest notification, ISO 8601 or a duration back from now', '7d')
       .option('--limit <n>', 'with --from-quarantine: notifications to try at most', positiveInt, 50)
       .addOption(operationOption())
-      .option('--secrets-file <file>', 'JSON with partner_secret_key and merchant_secret_key (default: the target provider secret)'),
+      .option('--secrets-file <file>', 'JSON with partner_secret_key and merchant_secret_key (default: the target provider secret)', nonEmptyText),
     'payrelay signature calibrate sample.json --secrets-file keys.json',
     'payrelay signature calibrate --from-quarantine --since 2d',
   )

@@ -255,6 +255,31 @@ describe('a bad option value', () => {
     });
   });
 
+  it('an empty value where leaving the option out means a default is a usage error, never that default', async () => {
+    for (const [args, option] of [
+      // Left out, these read the target's provider secret, prompt, or take the target's merchant.
+      [['signature', 'sign', 'body.json', '--secrets-file', ''], "'--secrets-file <file>'"],
+      [['signature', 'calibrate', 'body.json', '--secrets-file', ' '], "'--secrets-file <file>'"],
+      [['secrets', 'put', 'provider', '--file', ''], "'--file <file>'"],
+      [['payouts', 'enqueue', '--file', 'payouts.csv', '--dry-run', '--merchant', ''], "'--merchant <platform_merchant_id>'"],
+      [['payouts', 'enqueue', '--file', ''], "'--file <file>'"],
+      // Left out, these match or pick any payout, name the operator from AWS, or read the kyc secret.
+      [['payouts', 'status', 'WD-1', '--merchant', ''], "'--merchant <platform_merchant_id>'"],
+      [['payouts', 'status', 'WD-1', '--currency', ' '], "'--currency <code>'"],
+      [['payouts', 'list', '--state', 'FAILED', '--merchant', ''], "'--merchant <platform_merchant_id>'"],
+      [['payouts', 'resolve', 'WD-1', '--as', 'failed', '--evidence', 'ticket 7', '--merchant', ''], "'--merchant <platform_merchant_id>'"],
+      [['payouts', 'retry', 'WD-1', '--new-reference', 'WD-2', '--by', ''], "'--by <name>'"],
+      [['dlq', 'delete', 'id-1', '--reason', 'poison', '--by', ' '], "'--by <name>'"],
+      [['kyc', 'status', 'user-1', '--app-id', ''], "'--app-id <id>'"],
+    ] as const) {
+      const { code, stderr } = await runCaptured([...args]);
+      expect({ code, line: stderr.split('\n')[0] }, args.join(' ')).toEqual({
+        code: EXIT.usage,
+        line: `payrelay: option ${option} argument '${args.at(-1) ?? ''}' is invalid. must not be empty`,
+      });
+    }
+  });
+
   it('--region that is not a region code is a usage error, before AWS is asked for the stack', async () => {
     const region = await runCaptured(['--stack', 'payrelay-prod', '--region', 'eu_west_1', 'payouts', 'status', 'WD-1']);
     expect(region).toEqual({
