@@ -117,7 +117,8 @@ async function enqueueAction(opts: EnqueueOpts, cmd: Command): Promise<void> {
   if (!format) throw new CliError(`${opts.file}: the name must end in .csv, or .jsonl (.ndjson) for one JSON object a line`, EXIT.invalidInput);
 
   // The merchant first: a file for another merchant is refused before anything is created.
-  const offline = opts.dryRun === true && opts.merchant !== undefined;
+  // Offline only without --stack: a dry run against a deployed stack also checks --merchant is its merchant.
+  const offline = opts.dryRun === true && opts.merchant !== undefined && ctx.globals.stack === undefined;
   const target = offline ? undefined : await ctx.target();
   let merchant = opts.merchant;
   if (target) {
@@ -214,7 +215,7 @@ export function registerEnqueueCommand(payouts: Command): void {
       .option('--dry-run', 'validate only; send nothing')
       .option(
         '--merchant <platform_merchant_id>',
-        "the merchant every row must name (default: the target's, from its provider secret); with --dry-run, checks a file without a stack",
+        "the merchant every row must name (default: the target's, from its provider secret); with --dry-run and no --stack, checks a file without any stack",
         nonEmptyText,
       )
       .option('--resend-accepted', 'also send rows whose payout exists but is still ACCEPTED (recovery when the journal of a stopped run is lost)')

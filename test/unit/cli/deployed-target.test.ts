@@ -1,6 +1,9 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { mockClient } from 'aws-sdk-client-mock';
-import { afterEach, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { OUTPUT } from '@infra/outputs';
 import { CliError, EXIT } from '@cli/output';
 import { resolveTarget } from '@cli/target';
@@ -77,5 +80,27 @@ describe('resolveTarget --stack', () => {
       'cannot read the outputs of stack payrelay-prod: no usable AWS credentials for profile ops: Could not load credentials from any providers (log in, e.g. `aws sso login --profile ops`, or pass --profile)',
     );
     expect((error as CliError).exitCode).toBe(EXIT.unreachable);
+  });
+});
+
+describe('payouts enqueue --dry-run --merchant with --stack', () => {
+  it('asks the stack, so its merchant is checked too (without --stack it checks the file offline)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'payrelay-enqueue-'));
+    const file = join(dir, 'payouts.csv');
+    writeFileSync(file, 'platform_merchant_id,currency,withdrawal_reference,amount,account_number,account_code\nm-1,GHS,W-1,10,0241234567,MTN\n');
+    cfn.on(DescribeStacksCommand).rejects(Object.assign(new Error('Stack with id payrelay-prod does not exist'), { name: 'ValidationError' }));
+    const printed = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    const log = vi.spyOn(console, 'log').mockImplementation(() => undefined);
+    try {
+      const { run } = await import('@cli/program');
+      const args = ['payouts', 'enqueue', '--file', file, '--dry-run', '--merchant', 'm-1'];
+      expect(await run(['node', 'payrelay', '--stack', 'payrelay-prod', '--region', 'eu-west-1', ...args])).toBe(EXIT.notFound);
+      expect(printed).toHaveBeenCalledWith(expect.stringMatching(/^payrelay: cannot read the outputs of stack payrelay-prod: /));
+      expect(await run(['node', 'payrelay', ...args])).toBe(EXIT.ok);
+    } finally {
+      printed.mockRestore();
+      log.mockRestore();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
