@@ -61,7 +61,7 @@ const readByHandlers = <T>(parse: (value: T) => unknown) =>
  * Worker settings passed to the handlers as the environment variables of docs/architecture.md.
  * Each is optional: left out, the handler's own default applies and nothing is duplicated here.
  */
-const settingsSchema = v.strictObject({
+export const settingsSchema = v.strictObject({
     /** BEARER_PREFIX: send `Authorization: Bearer <key>` (the handler default is true). */
     bearerPrefix: v.optional(v.boolean()),
     /** PROVIDER_TIMEOUT_MS: per-call time-out of provider requests. */

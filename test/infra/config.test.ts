@@ -1,7 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { PAYOUTS_QUEUE } from '@shared/config/resources';
 import { DEFAULT_RECONCILE_EVERY_MINUTES } from '@shared/config/functions';
-import { PayrelayConfigError, parsePayrelayConfig } from '@infra/config';
+import { PayrelayConfigError, parsePayrelayConfig, settingsSchema } from '@infra/config';
 import { STAGES, resolveStageConfig } from '@infra/stages';
 
 const context = (values: Record<string, unknown>) => (key: string) => values[key];
@@ -206,5 +207,15 @@ describe('stage selection and context overrides', () => {
 
   it('reports a bad override by its config key after validation', () => {
     expect(configError(() => resolveStageConfig(context({ natGateways: '9' })))).toMatch(/egress\.natGateways: /);
+  });
+});
+
+describe('docs/deploy.md', () => {
+  it('lists every key of settings.* the stage schema takes, and no other', () => {
+    const row = readFileSync(new URL('../../docs/deploy.md', import.meta.url), 'utf8')
+      .split('\n')
+      .find((line) => line.startsWith('| `settings.*` |'));
+    const listed = [...(row?.split('|')[3] ?? '').split('. A setting left out')[0]!.matchAll(/`([a-zA-Z]+)`/g)].map((m) => m[1]);
+    expect(listed.sort()).toEqual(Object.keys(settingsSchema.entries).sort());
   });
 });
