@@ -394,6 +394,18 @@ describe('functions', () => {
     expect(text).toContain('/index/open-by-next-check');
   });
 
+  it('set no variable to a blank value: the functions refuse one at start, so "unset" is always left out', () => {
+    for (const { stateless } of [prod, dev, adopted]) {
+      const functions = Object.values(resourcesOf(stateless, 'AWS::Lambda::Function'));
+      expect(functions.length).toBeGreaterThanOrEqual(Object.keys(FUNCTIONS).length);
+      for (const { Properties } of functions) {
+        const variables = (Properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {};
+        const blank = Object.entries(variables).filter(([, value]) => typeof value === 'string' && value.trim() === '');
+        expect(blank, String(Properties.FunctionName)).toEqual([]);
+      }
+    }
+  });
+
   it('get the env var of each resource they were granted, and only their own settings', () => {
     const env = (id: string) => (functionProps(prod.stateless, id).Environment as { Variables: Record<string, unknown> }).Variables;
     expect(Object.keys(env('payout-worker'))).toEqual(
