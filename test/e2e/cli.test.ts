@@ -244,6 +244,15 @@ describe('payrelay secrets put', () => {
     );
   });
 
+  it('refuses a key pasted with a space or a line break around it, and a field of spaces, storing nothing', async () => {
+    const padded = file('padded.json', JSON.stringify({ ...secret, partner_secret_key: 'sk-SECRETVALUE-6\n', partner_id: '  ' }));
+    const { code, stderr } = await cli(['secrets', 'put', 'provider', '--file', padded]);
+    expect(code).toBe(3);
+    expect(stderr.trim()).toBe(
+      'payrelay: the provider secret is not valid: partner_secret_key has spaces or line breaks at its start or end (a copy-paste slip?); partner_id is empty; nothing was stored',
+    );
+  });
+
   it('refuses to prompt for a secret without a terminal', async () => {
     const { code, stderr } = await cli(['secrets', 'put', 'kyc']);
     expect(code).toBe(2);
