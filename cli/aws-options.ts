@@ -29,7 +29,7 @@ const looksLikeSigningProfile = (value: string): boolean => value.includes('/') 
  * @throws CliError (usage) naming the option, why it is not used, and `--signing-profile` where it applies
  */
 export function refuseIgnoredAwsOptions(action: Command): void {
-  const options = action.optsWithGlobals<GlobalOptions & { secretsFile?: string }>();
+  const options = action.optsWithGlobals<GlobalOptions & { secretsFile?: string; fromQuarantine?: boolean }>();
   const noAws = CALLS_NO_AWS.has(action);
   const given = [
     noAws && options.stack !== undefined ? '--stack' : undefined,
@@ -43,7 +43,8 @@ export function refuseIgnoredAwsOptions(action: Command): void {
   let why: string | undefined;
   if (noAws) why = `not used by \`payrelay ${commandPath(action)}\`, which calls no AWS API`;
   else if (options.stack === undefined) why = 'for a deployed stack only (--stack <name>); without --stack this command targets the local stack';
-  else if (signs && options.secretsFile !== undefined) why = 'not used with --secrets-file: this command then calls no AWS API';
+  // The signature commands read the keys from --secrets-file instead of the stack; only calibrate --from-quarantine reads the stack's quarantine then.
+  else if (options.secretsFile !== undefined && options.fromQuarantine !== true) why = 'not used with --secrets-file: this command then calls no AWS API';
   else if (signs && profile !== undefined && looksLikeSigningProfile(profile)) {
     throw new CliError(`--profile "${profile}" is written like a signing profile, but --profile is the AWS profile of --stack${hint}`, EXIT.usage);
   }

@@ -225,6 +225,9 @@ describe('a bad option value', () => {
       expect(await refused(['--stack', 'payrelay-prod', '--profile', 'ops', 'signature', 'sign', body, '--operation', 'payout', '--secrets-file', keys])).toBe(
         `payrelay: --profile is not used with --secrets-file: this command then calls no AWS API${signingHint}`,
       );
+      expect(await refused(['--stack', 'payrelay-prod', '--profile', 'ops', 'signature', 'calibrate', body, '--secrets-file', keys])).toBe(
+        'payrelay: --profile is not used with --secrets-file: this command then calls no AWS API',
+      );
       expect(await refused(['--stack', 'payrelay-prod', '--profile', 'hmac-sha512/compact-sorted/hex', 'signature', 'verify', body])).toBe(
         `payrelay: --profile "hmac-sha512/compact-sorted/hex" is written like a signing profile, but --profile is the AWS profile of --stack${signingHint}`,
       );
