@@ -8,8 +8,9 @@
  * middleware helpers with the centralized sampling client they use. That cut the traced cold start
  * by about a fifth of its gap to the DynamoDB-only floor (docs/performance.md, "Cold start").
  *
- * Every member it keeps is the package's own object (same files, one instance), and it sets the SDK
- * up at load as the package's entry does (lib/aws-xray.js), the Lambda set-up through
+ * Every member it keeps is the package's own object (same files, one instance) but the AWS SDK v3
+ * client patcher, which is the package's on a trimmed set of capture rules (xray-aws-sdk-v3-for-lambda.cjs),
+ * and it sets the SDK up at load as the package's entry does (lib/aws-xray.js), the Lambda set-up through
  * xray-lambda-setup.cjs (the package's, less the sampling client). A member it leaves out throws a
  * clear error when called. test/infra/xray-sdk-for-lambda.test.ts holds it to the members the
  * installed Powertools tracer takes from the SDK; test/infra/synth.test.ts traces a deployed bundle.
@@ -24,7 +25,6 @@ const contextUtils = require('../../node_modules/aws-xray-sdk-core/dist/lib/cont
 const logging = require('../../node_modules/aws-xray-sdk-core/dist/lib/logger');
 const segmentUtils = require('../../node_modules/aws-xray-sdk-core/dist/lib/segments/segment_utils');
 const capture = require('../../node_modules/aws-xray-sdk-core/dist/lib/capture');
-const awsAttributes = require('../../node_modules/aws-xray-sdk-core/dist/lib/segments/attributes/aws');
 const pkginfo = require('../../node_modules/aws-xray-sdk-core/package.json');
 
 /** A member of the full SDK that this build leaves out: calling it says so instead of failing obscurely. */
@@ -38,8 +38,8 @@ function leftOut(name) {
 }
 
 const AWSXRay = {
-  setAWSWhitelist: awsAttributes.setAWSWhitelist,
-  appendAWSWhitelist: awsAttributes.appendAWSWhitelist,
+  setAWSWhitelist: leftOut('setAWSWhitelist'),
+  appendAWSWhitelist: leftOut('appendAWSWhitelist'),
   setStreamingThreshold: segmentUtils.setStreamingThreshold,
   setLogger: logging.setLogger,
   getLogger: logging.getLogger,
@@ -47,7 +47,7 @@ const AWSXRay = {
   captureFunc: capture.captureFunc,
   captureAsyncFunc: capture.captureAsyncFunc,
   captureCallbackFunc: capture.captureCallbackFunc,
-  captureAWSv3Client: require('../../node_modules/aws-xray-sdk-core/dist/lib/patchers/aws3_p').captureAWSClient,
+  captureAWSv3Client: require('./xray-aws-sdk-v3-for-lambda.cjs').captureAWSClient,
   config: leftOut('config'),
   captureAWS: leftOut('captureAWS'),
   captureAWSClient: leftOut('captureAWSClient'),
