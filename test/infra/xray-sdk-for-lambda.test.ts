@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { Readable } from 'node:stream';
@@ -271,11 +271,14 @@ describe("the X-Ray SDK's Lambda build", () => {
   it("carries the package's capture rules for exactly the services payrelay's traced clients call", () => {
     const packaged = load('aws-xray-sdk-core/dist/lib/resources/aws_whitelist.json') as { services: Record<string, unknown> };
     const ours = load(path.join(PAYRELAY_PROJECT_ROOT, 'infra/bundling/xray-aws-whitelist-for-lambda.json')) as { services: Record<string, unknown> };
-    // The clients runtime code captures (`captured(new XClient(...))`), as the patcher names them.
-    const adapters = path.join(PAYRELAY_PROJECT_ROOT, 'shared/adapters');
-    const traced = ['dynamodb-client.ts', 'sqs-client.ts', 'secrets-manager-client.ts'].flatMap((file) =>
-      [...readFileSync(path.join(adapters, file), 'utf8').matchAll(/captured\(new (\w+)Client\(/g)].map(([, name]) => (name ?? '').toLowerCase()),
+    // The clients runtime code captures (`captured(...)` anywhere in shared/ and functions/), as the patcher names them.
+    const runtime = ['shared', 'functions'].flatMap((dir) =>
+      (readdirSync(path.join(PAYRELAY_PROJECT_ROOT, dir), { recursive: true }) as string[])
+        .filter((file) => file.endsWith('.ts'))
+        .map((file) => readFileSync(path.join(PAYRELAY_PROJECT_ROOT, dir, file), 'utf8')),
     );
+    const captures = runtime.flatMap((code) => [...code.matchAll(/\bcaptured\((.*)\)/g)].map(([, argument]) => argument ?? ''));
+    const traced = captures.map((argument) => /^new (\w+)Client\(/.exec(argument)?.[1]?.toLowerCase() ?? argument);
     expect(traced.sort()).toEqual(['dynamodb', 'secretsmanager', 'sqs']);
     expect(ours.services).toEqual(Object.fromEntries(traced.filter((service) => service in packaged.services).map((service) => [service, packaged.services[service]])));
   });
