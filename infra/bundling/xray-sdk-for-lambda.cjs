@@ -27,19 +27,20 @@ const segmentUtils = require('../../node_modules/aws-xray-sdk-core/dist/lib/segm
 const capture = require('../../node_modules/aws-xray-sdk-core/dist/lib/capture');
 const pkginfo = require('../../node_modules/aws-xray-sdk-core/package.json');
 
-/** A member of the full SDK that this build leaves out: calling it says so instead of failing obscurely. */
-function leftOut(name) {
+const TRACE_INSTEAD = 'trace AWS SDK v3 clients with captured() and provider calls with the Tracing port instead';
+const RULES_INSTEAD =
+  "the build carries the package's capture rules of the services payrelay calls (infra/bundling/xray-aws-whitelist-for-lambda.json): copy a new traced client's service there from the package's aws_whitelist.json";
+
+/** A member of the full SDK that this build leaves out: calling it says so, and what to do instead, rather than failing obscurely. */
+function leftOut(name, instead = TRACE_INSTEAD) {
   return function leftOutOfLambdaBuild() {
-    throw new Error(
-      `AWSXRay.${name} is left out of payrelay's Lambda build of the X-Ray SDK (infra/bundling/xray-sdk-for-lambda.cjs): ` +
-        'trace AWS SDK v3 clients with captured() and provider calls with the Tracing port instead',
-    );
+    throw new Error(`AWSXRay.${name} is left out of payrelay's Lambda build of the X-Ray SDK (infra/bundling/xray-sdk-for-lambda.cjs): ${instead}`);
   };
 }
 
 const AWSXRay = {
-  setAWSWhitelist: leftOut('setAWSWhitelist'),
-  appendAWSWhitelist: leftOut('appendAWSWhitelist'),
+  setAWSWhitelist: leftOut('setAWSWhitelist', RULES_INSTEAD),
+  appendAWSWhitelist: leftOut('appendAWSWhitelist', RULES_INSTEAD),
   setStreamingThreshold: segmentUtils.setStreamingThreshold,
   setLogger: logging.setLogger,
   getLogger: logging.getLogger,
