@@ -1,4 +1,5 @@
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import type { PayoutIdentity } from '@shared/domain/identity';
 
 /** The conditional write of one payout version, as the repository makes it (state and version). */
@@ -6,7 +7,7 @@ function conditionOn(state: string, version: number) {
   return {
     ConditionExpression: '#state = :state AND #version = :version',
     ExpressionAttributeNames: { '#state': 'state', '#version': 'version' },
-    ExpressionAttributeValues: { ':state': state, ':version': version },
+    ExpressionAttributeValues: { ':state': { S: state }, ':version': { N: String(version) } },
   };
 }
 
@@ -27,8 +28,8 @@ export interface BarePayout {
 export type BareCalls = 'all' | 'provider-only';
 
 /**
- * The worker's happy path with nothing of payrelay's own: the same clients (the document client,
- * the payout service client with its cached credentials, the checks queue), the same requests in
+ * The worker's happy path with nothing of payrelay's own: the same clients (the repository's payout
+ * item writer, the payout service client with its cached credentials, the checks queue), the same requests in
  * the same order and overlap — AccountVerification beside the create, which is already the intent
  * (SUBMITTING), Payout once both are in, the first check beside the call, then the outcome — and no
  * message parsing, domain,
@@ -45,7 +46,7 @@ export type BareCalls = 'all' | 'provider-only';
  * writes the money-safety rules require cost on these emulators.
  */
 export async function createBareWorker(item: Record<string, unknown>, calls: BareCalls = 'all'): Promise<(payouts: readonly BarePayout[]) => Promise<void>> {
-  const { documentClient } = await import('@shared/adapters/dynamodb-client');
+  const { payoutItemWriter } = await import('@shared/adapters/dynamodb-client');
   const { payoutProviderFrom } = await import('@shared/adapters/payout-provider');
   const { createPayoutCheckQueue } = await import('@shared/adapters/payout-check-queue');
   const { loadConfig } = await import('@shared/config/env');
@@ -69,12 +70,14 @@ export async function createBareWorker(item: Record<string, unknown>, calls: Bar
     const verification = provider.verifyAccount(account, creds);
     await nextTurn();
     const copy = { ...item, pk: payoutKey(payout.identity), withdrawal_reference: payout.identity.withdrawal_reference };
-    const intent = documentClient.send(new PutCommand({ TableName, Item: { ...copy, state: 'SUBMITTING', version: 3 }, ConditionExpression: 'attribute_not_exists(pk)' }));
+    const put = (written: Record<string, unknown>, condition: Partial<ReturnType<typeof conditionOn>>) =>
+      payoutItemWriter().send(new PutItemCommand({ TableName, Item: marshall(written, { removeUndefinedValues: true }), ...condition }));
+    const intent = put({ ...copy, state: 'SUBMITTING', version: 3 }, { ConditionExpression: 'attribute_not_exists(pk)' });
     await Promise.all([intent, verification]);
     const call = provider.payout({ amount: payout.amount, ...account, withdrawal_reference: payout.identity.withdrawal_reference }, creds);
     const firstCheck = nextTurn().then(() => checks.schedule(payout.identity, 4, 10));
     await call;
-    await documentClient.send(new PutCommand({ TableName, Item: { ...copy, state: 'SUBMITTED', version: 4 }, ...conditionOn('SUBMITTING', 3) }));
+    await put({ ...copy, state: 'SUBMITTED', version: 4 }, conditionOn('SUBMITTING', 3));
     await firstCheck;
   }
 

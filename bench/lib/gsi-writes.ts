@@ -1,4 +1,5 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { IndexDefinition, TableDefinition } from '@shared/config/resources';
 import type { WithMiddleware } from './aws-counter';
@@ -142,7 +143,11 @@ export class IndexWriteCounter {
         } finally {
           // A failed conditional write is billed too: the larger of the item before and the one asked for.
           const after = await read();
-          const written = Math.max(before ? itemSize(before) : 0, after ? itemSize(after) : 0, operation.startsWith('Put') ? itemSize(input.Item as Item) : 0);
+          // A low-level PutItem (the repository's item writer) carries the item marshalled (its key an
+          // object, never a string, then): sized as stored.
+          const marshalled = typeof source[table.partitionKey.name] === 'object';
+          const asked = marshalled ? unmarshall(input.Item as Record<string, AttributeValue>) : (input.Item as Item);
+          const written = Math.max(before ? itemSize(before) : 0, after ? itemSize(after) : 0, operation.startsWith('Put') ? itemSize(asked) : 0);
           this.add(`${table.id} ${partition}`, 'write', writeUnits(written));
           const entries = indexWrites(table, before, after);
           for (const w of entries) this.add(`${table.id}/${w.index} ${w.partition}`, 'write', w.units);

@@ -96,11 +96,13 @@ export const cost: Part = async ({ options, progress }): Promise<PartResult> => 
       [env.KYC_TABLE_NAME as string, KYC_TABLE],
     ]);
     const counter = new AwsCallCounter();
-    counter.attach(clients.dynamoClient, 'DynamoDB', { consumedCapacity: true });
+    // Both DynamoDB clients: the payout item writes go through their own (payoutItemWriter), attached before its first write.
+    const dynamoClients = [clients.dynamoClient, clients.payoutItemWriter()];
+    for (const client of dynamoClients) counter.attach(client, 'DynamoDB', { consumedCapacity: true });
     counter.attach(clients.sqsClient, 'SQS');
     counter.attach(clients.secretsClient, 'SecretsManager');
     const indexes = new IndexWriteCounter(tables);
-    indexes.attach(clients.dynamoClient);
+    for (const client of dynamoClients) indexes.attach(client);
     const provider = countHttpCalls(new URL(emulators.simulatorUrl as string).host);
     const secret = emulators.provider;
     await seedNotifiedPayouts(env.PAYOUTS_TABLE_NAME as string, secret.platform_merchant_id);

@@ -75,11 +75,11 @@ export const reconcile: Part = async ({ options, progress }): Promise<PartResult
   const open = options.reconcileOpen;
   const emulators = await startHandlerEnv({ stage: 'bench-reconcile', logLevel: options.logLevel, simulator: {} });
   try {
-    const { documentClient } = await import('@shared/adapters/dynamodb-client');
-    const { dynamoClient } = await import('@shared/adapters/dynamodb-client');
+    const { documentClient, dynamoClient, payoutItemWriter } = await import('@shared/adapters/dynamodb-client');
     const reconciler = (await import('@functions/reconciler')) as unknown as { handler: ScheduledHandler };
     const counter = new AwsCallCounter();
-    counter.attach(dynamoClient, 'DynamoDB', { consumedCapacity: true });
+    // Both DynamoDB clients: the payout item writes go through their own, attached before its first write.
+    for (const client of [dynamoClient, payoutItemWriter()]) counter.attach(client, 'DynamoDB', { consumedCapacity: true });
     const table = process.env.PAYOUTS_TABLE_NAME as string;
     const merchant = emulators.provider.platform_merchant_id;
     const finalTemplate = await templateItem(documentClient, table, merchant, true);

@@ -6,6 +6,7 @@ import { payoutKey } from '@shared/domain/identity';
 import type { PayoutRequestInput } from '@shared/messages/payout-request';
 import type { LedgerEntry } from '@simulator/index';
 import { createBareWorker, type BarePayout } from '../lib/bare-worker';
+import type { WithMiddleware } from '../lib/aws-counter';
 import { countHttpCalls } from '../lib/http-calls';
 import { cpuSeconds } from '../lib/process-usage';
 import { startHandlerEnv } from '../lib/local-env';
@@ -282,19 +283,22 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
   const rig = await startWorkerRig({ stage: 'bench-throughput', latencyMs: latencies[0] as number, concurrency: C, logLevel: options.logLevel });
   try {
     const provider = countHttpCalls(new URL(rig.simulatorUrl).host);
-    const { dynamoClient } = await import('@shared/adapters/dynamodb-client');
+    const { dynamoClient, payoutItemWriter } = await import('@shared/adapters/dynamodb-client');
     const dynamoCalls: DynamoCall[] = [];
-    dynamoClient.middlewareStack.add(
-      (next) => async (args) => {
-        const callStarted = performance.now();
-        try {
-          return await next(args);
-        } finally {
-          dynamoCalls.push({ state: stateWritten(args.input), start: callStarted, end: performance.now() });
-        }
-      },
-      { step: 'initialize', name: 'payrelayBenchDynamoTimer' },
-    );
+    // Both DynamoDB clients: the payout item writes go through their own, timed from before its first write.
+    for (const client of [dynamoClient, payoutItemWriter()] as WithMiddleware[]) {
+      client.middlewareStack.add(
+        (next) => async (args) => {
+          const callStarted = performance.now();
+          try {
+            return await next(args);
+          } finally {
+            dynamoCalls.push({ state: stateWritten(args.input), start: callStarted, end: performance.now() });
+          }
+        },
+        { step: 'initialize', name: 'payrelayBenchDynamoTimer' },
+      );
+    }
     const verifications = watchVerificationsSent();
     const invocationStarts: number[] = [];
     const timedHandler: SqsHandler = (event, context) => {

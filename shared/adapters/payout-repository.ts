@@ -1,3 +1,4 @@
+import { PutItemCommand, type PutItemCommandInput, type PutItemCommandOutput } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   GetCommand,
@@ -6,6 +7,7 @@ import {
   type DynamoDBDocumentClient,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { PAYOUTS_TABLE, REVERSAL_WATCH_MARK_KEY, SHARDS, openShardKeys, openShardOf, shardOf, watchShardKeys, watchShardOf } from '@shared/config/resources';
 import { parsePayoutKey, payoutKey, type PayoutIdentity } from '@shared/domain/identity';
 import { FINAL_STATES, Payout, type PayoutHistoryEntry, type PayoutRecord, type PayoutState } from '@shared/domain/payout';
@@ -13,7 +15,7 @@ import { ConcurrentModificationError } from '@shared/domain/errors';
 import { conditionHeld } from './conditional-write';
 import { decodeCursor, encodeCursor } from './list-cursor';
 import type { DuePage, PayoutListPage, PayoutListQuery, PayoutRepository } from '@shared/ports/payouts';
-import { documentClient } from './dynamodb-client';
+import { documentClient, payoutItemWriter } from './dynamodb-client';
 import { createPayoutNudge, payoutKeysByReference } from './payout-nudge';
 import { queryAll } from './query-all';
 
@@ -219,12 +221,25 @@ export function isListedState(state: PayoutState): boolean {
   return LISTED_STATES.has(state);
 }
 
+/** What sends the payout item writes: the low-level client of payoutItemWriter, or a given document client (which takes low-level commands too). */
+interface ItemWriter {
+  send(command: PutItemCommand): Promise<PutItemCommandOutput>;
+}
+
 /**
  * The payouts table through the DynamoDB document client. Every write is one conditional single-item
  * write: a new payout on attribute_not_exists(pk), every later version on the expected state and
  * version, with the history list on the same item. No transactions (dynalite has none; they cost double).
+ * The payout item writes are low-level PutItems of the marshalled item, sent through
+ * `payoutItemWriter()` (its middleware resolved once; see there) unless a client is given: then that
+ * client carries every call, writes included, so whatever watches it (a test's counter) sees them all.
  */
 export function createPayoutRepository(tableName: string, client: DynamoDBDocumentClient = documentClient): PayoutStore {
+  const given = client !== documentClient;
+  const writer = (): ItemWriter => (given ? client : payoutItemWriter());
+  /** One conditional write of a payout's item. */
+  const putItem = (payout: Payout, condition: Pick<PutItemCommandInput, 'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'>) =>
+    writer().send(new PutItemCommand({ TableName: tableName, Item: marshall(toItem(payout), { removeUndefinedValues: true }), ...condition }));
   const nudge = createPayoutNudge(tableName, client);
   const get = async (identity: PayoutIdentity): Promise<Payout | undefined> => {
     const out = await client.send(
@@ -376,15 +391,7 @@ export function createPayoutRepository(tableName: string, client: DynamoDBDocume
     get,
 
     async createAccepted(payout) {
-      const created = await conditionHeld(
-        client.send(
-          new PutCommand({
-            TableName: tableName,
-            Item: toItem(payout),
-            ConditionExpression: 'attribute_not_exists(pk)',
-          }),
-        ),
-      );
+      const created = await conditionHeld(putItem(payout, { ConditionExpression: 'attribute_not_exists(pk)' }));
       if (created) return { created: true, payout };
       const existing = await get(payout.record.identity);
       if (!existing) throw new ConcurrentModificationError(`payout ${payout.key} vanished after a conflicting create`);
@@ -393,15 +400,11 @@ export function createPayoutRepository(tableName: string, client: DynamoDBDocume
 
     async save(previous, next) {
       const saved = await conditionHeld(
-        client.send(
-          new PutCommand({
-            TableName: tableName,
-            Item: toItem(next),
-            ConditionExpression: '#state = :state AND #version = :version',
-            ExpressionAttributeNames: { '#state': 'state', '#version': 'version' },
-            ExpressionAttributeValues: { ':state': previous.state, ':version': previous.version },
-          }),
-        ),
+        putItem(next, {
+          ConditionExpression: '#state = :state AND #version = :version',
+          ExpressionAttributeNames: { '#state': 'state', '#version': 'version' },
+          ExpressionAttributeValues: { ':state': { S: previous.state }, ':version': { N: String(previous.version) } },
+        }),
       );
       if (!saved) throw new ConcurrentModificationError(`payout ${previous.key} is no longer ${previous.state} v${previous.version}`);
       return next;

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { InitializeMiddleware } from '@smithy/types';
+import type { WithMiddleware } from '@bench/lib/aws-counter';
 
 /*
  * Worker crashes at the step boundaries of money-safety rule 1, injected without touching the
@@ -40,11 +41,12 @@ const text = (value: unknown): string | undefined => {
 };
 
 /**
- * Installs the crash middleware on `client`. `plan(reference)` says where (if anywhere) the payout
- * with that withdrawal_reference crashes; each planned crash happens once.
+ * Installs the crash middleware on `clients` (every client the worker's payout writes may go
+ * through: the document client and the repository's own item writer). `plan(reference)` says where
+ * (if anywhere) the payout with that withdrawal_reference crashes; each planned crash happens once.
  */
 export function installCrashInjector(
-  client: DynamoDBDocumentClient,
+  clients: readonly WithMiddleware[],
   payoutsTable: string,
   plan: (withdrawalReference: string) => CrashBoundary | undefined,
 ): CrashInjector {
@@ -61,33 +63,31 @@ export function installCrashInjector(
     throw error;
   };
 
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      const current = scope.getStore();
-      const input = args.input as { TableName?: string; Item?: Record<string, unknown>; ExpressionAttributeValues?: Record<string, unknown> };
-      if (!current || context.commandName !== 'PutCommand' && context.commandName !== 'PutItemCommand') return next(args);
-      if (input.TableName !== payoutsTable || !input.Item) return next(args);
-      const reference = text(input.Item.withdrawal_reference) ?? '';
-      const boundary = plan(reference);
-      if (boundary === undefined || done.has(reference)) return next(args);
-      const to = text(input.Item.state);
-      const from = text(input.ExpressionAttributeValues?.[':state']);
-      // The intent to pay: the worker's create (no state condition), or the write that moves a payout
-      // `payouts enqueue` recorded (ACCEPTED) or left VERIFYING to SUBMITTING.
-      if (to === 'SUBMITTING' && from !== 'SUBMITTING') {
-        if (boundary === 'before-submitting') crash(boundary, reference);
-        const result = await next(args);
-        if (boundary === 'after-submitting') crash(boundary, reference);
-        return result;
-      }
-      // The write of the Payout call's outcome (or of "not sent"): the call has been made, or (a
-      // release after a verification that could not complete) was never made. A withdrawn intent
-      // (to REJECTED) is not a Payout boundary.
-      if (from === 'SUBMITTING' && to !== 'REJECTED' && boundary === 'after-payout-call') crash(boundary, reference);
-      return next(args);
-    },
-    { step: 'initialize', name: 'chaosCrashInjector' },
-  );
+  const middleware: InitializeMiddleware<object, object> = (next, context) => async (args) => {
+    const current = scope.getStore();
+    const input = args.input as { TableName?: string; Item?: Record<string, unknown>; ExpressionAttributeValues?: Record<string, unknown> };
+    if (!current || context.commandName !== 'PutCommand' && context.commandName !== 'PutItemCommand') return next(args);
+    if (input.TableName !== payoutsTable || !input.Item) return next(args);
+    const reference = text(input.Item.withdrawal_reference) ?? '';
+    const boundary = plan(reference);
+    if (boundary === undefined || done.has(reference)) return next(args);
+    const to = text(input.Item.state);
+    const from = text(input.ExpressionAttributeValues?.[':state']);
+    // The intent to pay: the worker's create (no state condition), or the write that moves a payout
+    // `payouts enqueue` recorded (ACCEPTED) or left VERIFYING to SUBMITTING.
+    if (to === 'SUBMITTING' && from !== 'SUBMITTING') {
+      if (boundary === 'before-submitting') crash(boundary, reference);
+      const result = await next(args);
+      if (boundary === 'after-submitting') crash(boundary, reference);
+      return result;
+    }
+    // The write of the Payout call's outcome (or of "not sent"): the call has been made, or (a
+    // release after a verification that could not complete) was never made. A withdrawn intent
+    // (to REJECTED) is not a Payout boundary.
+    if (from === 'SUBMITTING' && to !== 'REJECTED' && boundary === 'after-payout-call') crash(boundary, reference);
+    return next(args);
+  };
+  for (const client of clients) client.middlewareStack.add(middleware, { step: 'initialize', name: 'chaosCrashInjector' });
 
   return {
     counts,

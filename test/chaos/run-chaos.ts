@@ -248,7 +248,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
   });
 
   // Modules that read the env at load: only now.
-  const { documentClient } = await import('@shared/adapters/dynamodb-client');
+  const { documentClient, payoutItemWriter } = await import('@shared/adapters/dynamodb-client');
   const { sqsClient } = await import('@shared/adapters/sqs-client');
   const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
   const { cachedSecret, providerSecretSchema } = await import('@shared/adapters/secrets');
@@ -258,7 +258,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
   const { logger } = await import('@shared/observability/logger');
   const worker = (await import('@functions/payout-worker')) as { handler: (e: SQSEvent, c: Context) => Promise<SQSBatchResponse> };
 
-  const injector = installCrashInjector(documentClient, aws.names.payoutsTable, (reference) => crashPlan.get(reference));
+  // Before any payout write: the item writer resolves its middleware once, at its first PutItem.
+  const injector = installCrashInjector([documentClient, payoutItemWriter()], aws.names.payoutsTable, (reference) => crashPlan.get(reference));
   const region = aws.env.AWS_REGION as string;
   const workerFn: LocalFunction = {
     definition: FUNCTIONS.payoutWorker,

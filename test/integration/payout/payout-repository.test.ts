@@ -1,7 +1,8 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createPayoutRepository } from '@shared/adapters/payout-repository';
+import { payoutItemWriter } from '@shared/adapters/dynamodb-client';
+import { createPayoutRepository, toItem } from '@shared/adapters/payout-repository';
 import { ConcurrentModificationError } from '@shared/domain/errors';
 import type { PayoutRepository } from '@shared/ports/payouts';
 import { payoutKey, type PayoutIdentity } from '@shared/domain/identity';
@@ -189,5 +190,32 @@ describe('payout repository on dynalite', () => {
     const rejected = (await repo.listByState({ state: 'REJECTED', limit: 100 })).payouts;
     expect(rejected.map((p) => p.record.identity.withdrawal_reference)).toEqual(expect.arrayContaining(['sparse-1', 'hint-1']));
     expect(rejected.every((p) => p.state === 'REJECTED')).toBe(true);
+  });
+
+  it('without a client of its own, writes every payout version through the item writer, on the same conditions', async () => {
+    // The writer resolves its middleware at its first PutItem: instrument it before any write.
+    const writer = payoutItemWriter();
+    const sent: string[] = [];
+    writer.middlewareStack.add(
+      (next, context) => async (args) => {
+        sent.push(`${String(context.commandName)} ${String((args.input as { ConditionExpression?: string }).ConditionExpression)}`);
+        return next(args);
+      },
+      { step: 'initialize', name: 'repositoryTestWrites' },
+    );
+    const own = createPayoutRepository(local().names.payoutsTable);
+    const { payout } = await own.createAccepted(fresh('writer-1'));
+    const verifying = await own.save(payout, payout.startVerifying(at(1)));
+    await expect(own.save(payout, payout.reject('stale', at(2)))).rejects.toBeInstanceOf(ConcurrentModificationError);
+    expect((await own.createAccepted(fresh('writer-1', at(3)))).created).toBe(false);
+    expect(sent).toEqual([
+      'PutItemCommand attribute_not_exists(pk)',
+      'PutItemCommand #state = :state AND #version = :version',
+      'PutItemCommand #state = :state AND #version = :version',
+      'PutItemCommand attribute_not_exists(pk)',
+    ]);
+    // Stored as the document client writes it: the same item, undefined attributes left out.
+    expect(await rawItem(id('writer-1'))).toEqual({ ...toItem(verifying) });
+    expect(await rawItem(id('writer-1'))).not.toHaveProperty('expected_name');
   });
 });

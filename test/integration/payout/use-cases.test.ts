@@ -823,7 +823,7 @@ describe('nothing that may have reached the provider is withdrawn: only the inte
       marshallOptions: { removeUndefinedValues: true },
     });
     try {
-      const injector = installCrashInjector(doc, h.aws.names.payoutsTable, (reference) => (reference === r.withdrawal_reference ? 'after-payout-call' : undefined));
+      const injector = installCrashInjector([doc], h.aws.names.payoutsTable, (reference) => (reference === r.withdrawal_reference ? 'after-payout-call' : undefined));
       const dying = system({ repository: createPayoutRepository(h.aws.names.payoutsTable, doc) });
       await expect(injector.invoke(() => dying.pay(r))).rejects.toBeInstanceOf(SimulatedCrash);
     } finally {
