@@ -61,19 +61,11 @@ export function registerSecretsCommands(program: Command): void {
       const v = await import('@shared/validation/valibot');
       const parsed = v.safeParse(name === 'provider' ? providerSecretSchema : kycSecretSchema, value);
       const unknown = Object.keys(value).filter((k) => !(spec.fields as readonly string[]).includes(k));
-      // A key pasted with a space or a line break around it is stored as given and every signed call
-      // is then refused (401) without saying why; spaces alone are an empty field.
-      const padded = spec.fields.flatMap((field) => {
-        const text = value[field];
-        if (typeof text !== 'string' || text === text.trim()) return [];
-        return [text.trim() === '' ? `${field} is empty` : `${field} has spaces or line breaks at its start or end (a copy-paste slip?)`];
-      });
-      if (!parsed.success || padded.length > 0) {
+      if (!parsed.success) {
         // Field names and rules only (the shared messages never quote a value): a value must never be echoed back.
         // Unknown fields are said in the same line, so one fix of the file settles every problem.
         const problems = [
-          ...(parsed.success ? [] : parsed.issues.map((i) => `${v.issuePath(i)} ${i.message}`)),
-          ...padded,
+          ...parsed.issues.map((i) => `${v.issuePath(i)} ${i.message}`),
           ...(unknown.length > 0 ? [`unknown field(s) ${unknown.join(', ')}`] : []),
         ];
         throw new CliError(`the ${name} secret is not valid: ${problems.join('; ')}; nothing was stored`, EXIT.invalidInput);

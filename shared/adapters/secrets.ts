@@ -54,8 +54,7 @@ export function cachedSecret<T>(secretId: string, schema: v.GenericSchema<unknow
       }
       const parsed = v.safeParse(schema, raw);
       if (!parsed.success) {
-        const fields = parsed.issues.map(v.issuePath).join(', ');
-        throw new SecretFormatError(`secret ${secretId} is missing or has invalid fields: ${fields}`);
+        throw new SecretFormatError(`secret ${secretId} is not valid: ${v.describeIssues(parsed.issues)}; put it again with \`payrelay secrets put\``);
       }
       return parsed.output;
     },
@@ -98,21 +97,32 @@ export function previousSecret<T>(secretId: string, schema: v.GenericSchema<unkn
   };
 }
 
-const nonEmpty = v.pipe(v.string(), v.minLength(1));
+/**
+ * A secret field as the provider issued it: text with nothing around it. A key pasted with a space
+ * or a line break at either end would be stored and used as given, and every signed call refused
+ * (401) without saying why; spaces alone are an empty field. The messages never quote the value.
+ */
+const secretText = v.pipe(
+  v.string(),
+  v.check(
+    (text: string) => text !== '' && text === text.trim(),
+    (issue) => (String(issue.input).trim() === '' ? 'is empty' : 'has spaces or line breaks at its start or end (a copy-paste slip?)'),
+  ),
+);
 
 /** Provider secret: see PROVIDER_SECRET in @shared/config/resources. */
 export const providerSecretSchema = v.object({
-  partner_public_key: nonEmpty,
-  partner_secret_key: nonEmpty,
-  merchant_secret_key: nonEmpty,
-  partner_id: nonEmpty,
-  platform_merchant_id: nonEmpty,
+  partner_public_key: secretText,
+  partner_secret_key: secretText,
+  merchant_secret_key: secretText,
+  partner_id: secretText,
+  platform_merchant_id: secretText,
 });
 export type ProviderSecret = v.InferOutput<typeof providerSecretSchema>;
 
 /** KYC secret: the KYC app id and the unguessable token in the KYC callback URL. */
 export const kycSecretSchema = v.object({
-  app_id: nonEmpty,
-  callback_token: v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters')),
+  app_id: secretText,
+  callback_token: v.pipe(secretText, v.minLength(16, 'must be at least 16 characters')),
 });
 export type KycSecret = v.InferOutput<typeof kycSecretSchema>;

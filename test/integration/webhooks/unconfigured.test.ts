@@ -1,9 +1,10 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { PutSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalAws, type LocalAws } from '@local/emulators';
-import { cachedSecret, kycSecretSchema, providerSecretSchema, SecretNotConfiguredError } from '@shared/adapters/secrets';
+import { cachedSecret, kycSecretSchema, providerSecretSchema, SecretFormatError, SecretNotConfiguredError } from '@shared/adapters/secrets';
 import { kycCallbackEvent, lambdaContext, payoutNotificationEvent } from '@test/factories/http-events';
 
 /*
@@ -62,5 +63,28 @@ describe('receivers before `payrelay secrets put`', () => {
       await expect(read).rejects.toBeInstanceOf(SecretNotConfiguredError);
       await expect(cachedSecret(secretId, schema as typeof kycSecretSchema).get()).rejects.toThrow(`secret ${secretId} has no value yet: put it with \`payrelay secrets put\``);
     }
+  });
+
+  it('refuses a stored key with a line break or spaces around it, naming the field and the rule, never the value', async () => {
+    // The last test of the file: it gives the provider secret a value.
+    const secrets = new SecretsManagerClient({ region: aws.env.AWS_REGION, endpoint: aws.endpoints.secretsManager });
+    const value = {
+      partner_public_key: 'pk-PADDED-VALUE-1',
+      partner_secret_key: 'sk-PADDED-VALUE-2\n',
+      merchant_secret_key: 'mk-PADDED-VALUE-3',
+      partner_id: '  ',
+      platform_merchant_id: 'merchant-1',
+    };
+    await secrets.send(new PutSecretValueCommand({ SecretId: aws.names.providerSecret, SecretString: JSON.stringify(value) }));
+    secrets.destroy();
+    const read = cachedSecret(aws.names.providerSecret, providerSecretSchema).get();
+    await expect(read).rejects.toBeInstanceOf(SecretFormatError);
+    const message = await cachedSecret(aws.names.providerSecret, providerSecretSchema)
+      .get({ forceFetch: true })
+      .catch((error: Error) => error.message);
+    expect(message).toBe(
+      `secret ${aws.names.providerSecret} is not valid: partner_secret_key: has spaces or line breaks at its start or end (a copy-paste slip?); partner_id: is empty; put it again with \`payrelay secrets put\``,
+    );
+    expect(message).not.toContain('PADDED-VALUE');
   });
 });
