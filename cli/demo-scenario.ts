@@ -1,8 +1,8 @@
 import type { PayoutState } from '@shared/domain/payout';
 import type { PayoutRequest } from '@shared/messages/payout-request';
 import { payableAccounts, type PayableAccount } from '@simulator/accounts';
-import { CliError } from './output';
-import { requireEnv, type Target } from './target';
+import { CliError, EXIT } from './output';
+import { requireEnv, type GlobalOptions, type Target } from './target';
 
 /** One payout of the scenario and the final state it must reach. */
 export interface DemoPayout {
@@ -102,6 +102,17 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 const WORKER_DONE: ReadonlySet<PayoutState> = new Set(['SUBMITTED', 'UNKNOWN', 'REJECTED', 'FAILED', 'SUCCEEDED', 'NEEDS_REVIEW']);
 const FINAL: ReadonlySet<PayoutState> = new Set(['REJECTED', 'FAILED', 'SUCCEEDED', 'NEEDS_REVIEW']);
 
+const LOCAL_ONLY = 'the demo drives the local simulator: run it against `npm start` (not --stack, not --provider-url)';
+
+/**
+ * Refuses `--stack` and `--provider-url` before anything is asked of AWS or a provider: the demo pays
+ * seeded simulator accounts and drives the simulator's admin API, which a deployed stack has not.
+ * @throws CliError (usage)
+ */
+export function refuseNonLocalDemo(globals: Pick<GlobalOptions, 'stack' | 'providerUrl'>): void {
+  if (globals.stack !== undefined || globals.providerUrl !== undefined) throw new CliError(LOCAL_ONLY, EXIT.usage);
+}
+
 /**
  * Drives the demo scenario through a running local stack, over the same paths a user takes: a KYC
  * order completed through the simulator's callbacks to the gateway, one collection order the
@@ -113,9 +124,7 @@ export async function runDemo(target: Target, progress: DemoProgress, options: D
   const started = Date.now();
   const simulatorUrl = target.urls.simulator;
   const gateway = target.urls.gateway;
-  if (target.kind !== 'local' || !simulatorUrl || !gateway) {
-    throw new CliError('the demo drives the local simulator: run it against `npm start` (not --stack, not --provider-url)');
-  }
+  if (target.kind !== 'local' || !simulatorUrl || !gateway) throw new CliError(LOCAL_ONLY);
   const timeoutMs = options.timeoutMs ?? 180_000;
   const pollMs = options.pollMs ?? 1000;
   const admin = simulatorAdmin(simulatorUrl);

@@ -16,8 +16,9 @@ export function registerDemoCommand(program: Command): void {
     )
     .action(async (opts: { timeout: number }, cmd: Command) => {
       const ctx = contextOf(cmd);
+      const { runDemo, refuseNonLocalDemo } = await import('../demo-scenario');
+      refuseNonLocalDemo(ctx.globals);
       const target = await ctx.target();
-      const { runDemo } = await import('../demo-scenario');
       const result = await runDemo(target, (line) => ctx.out.note(line), { timeoutMs: opts.timeout * 1000 });
       ctx.out.result(result, () => {
         console.log(`\nKYC: ${result.kyc.userReference} -> ${result.kyc.phase}/${result.kyc.decision}${result.kyc.confirmed ? ', confirmed by pull' : ''}`);

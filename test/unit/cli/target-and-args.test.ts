@@ -168,6 +168,20 @@ describe('a bad option value', () => {
     expect(consolePort.stderr.split('\n')[0]).toBe("payrelay: option '--port <port>' argument '70000' is invalid. must be a port number (0-65535)");
   });
 
+  it('payrelay demo refuses --stack and --provider-url before any stack is read (it drives the local simulator)', async () => {
+    const printed = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      // Both would fail otherwise with another code: the stack at its CloudFormation read, the URL with no local stack here.
+      for (const args of [['--stack', 'payrelay-prod', 'demo'], ['--provider-url', 'https://provider.example', 'demo']]) {
+        printed.mockClear();
+        expect((await runCaptured(args)).code, args.join(' ')).toBe(EXIT.usage);
+        expect(printed).toHaveBeenCalledWith('payrelay: the demo drives the local simulator: run it against `npm start` (not --stack, not --provider-url)');
+      }
+    } finally {
+      printed.mockRestore();
+    }
+  });
+
   it('an e-mail that is not an address, or an empty partner code or app name, is a usage error before the provider is asked', async () => {
     const email = await runCaptured(['partner', 'onboard', '--partner-code', 'ACME', '--email', 'ops']);
     expect(email).toEqual({
