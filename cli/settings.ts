@@ -1,5 +1,5 @@
 import { envSetting, loadConfig } from '@shared/config/env';
-import { providerEnvSchema, signingProfileSetting } from '@shared/config/provider';
+import { providerEnvSchema } from '@shared/config/provider';
 import type { SigningProfile } from '@shared/signing/profile';
 import { DEFAULT_COLLECTION_ORDER_PATH, parseCollectionOrderBody, parseCollectionOrderPath } from '@shared/providers/collection-order-shape';
 import * as v from '@shared/validation/valibot';
@@ -25,7 +25,7 @@ export function cliProviderSettings(env: NodeJS.ProcessEnv = process.env): v.Inf
   return loadConfig(cliProviderSettingsSchema, env);
 }
 
-const signingProfileSchema = v.object({ SIGNING_PROFILE: signingProfileSetting });
+const signingProfileSchema = v.object({ SIGNING_PROFILE: providerEnvSchema.entries.SIGNING_PROFILE });
 
 /**
  * SIGNING_PROFILE of the shell, read as the functions read theirs (the `signature` commands' default).
