@@ -28,7 +28,8 @@ const MIX: ReadonlyArray<readonly [PayoutState, number]> = [
 const PATHS: Partial<Record<PayoutState, PayoutState[]>> = {
   SUCCEEDED: ['VERIFYING', 'SUBMITTING', 'SUBMITTED', 'SUCCEEDED'],
   FAILED: ['VERIFYING', 'SUBMITTING', 'SUBMITTED', 'FAILED'],
-  REJECTED: ['VERIFYING', 'REJECTED'],
+  // A refusal withdraws the intent written beside AccountVerification, as the worker records it now.
+  REJECTED: ['VERIFYING', 'SUBMITTING', 'REJECTED'],
   NEEDS_REVIEW: ['VERIFYING', 'SUBMITTING', 'UNKNOWN', 'NEEDS_REVIEW'],
   UNKNOWN: ['VERIFYING', 'SUBMITTING', 'UNKNOWN'],
   SUBMITTED: ['VERIFYING', 'SUBMITTING', 'SUBMITTED'],
