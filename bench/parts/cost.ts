@@ -99,7 +99,8 @@ export const cost: Part = async ({ options, progress }): Promise<PartResult> => 
     // Both DynamoDB clients: the payout item writes go through their own (payoutItemWriter), attached before its first write.
     const dynamoClients = [clients.dynamoClient, clients.payoutItemWriter()];
     for (const client of dynamoClients) counter.attach(client, 'DynamoDB', { consumedCapacity: true });
-    counter.attach(clients.sqsClient, 'SQS');
+    // Both SQS clients: the first delayed checks go through their own (payoutCheckSender), attached before its first send.
+    for (const client of [clients.sqsClient, clients.payoutCheckSender()]) counter.attach(client, 'SQS');
     counter.attach(clients.secretsClient, 'SecretsManager');
     const indexes = new IndexWriteCounter(tables);
     for (const client of dynamoClients) indexes.attach(client);

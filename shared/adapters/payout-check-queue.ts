@@ -1,7 +1,7 @@
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { MAX_CHECK_DELAY_SECONDS, payoutCheck } from '@shared/messages/payout-check';
 import type { PayoutCheckQueue } from '@shared/ports/payouts';
-import { sqsClient } from './sqs-client';
+import { payoutCheckSender } from './sqs-client';
 
 /** SQS's own limit of messages per SendMessageBatch. */
 const SEND_BATCH_SIZE = 10;
@@ -25,13 +25,14 @@ export class CheckNotSentError extends Error {
  * together sends one request instead of one per payout, and adds no wait (the send starts on the
  * next turn, while the outcome writes those checks belong to are still in flight). Each caller's
  * promise settles with its own message: rejected when the call failed or SQS refused that entry.
+ * Without a client of its own it sends through `payoutCheckSender()`, built at its first send.
  */
-export function createPayoutCheckQueue(queueUrl: string, client: SQSClient = sqsClient): PayoutCheckQueue {
+export function createPayoutCheckQueue(queueUrl: string, client?: SQSClient): PayoutCheckQueue {
   let pending: PendingCheck[] = [];
 
   async function sendBatch(batch: readonly PendingCheck[]): Promise<void> {
     try {
-      const out = await client.send(
+      const out = await (client ?? payoutCheckSender()).send(
         new SendMessageBatchCommand({
           QueueUrl: queueUrl,
           Entries: batch.map((check, i) => ({ Id: String(i), MessageBody: check.body, DelaySeconds: check.delaySeconds })),

@@ -9,6 +9,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalAws, type LocalAws } from '@local/emulators';
 import { CheckNotSentError, createPayoutCheckQueue } from '@shared/adapters/payout-check-queue';
+import { payoutCheckSender } from '@shared/adapters/sqs-client';
 import type { PayoutIdentity } from '@shared/domain/identity';
 import { parsePayoutCheck } from '@shared/messages/payout-check';
 
@@ -27,6 +28,8 @@ const batches: number[] = [];
 
 beforeAll(async () => {
   aws = await startLocalAws({ stage: 'cq' });
+  // The check sender (a queue without a client of its own) reads its endpoint from the environment, as on Lambda.
+  Object.assign(process.env, aws.env);
   sqs = new SQSClient({ endpoint: aws.endpoints.sqs, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, useQueueUrlAsEndpoint: false });
   sqs.middlewareStack.add(
     (next) => async (args) => {
@@ -74,6 +77,30 @@ describe('checks queue (SendMessageBatch per turn of the event loop)', () => {
     await queue.schedule(identity(201), 1, 0);
     expect(batches).toEqual([1, 1]);
     expect(await receiveAll(aws.queueUrls.checks, 2)).toHaveLength(2);
+  });
+
+  it('without a client of its own, sends through the check sender: one client, its middleware resolved once, no logger middleware', async () => {
+    const sender = payoutCheckSender();
+    expect(payoutCheckSender()).toBe(sender);
+    expect(sender.config.cacheMiddleware).toBe(true);
+    expect(sender.middlewareStack.identify().some((entry) => entry.startsWith('loggerMiddleware'))).toBe(false);
+    const seen: number[] = [];
+    // Its middleware is resolved at its first send: instrument it before.
+    sender.middlewareStack.add(
+      (next) => async (args) => {
+        seen.push((args.input as Partial<SendMessageBatchCommandInput>).Entries?.length ?? 0);
+        return next(args);
+      },
+      { step: 'initialize', name: 'countSenderBatches' },
+    );
+    const queue = createPayoutCheckQueue(aws.queueUrls.checks);
+    batches.length = 0;
+    await Promise.all([queue.schedule(identity(300), 4, 0), queue.schedule(identity(301), 4, 0)]);
+    await queue.schedule(identity(302), 4, 0);
+    expect(seen).toEqual([2, 1]);
+    expect(batches).toEqual([]);
+    const checks = (await receiveAll(aws.queueUrls.checks, 3)).map(parsePayoutCheck);
+    expect(checks.map((c) => `${c.withdrawal_reference}@${c.payoutVersion}`).sort()).toEqual(['cq-300@4', 'cq-301@4', 'cq-302@4']);
   });
 
   it('rejects only the caller whose entry SQS refused; a failed call rejects every caller of its batch', async () => {
