@@ -5,7 +5,7 @@ import { createPayoutCheckQueue } from '@shared/adapters/payout-check-queue';
 import { kycGatingAdapters } from '@shared/adapters/kyc-gating';
 import { payoutProviderFrom } from '@shared/adapters/payout-provider';
 import { createMessageRedelivery, payoutMessageFromSqs } from '@shared/adapters/payout-queue';
-import { createPayoutRepository } from '@shared/adapters/payout-repository';
+import { createPayoutItemStore } from '@shared/adapters/payout-item-store';
 import { systemClock } from '@shared/adapters/system-clock';
 import { telemetryFrom } from '@shared/adapters/telemetry';
 import { createKycApprovalReader } from '@shared/app/kyc-approval';
@@ -21,7 +21,7 @@ import { describeDefiniteRefusals } from '@shared/domain/definite-refusals';
 /* The payout worker: SQS batches of payout requests, partial batch failures (ReportBatchItemFailures). */
 const config = loadConfig(workerEnvSchema);
 const payoutService = payoutProviderFrom(config);
-const repository = createPayoutRepository(config.PAYOUTS_TABLE_NAME);
+const repository = createPayoutItemStore(config.PAYOUTS_TABLE_NAME);
 const common = { clock: systemClock, telemetry: telemetryFrom(metrics), log: logger };
 const settings = { nameMatchThreshold: config.NAME_MATCH_THRESHOLD, kycGating: config.KYC_GATING !== undefined, definiteRefusals: config.PAYOUT_DEFINITE_REFUSALS };
 const queue = { maxReceiveCount: config.PAYOUTS_MAX_RECEIVE_COUNT, concurrency: config.WORKER_CONCURRENCY };

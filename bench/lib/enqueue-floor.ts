@@ -48,7 +48,7 @@ export async function runFloor(config: FloorConfig): Promise<FloorResult> {
   const { sqsClient } = await import('@shared/adapters/sqs-client');
   const { PutCommand } = await import('@aws-sdk/lib-dynamodb');
   const { SendMessageBatchCommand } = await import('@aws-sdk/client-sqs');
-  const { toItem } = await import('@shared/adapters/payout-repository');
+  const { toItem } = await import('@shared/adapters/payout-item-store');
   const { payoutKey } = await import('@shared/domain/identity');
   const { acceptRequest, payoutRequestSchema } = await import('@shared/messages/payout-request');
   const { DEFAULT_ENQUEUE_CONCURRENCY, SEND_BATCH_SIZE } = await import('@cli/enqueue');

@@ -139,7 +139,7 @@ export const consolePages: Part = async ({ options, progress }): Promise<PartRes
   const emulators = await startHandlerEnv({ stage: 'bench-console', logLevel: options.logLevel, simulator: {} });
   try {
     const { documentClient } = await import('@shared/adapters/dynamodb-client');
-    const { toItem } = await import('@shared/adapters/payout-repository');
+    const { toItem } = await import('@shared/adapters/payout-item-store');
     const table = process.env.PAYOUTS_TABLE_NAME as string;
     const merchant = emulators.provider.platform_merchant_id;
     const now = Date.now();

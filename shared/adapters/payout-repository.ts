@@ -1,4 +1,3 @@
-import { PutItemCommand, type PutItemCommandInput, type PutItemCommandOutput } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   GetCommand,
@@ -7,22 +6,18 @@ import {
   type DynamoDBDocumentClient,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { marshall } from '@aws-sdk/util-dynamodb';
-import { PAYOUTS_TABLE, REVERSAL_WATCH_MARK_KEY, SHARDS, openShardKeys, openShardOf, shardOf, watchShardKeys, watchShardOf } from '@shared/config/resources';
-import { parsePayoutKey, payoutKey, type PayoutIdentity } from '@shared/domain/identity';
-import { FINAL_STATES, Payout, type PayoutHistoryEntry, type PayoutRecord, type PayoutState } from '@shared/domain/payout';
-import { ConcurrentModificationError } from '@shared/domain/errors';
+import { PAYOUTS_TABLE, REVERSAL_WATCH_MARK_KEY, SHARDS, openShardKeys, watchShardKeys } from '@shared/config/resources';
+import { parsePayoutKey } from '@shared/domain/identity';
+import type { Payout, PayoutState } from '@shared/domain/payout';
 import { conditionHeld } from './conditional-write';
 import { decodeCursor, encodeCursor } from './list-cursor';
 import type { DuePage, PayoutListPage, PayoutListQuery, PayoutRepository } from '@shared/ports/payouts';
-import { documentClient, payoutItemWriter } from './dynamodb-client';
+import { documentClient } from './dynamodb-client';
+import { createPayoutItemStore, fromItem, LISTED_STATES, type PayoutItem } from './payout-item-store';
 import { createPayoutNudge, payoutKeysByReference } from './payout-nudge';
 import { queryAll } from './query-all';
 
 const [OPEN_INDEX, , STATE_INDEX] = PAYOUTS_TABLE.indexes;
-
-/** States kept in the `by-state` index; the others are in flight, listed from the `OPEN#<n>` partitions of `open-by-next-check`. */
-const LISTED_STATES: ReadonlySet<PayoutState> = new Set<PayoutState>(['UNKNOWN', ...FINAL_STATES]);
 
 /** The partitions of the payouts not yet final (with the legacy key): the in-flight listings read these. */
 const IN_FLIGHT_KEYS = openShardKeys(SHARDS.open);
@@ -30,133 +25,6 @@ const IN_FLIGHT_KEYS = openShardKeys(SHARDS.open);
 const DUE_KEYS = [...IN_FLIGHT_KEYS, ...watchShardKeys(SHARDS.open)];
 /** BatchGetItem calls of one getMany in flight at once. */
 const GET_MANY_PARALLEL = 4;
-
-/** `listShard` of a payout in a listed state, else undefined (which keeps it out of `by-state`). */
-function listShardOf(pk: string, state: PayoutState): string | undefined {
-  return LISTED_STATES.has(state) ? `${state}#${shardOf(pk, SHARDS.byState)}` : undefined;
-}
-
-/** The stored item: snake_case identity fields (they key the indexes), the rest as the entity has them. */
-export interface PayoutItem {
-  pk: string;
-  platform_merchant_id: string;
-  currency: string;
-  withdrawal_reference: string;
-  state: PayoutState;
-  version: number;
-  amount: string;
-  account_masked: string;
-  account_code: string;
-  expected_name?: string;
-  verified_name?: string;
-  user_reference?: string;
-  metadata?: Record<string, string>;
-  provider_status?: string;
-  submit_attempts: number;
-  submit_retry_allowed?: boolean;
-  resubmit_authorized?: boolean;
-  not_found_since?: string;
-  acknowledged_at?: string;
-  refused_at?: string;
-  submit_intent_at?: string;
-  ask_not_before?: string;
-  checks: number;
-  reason?: string;
-  retry_of?: string;
-  retried_as?: string;
-  history: PayoutHistoryEntry[];
-  createdAt: string;
-  updatedAt: string;
-  /**
-   * Present only while open (`OPEN#<n>`), or final with a look scheduled by time (`WATCH#<n>`:
-   * NEEDS_REVIEW under its watch, a SUCCEEDED payout with one look pending): this is what makes the
-   * `open-by-next-check` index sparse.
-   */
-  openShard?: string;
-  nextCheckAt?: string;
-  /** Present only in UNKNOWN and final states: this is what makes the `by-state` index sparse. */
-  listShard?: string;
-}
-
-/** The stored item of a payout, index attributes included (also what bulk seeding in the bench writes). */
-export function toItem(payout: Payout): PayoutItem {
-  const r = payout.record;
-  // A final payout stays in the index while it has a look scheduled by time (NEEDS_REVIEW under its
-  // watch; a SUCCEEDED payout only while one look is pending: its reversal watch goes by `by-state`).
-  const open = !payout.isFinal || payout.isWatched;
-  const pk = payoutKey(r.identity);
-  return {
-    pk,
-    platform_merchant_id: r.identity.platform_merchant_id,
-    currency: r.identity.currency,
-    withdrawal_reference: r.identity.withdrawal_reference,
-    state: r.state,
-    version: r.version,
-    amount: r.amount,
-    account_masked: r.accountMasked,
-    account_code: r.accountCode,
-    expected_name: r.expectedName,
-    verified_name: r.verifiedName,
-    user_reference: r.userReference,
-    metadata: r.metadata,
-    provider_status: r.providerStatus,
-    submit_attempts: r.submitAttempts,
-    submit_retry_allowed: r.submitRetryAllowed || undefined,
-    resubmit_authorized: r.resubmitAuthorized || undefined,
-    not_found_since: r.notFoundSince,
-    acknowledged_at: r.acknowledgedAt,
-    refused_at: r.refusedAt,
-    submit_intent_at: r.submitIntentAt,
-    ask_not_before: r.askNotBefore,
-    checks: r.checks,
-    reason: r.reason,
-    retry_of: r.retryOf,
-    retried_as: r.retriedAs,
-    history: [...r.history],
-    createdAt: r.createdAt,
-    updatedAt: r.updatedAt,
-    openShard: !open ? undefined : payout.isFinal ? watchShardOf(pk, SHARDS.open) : openShardOf(pk, SHARDS.open),
-    nextCheckAt: open ? r.nextCheckAt : undefined,
-    listShard: listShardOf(pk, r.state),
-  };
-}
-
-function fromItem(item: PayoutItem): Payout {
-  const record: PayoutRecord = {
-    identity: {
-      platform_merchant_id: item.platform_merchant_id,
-      currency: item.currency,
-      withdrawal_reference: item.withdrawal_reference,
-    },
-    state: item.state,
-    version: item.version,
-    amount: item.amount,
-    accountMasked: item.account_masked,
-    accountCode: item.account_code,
-    expectedName: item.expected_name,
-    verifiedName: item.verified_name,
-    userReference: item.user_reference,
-    metadata: item.metadata,
-    providerStatus: item.provider_status,
-    submitAttempts: item.submit_attempts,
-    submitRetryAllowed: item.submit_retry_allowed,
-    resubmitAuthorized: item.resubmit_authorized,
-    notFoundSince: item.not_found_since,
-    acknowledgedAt: item.acknowledged_at,
-    refusedAt: item.refused_at,
-    submitIntentAt: item.submit_intent_at,
-    askNotBefore: item.ask_not_before,
-    checks: item.checks,
-    nextCheckAt: item.nextCheckAt,
-    reason: item.reason,
-    retryOf: item.retry_of,
-    retriedAs: item.retried_as,
-    history: item.history,
-    createdAt: item.createdAt,
-    updatedAt: item.updatedAt,
-  };
-  return Payout.fromRecord(record);
-}
 
 type Key = Record<string, unknown>;
 
@@ -216,37 +84,15 @@ export interface PayoutStore extends PayoutRepository {
   stateChangeTimes(state: PayoutState, updatedFrom?: Date, updatedTo?: Date): Promise<string[]>;
 }
 
-/** Whether `by-state` holds this state (the others are the worker's in-flight states, on the open index). */
-export function isListedState(state: PayoutState): boolean {
-  return LISTED_STATES.has(state);
-}
-
-/** What sends the payout item writes: the low-level client of payoutItemWriter, or a given document client (which takes low-level commands too). */
-interface ItemWriter {
-  send(command: PutItemCommand): Promise<PutItemCommandOutput>;
-}
-
 /**
- * The payouts table through the DynamoDB document client. Every write is one conditional single-item
- * write: a new payout on attribute_not_exists(pk), every later version on the expected state and
- * version, with the history list on the same item. No transactions (dynalite has none; they cost double).
- * The payout item writes are low-level PutItems of the marshalled item, sent through
- * `payoutItemWriter()` (its middleware resolved once; see there) unless a client is given: then that
- * client carries every call, writes included, so whatever watches it (a test's counter) sees them all.
+ * The payouts table through the DynamoDB document client: the item store of payout-item-store.ts
+ * (reads by identity, conditional writes; every write one conditional single-item write, no
+ * transactions) plus the reads of the indexes, each from an index (never a Scan). A given client
+ * carries every call, writes included, so whatever watches it (a test's counter) sees them all.
  */
 export function createPayoutRepository(tableName: string, client: DynamoDBDocumentClient = documentClient): PayoutStore {
-  const given = client !== documentClient;
-  const writer = (): ItemWriter => (given ? client : payoutItemWriter());
-  /** One conditional write of a payout's item. */
-  const putItem = (payout: Payout, condition: Pick<PutItemCommandInput, 'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'>) =>
-    writer().send(new PutItemCommand({ TableName: tableName, Item: marshall(toItem(payout), { removeUndefinedValues: true }), ...condition }));
+  const items = createPayoutItemStore(tableName, client);
   const nudge = createPayoutNudge(tableName, client);
-  const get = async (identity: PayoutIdentity): Promise<Payout | undefined> => {
-    const out = await client.send(
-      new GetCommand({ TableName: tableName, Key: { pk: payoutKey(identity) }, ConsistentRead: true }),
-    );
-    return out.Item ? fromItem(out.Item as PayoutItem) : undefined;
-  };
 
   /**
    * One page of payout keys from index partitions read one after another, each in its index order;
@@ -388,27 +234,7 @@ export function createPayoutRepository(tableName: string, client: DynamoDBDocume
   }
 
   return {
-    get,
-
-    async createAccepted(payout) {
-      const created = await conditionHeld(putItem(payout, { ConditionExpression: 'attribute_not_exists(pk)' }));
-      if (created) return { created: true, payout };
-      const existing = await get(payout.record.identity);
-      if (!existing) throw new ConcurrentModificationError(`payout ${payout.key} vanished after a conflicting create`);
-      return { created: false, payout: existing };
-    },
-
-    async save(previous, next) {
-      const saved = await conditionHeld(
-        putItem(next, {
-          ConditionExpression: '#state = :state AND #version = :version',
-          ExpressionAttributeNames: { '#state': 'state', '#version': 'version' },
-          ExpressionAttributeValues: { ':state': { S: previous.state }, ':version': { N: String(previous.version) } },
-        }),
-      );
-      if (!saved) throw new ConcurrentModificationError(`payout ${previous.key} is no longer ${previous.state} v${previous.version}`);
-      return next;
-    },
+    ...items,
 
     async queryDue(now, limit, cursor) {
       // One shard after another (not yet final, then watched); within a shard, oldest due first.
@@ -497,7 +323,7 @@ export function createPayoutRepository(tableName: string, client: DynamoDBDocume
 
     async findByReference(withdrawalReference) {
       const entries = await payoutKeysByReference(client, tableName, withdrawalReference);
-      const found = await Promise.all(entries.map((item) => get(parsePayoutKey(String(item.pk)))));
+      const found = await Promise.all(entries.map((item) => items.get(parsePayoutKey(String(item.pk)))));
       return found.filter((p): p is Payout => p !== undefined);
     },
 

@@ -16,7 +16,7 @@ import { withCredentialRefresh } from './credential-refresh';
 import { countOutcome } from './outcome-metrics';
 import { ConcurrentModificationError } from '@shared/domain/errors';
 import type { Clock, Log, Telemetry } from '@shared/ports/runtime';
-import type { CredentialsSource, KycApproval, PayoutCheckQueue, PayoutProvider, PayoutRepository, ProviderCredentials } from '@shared/ports/payouts';
+import type { CredentialsSource, KycApproval, PayoutCheckQueue, PayoutItemStore, PayoutProvider, ProviderCredentials } from '@shared/ports/payouts';
 
 /**
  * The provider could not be reached (or refused our keys even after a refresh) before anything was
@@ -59,7 +59,7 @@ export interface ProcessPayoutSettings {
 }
 
 export interface ProcessPayoutDeps {
-  readonly repository: PayoutRepository;
+  readonly repository: PayoutItemStore;
   readonly provider: PayoutProvider;
   readonly credentials: CredentialsSource;
   /** Required when settings.kycGating is on. */

@@ -48,8 +48,11 @@ export interface PayoutListPage {
   readonly cursor?: string;
 }
 
-/** The payouts table. Every write is conditional on what was read (see ConcurrentModificationError). */
-export interface PayoutRepository {
+/**
+ * One payout at a time, read by its identity and written conditionally on what was read (see
+ * ConcurrentModificationError): all the payout worker needs of the payouts table.
+ */
+export interface PayoutItemStore {
   get(identity: PayoutIdentity): Promise<Payout | undefined>;
   /** Stores a new payout if none exists for its identity. */
   createAccepted(payout: Payout): Promise<{ created: boolean; payout: Payout }>;
@@ -58,6 +61,10 @@ export interface PayoutRepository {
    * @throws ConcurrentModificationError otherwise
    */
   save(previous: Payout, next: Payout): Promise<Payout>;
+}
+
+/** The payouts table: the item store plus the index reads of the reconciler, the callbacks and the operator. */
+export interface PayoutRepository extends PayoutItemStore {
   /** Open payouts with nextCheckAt <= now, oldest first. */
   queryDue(now: Date, limit: number, cursor?: string): Promise<DuePage>;
   /**

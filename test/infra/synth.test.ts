@@ -136,6 +136,22 @@ describe('npm run synth', () => {
     await expect(start).rejects.toMatchObject({ stderr: expect.stringMatching(/KYC_GATING: is on, but this bundle was built without the KYC gate/) });
   }, 60_000);
 
+  // Each bundle carries only what its function uses: the worker reads and writes one payout at a
+  // time (shared/adapters/payout-item-store.ts), never the index reads of the repository (due
+  // queries, listings, lookups by reference), which stay in the bundles that run them.
+  it("the worker's bundle carries the payout item store and none of the repository's index reads", () => {
+    const sources = (id: string): string[] => {
+      const fn = deployedFunctions().find((f) => f.id === id);
+      if (!fn) throw new Error(`no ${id} bundle`);
+      return (JSON.parse(readFileSync(path.join(fn.bundle, 'index.mjs.map'), 'utf8')) as { sources: string[] }).sources;
+    };
+    const repository = /shared\/adapters\/(payout-repository|payout-nudge|list-cursor|query-all)\.ts$/;
+    const worker = sources(FUNCTIONS.payoutWorker.id);
+    expect(worker.some((s) => s.endsWith('shared/adapters/payout-item-store.ts'))).toBe(true);
+    expect(worker.filter((s) => repository.test(s))).toEqual([]);
+    expect(sources(FUNCTIONS.reconciler.id).some((s) => s.endsWith('shared/adapters/payout-repository.ts'))).toBe(true);
+  });
+
   it('the worker of a stage with KYC gating carries the gate', () => {
     const app = new App({ outdir: mkdtempSync(path.join(tmpdir(), 'payrelay-gated-')), context: { 'aws:cdk:enable-asset-metadata': true } });
     const stack = new Stack(app, 'PayrelayGatedWorker');

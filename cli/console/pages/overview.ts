@@ -1,5 +1,5 @@
 import { html } from 'hono/html';
-import { isListedState } from '@shared/adapters/payout-repository';
+import { isListedState } from '@shared/adapters/payout-item-store';
 import { FINAL_STATES, PAYOUT_STATES, type Payout, type PayoutState } from '@shared/domain/payout';
 import { formatAge, page, table, withQuery, type Html, type PageContext } from '../layout';
 import type { ConsoleServices } from '../services';

@@ -1,7 +1,8 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createPayoutRepository, toItem } from '@shared/adapters/payout-repository';
+import { toItem } from '@shared/adapters/payout-item-store';
+import { createPayoutRepository } from '@shared/adapters/payout-repository';
 import { InvalidListCursorError } from '@shared/domain/errors';
 import type { PayoutListQuery, PayoutRepository } from '@shared/ports/payouts';
 import { LEGACY_OPEN_SHARD } from '@shared/config/resources';

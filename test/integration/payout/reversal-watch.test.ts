@@ -2,7 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentialsFromCachedSecret } from '@shared/adapters/credentials';
-import { toItem } from '@shared/adapters/payout-repository';
+import { toItem } from '@shared/adapters/payout-item-store';
 import { REVERSAL_WATCH_MARK_KEY } from '@shared/config/resources';
 import { createProcessPayout } from '@shared/app/process-payout';
 import { createReconciler, type ReconcileSettings } from '@shared/app/reconcile-payouts';
