@@ -1,52 +1,17 @@
-import {
-  BatchGetCommand,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  type DynamoDBDocumentClient,
-  type QueryCommandInput,
-} from '@aws-sdk/lib-dynamodb';
-import { PAYOUTS_TABLE, REVERSAL_WATCH_MARK_KEY, SHARDS, openShardKeys, watchShardKeys } from '@shared/config/resources';
+import { BatchGetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { SHARDS } from '@shared/config/resources';
 import { parsePayoutKey } from '@shared/domain/identity';
 import type { Payout, PayoutState } from '@shared/domain/payout';
-import { conditionHeld } from './conditional-write';
 import { decodeCursor, encodeCursor } from './list-cursor';
-import type { DuePage, PayoutListPage, PayoutListQuery, PayoutRepository } from '@shared/ports/payouts';
+import type { PayoutListPage, PayoutListQuery, PayoutRepository } from '@shared/ports/payouts';
 import { documentClient } from './dynamodb-client';
-import { createPayoutItemStore, fromItem, LISTED_STATES, type PayoutItem } from './payout-item-store';
+import { fromItem, LISTED_STATES, type PayoutItem } from './payout-item-store';
+import { createPayoutSweepStore, IN_FLIGHT_KEYS, OPEN_INDEX, STATE_INDEX, type Key } from './payout-sweep-store';
 import { createPayoutNudge, payoutKeysByReference } from './payout-nudge';
 import { queryAll } from './query-all';
 
-const [OPEN_INDEX, , STATE_INDEX] = PAYOUTS_TABLE.indexes;
-
-/** The partitions of the payouts not yet final (with the legacy key): the in-flight listings read these. */
-const IN_FLIGHT_KEYS = openShardKeys(SHARDS.open);
-/** Every partition of the open index, in the order the reconciler reads them: not yet final first, then watched. */
-const DUE_KEYS = [...IN_FLIGHT_KEYS, ...watchShardKeys(SHARDS.open)];
 /** BatchGetItem calls of one getMany in flight at once. */
 const GET_MANY_PARALLEL = 4;
-
-type Key = Record<string, unknown>;
-
-/** A cursor over index partitions read one after another: which partition, and where in it. */
-interface ShardCursor {
-  s: number;
-  k?: Key;
-}
-const isShardCursorOf =
-  (count: number) =>
-  (v: unknown): v is ShardCursor =>
-    typeof v === 'object' && v !== null && Number.isInteger((v as ShardCursor).s) && (v as ShardCursor).s >= 0 && (v as ShardCursor).s < count;
-
-/** The stored shape of the reversal watch's progress (see ReversalWatchProgress). */
-interface WatchMarkItem {
-  pk: typeof REVERSAL_WATCH_MARK_KEY;
-  coveredUntil: string;
-  version: number;
-  pendingUntil?: string;
-  pendingAgeMs?: number;
-  pendingCursor?: string;
-}
 
 /** The by-state cursor: per shard, where to resume (a key), or null once the shard is exhausted. */
 interface StateCursor {
@@ -85,34 +50,15 @@ export interface PayoutStore extends PayoutRepository {
 }
 
 /**
- * The payouts table through the DynamoDB document client: the item store of payout-item-store.ts
- * (reads by identity, conditional writes; every write one conditional single-item write, no
- * transactions) plus the reads of the indexes, each from an index (never a Scan). A given client
- * carries every call, writes included, so whatever watches it (a test's counter) sees them all.
+ * The payouts table through the DynamoDB document client: the sweep store of payout-sweep-store.ts
+ * (itself over the item store of payout-item-store.ts: reads by identity, one conditional
+ * single-item write per change, no transactions) plus the listings and the lookups by reference,
+ * each from an index (never a Scan). A given client carries every call, writes included, so
+ * whatever watches it (a test's counter) sees them all.
  */
 export function createPayoutRepository(tableName: string, client: DynamoDBDocumentClient = documentClient): PayoutStore {
-  const items = createPayoutItemStore(tableName, client);
+  const sweep = createPayoutSweepStore(tableName, client);
   const nudge = createPayoutNudge(tableName, client);
-
-  /**
-   * One page of payout keys from index partitions read one after another, each in its index order;
-   * a partition with nothing left is skipped rather than handed back as an empty page.
-   */
-  async function keysAcrossShards(shards: readonly string[], query: (shard: string) => QueryCommandInput, limit: number, cursor?: string): Promise<DuePage> {
-    let at: ShardCursor = cursor ? decodeCursor(cursor, isShardCursorOf(shards.length)) : { s: 0 };
-    for (;;) {
-      const out = await client.send(new QueryCommand({ ...query(shards[at.s] as string), Limit: limit, ExclusiveStartKey: at.k }));
-      const identities = (out.Items ?? []).map((item) => parsePayoutKey(String(item.pk)));
-      const page: DuePage = { identities, scannedCount: out.ScannedCount ?? identities.length };
-      const nextShard = at.s + 1 < shards.length ? { s: at.s + 1 } : undefined;
-      const next: ShardCursor | undefined = out.LastEvaluatedKey ? { s: at.s, k: out.LastEvaluatedKey } : nextShard;
-      if (identities.length === 0 && next && !out.LastEvaluatedKey) {
-        at = next;
-        continue;
-      }
-      return next ? { ...page, cursor: encodeCursor(next) } : page;
-    }
-  }
 
   /**
    * Items for keys, in chunks of 100 (BatchGetItem's limit), up to GET_MANY_PARALLEL chunks in flight,
@@ -234,70 +180,7 @@ export function createPayoutRepository(tableName: string, client: DynamoDBDocume
   }
 
   return {
-    ...items,
-
-    async queryDue(now, limit, cursor) {
-      // One shard after another (not yet final, then watched); within a shard, oldest due first.
-      return keysAcrossShards(
-        DUE_KEYS,
-        (shard) => ({
-          TableName: tableName,
-          IndexName: OPEN_INDEX.indexName,
-          KeyConditionExpression: '#shard = :open AND #next <= :now',
-          ExpressionAttributeNames: { '#shard': 'openShard', '#next': 'nextCheckAt' },
-          ExpressionAttributeValues: { ':open': shard, ':now': now.toISOString() },
-        }),
-        limit,
-        cursor,
-      );
-    },
-
-    async queryChanged(state, from, to, limit, cursor) {
-      if (!LISTED_STATES.has(state)) throw new RangeError(`${state} is not kept in the by-state index`);
-      // [from, to): BETWEEN is inclusive, and every stored time is an ISO string to the millisecond.
-      const last = new Date(to.getTime() - 1).toISOString();
-      return keysAcrossShards(
-        Array.from({ length: SHARDS.byState }, (_, n) => `${state}#${n}`),
-        (shard) => ({
-          TableName: tableName,
-          IndexName: STATE_INDEX.indexName,
-          KeyConditionExpression: '#shard = :shard AND #updated BETWEEN :from AND :last',
-          ExpressionAttributeNames: { '#shard': 'listShard', '#updated': 'updatedAt' },
-          ExpressionAttributeValues: { ':shard': shard, ':from': from.toISOString(), ':last': last },
-        }),
-        limit,
-        cursor,
-      );
-    },
-
-    async reversalWatchProgress() {
-      const out = await client.send(new GetCommand({ TableName: tableName, Key: { pk: REVERSAL_WATCH_MARK_KEY }, ConsistentRead: true }));
-      const item = out.Item as WatchMarkItem | undefined;
-      if (!item) return undefined;
-      const pending = item.pendingUntil === undefined ? undefined : { until: new Date(item.pendingUntil), ageMs: item.pendingAgeMs ?? 0, ...(item.pendingCursor ? { cursor: item.pendingCursor } : {}) };
-      return { coveredUntil: new Date(item.coveredUntil), version: item.version, ...(pending ? { pending } : {}) };
-    },
-
-    async saveReversalWatchProgress(previous, next) {
-      const item: WatchMarkItem = {
-        pk: REVERSAL_WATCH_MARK_KEY,
-        coveredUntil: next.coveredUntil.toISOString(),
-        version: (previous?.version ?? 0) + 1,
-        pendingUntil: next.pending?.until.toISOString(),
-        pendingAgeMs: next.pending?.ageMs,
-        pendingCursor: next.pending?.cursor,
-      };
-      return conditionHeld(
-        client.send(
-          new PutCommand({
-            TableName: tableName,
-            Item: item,
-            ConditionExpression: previous === undefined ? 'attribute_not_exists(pk)' : '#version = :version',
-            ...(previous === undefined ? {} : { ExpressionAttributeNames: { '#version': 'version' }, ExpressionAttributeValues: { ':version': previous.version } }),
-          }),
-        ),
-      );
-    },
+    ...sweep,
 
     async listByState(query) {
       return LISTED_STATES.has(query.state) ? listFromStateIndex(query) : listInFlight(query);
@@ -323,7 +206,7 @@ export function createPayoutRepository(tableName: string, client: DynamoDBDocume
 
     async findByReference(withdrawalReference) {
       const entries = await payoutKeysByReference(client, tableName, withdrawalReference);
-      const found = await Promise.all(entries.map((item) => items.get(parsePayoutKey(String(item.pk)))));
+      const found = await Promise.all(entries.map((item) => sweep.get(parsePayoutKey(String(item.pk)))));
       return found.filter((p): p is Payout => p !== undefined);
     },
 

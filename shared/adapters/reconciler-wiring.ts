@@ -3,7 +3,7 @@ import { logger } from '@shared/observability/logger';
 import { metrics } from '@shared/observability/metrics';
 import { createPayoutCheckQueue } from './payout-check-queue';
 import { payoutProviderFrom } from './payout-provider';
-import { createPayoutRepository } from './payout-repository';
+import { createPayoutSweepStore } from './payout-sweep-store';
 import { systemClock } from './system-clock';
 import { telemetryFrom } from './telemetry';
 
@@ -16,7 +16,7 @@ export function reconcilerWiringFrom(config: ReconcilerEnv) {
   const payoutService = payoutProviderFrom(config);
   return {
     deps: {
-      repository: createPayoutRepository(config.PAYOUTS_TABLE_NAME),
+      repository: createPayoutSweepStore(config.PAYOUTS_TABLE_NAME),
       provider: payoutService.provider,
       credentials: payoutService.credentials,
       checks: createPayoutCheckQueue(config.PAYOUT_CHECKS_QUEUE_URL),

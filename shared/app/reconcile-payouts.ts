@@ -7,7 +7,7 @@ import { countOutcome } from './outcome-metrics';
 import { withCredentialRefresh } from './credential-refresh';
 import { ConcurrentModificationError } from '@shared/domain/errors';
 import type { Clock, Log, Telemetry } from '@shared/ports/runtime';
-import type { CredentialsSource, PayoutCheckQueue, PayoutProvider, PayoutRepository, PayoutStatusAnswer, ReversalWatchPosition } from '@shared/ports/payouts';
+import type { CredentialsSource, PayoutCheckQueue, PayoutProvider, PayoutStatusAnswer, PayoutSweepStore, ReversalWatchPosition } from '@shared/ports/payouts';
 import { ProviderError } from '@shared/providers/provider-errors';
 import { DEFAULT_WATCH_SETTINGS, decideWatched, dueForReversalLook, reversalLookAges, type WatchSettings } from './watch-final-payouts';
 
@@ -58,7 +58,7 @@ export function runBudgetMs(budgetMs: number, remainingMs: number, providerTimeo
 }
 
 export interface ReconcileDeps {
-  readonly repository: PayoutRepository;
+  readonly repository: PayoutSweepStore;
   readonly provider: PayoutProvider;
   readonly credentials: CredentialsSource;
   readonly clock: Clock;

@@ -63,19 +63,10 @@ export interface PayoutItemStore {
   save(previous: Payout, next: Payout): Promise<Payout>;
 }
 
-/** The payouts table: the item store plus the index reads of the reconciler, the callbacks and the operator. */
-export interface PayoutRepository extends PayoutItemStore {
+/** What the reconciler's sweep and the payout checker take: the item store plus the due payouts and the reversal watch. */
+export interface PayoutSweepStore extends PayoutItemStore {
   /** Open payouts with nextCheckAt <= now, oldest first. */
   queryDue(now: Date, limit: number, cursor?: string): Promise<DuePage>;
-  /**
-   * Payouts in one state, newest change first, one page at a time, from an index (never a Scan).
-   * @throws InvalidListCursorError for a cursor this listing did not hand out
-   */
-  listByState(query: PayoutListQuery): Promise<PayoutListPage>;
-  /** Every payout with this withdrawal_reference (one per merchant and currency). */
-  findByReference(withdrawalReference: string): Promise<Payout[]>;
-  /** Makes open payouts with this reference due now (an order notification hints at news). */
-  markDueNow(withdrawalReference: string, now: Date, options?: MarkDueOptions): Promise<number>;
   /**
    * Keys of the payouts in a listed state (UNKNOWN or final) whose last change is at or after `from`
    * and before `to`, one page at a time, from the listing index (every shard; never a Scan). The
@@ -89,6 +80,19 @@ export interface PayoutRepository extends PayoutItemStore {
    * false when another run moved it first.
    */
   saveReversalWatchProgress(previous: ReversalWatchProgress | undefined, next: ReversalWatchPosition): Promise<boolean>;
+}
+
+/** The payouts table: the sweep store plus the listings of the operator and the lookups of the callbacks. */
+export interface PayoutRepository extends PayoutSweepStore {
+  /**
+   * Payouts in one state, newest change first, one page at a time, from an index (never a Scan).
+   * @throws InvalidListCursorError for a cursor this listing did not hand out
+   */
+  listByState(query: PayoutListQuery): Promise<PayoutListPage>;
+  /** Every payout with this withdrawal_reference (one per merchant and currency). */
+  findByReference(withdrawalReference: string): Promise<Payout[]>;
+  /** Makes open payouts with this reference due now (an order notification hints at news). */
+  markDueNow(withdrawalReference: string, now: Date, options?: MarkDueOptions): Promise<number>;
 }
 
 /** Where the reversal watch is: every look due before `coveredUntil` is done. */

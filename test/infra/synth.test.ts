@@ -137,19 +137,22 @@ describe('npm run synth', () => {
   }, 60_000);
 
   // Each bundle carries only what its function uses: the worker reads and writes one payout at a
-  // time (shared/adapters/payout-item-store.ts), never the index reads of the repository (due
-  // queries, listings, lookups by reference), which stay in the bundles that run them.
-  it("the worker's bundle carries the payout item store and none of the repository's index reads", () => {
+  // time (shared/adapters/payout-item-store.ts); the reconciler and the checker add the due payouts
+  // and the reversal watch (payout-sweep-store.ts); none carries the console's listings or the
+  // callbacks' lookups by reference (payout-repository.ts and what only it uses).
+  it("the payout functions' bundles carry only the parts of the payouts table they use", () => {
     const sources = (id: string): string[] => {
       const fn = deployedFunctions().find((f) => f.id === id);
       if (!fn) throw new Error(`no ${id} bundle`);
-      return (JSON.parse(readFileSync(path.join(fn.bundle, 'index.mjs.map'), 'utf8')) as { sources: string[] }).sources;
+      return (JSON.parse(readFileSync(path.join(fn.bundle, 'index.mjs.map'), 'utf8')) as { sources: string[] }).sources
+        .map((source) => /shared\/adapters\/(payout-[a-z-]+|list-cursor|query-all)\.ts$/.exec(source)?.[1])
+        .filter((name): name is string => name !== undefined)
+        .sort();
     };
-    const repository = /shared\/adapters\/(payout-repository|payout-nudge|list-cursor|query-all)\.ts$/;
-    const worker = sources(FUNCTIONS.payoutWorker.id);
-    expect(worker.some((s) => s.endsWith('shared/adapters/payout-item-store.ts'))).toBe(true);
-    expect(worker.filter((s) => repository.test(s))).toEqual([]);
-    expect(sources(FUNCTIONS.reconciler.id).some((s) => s.endsWith('shared/adapters/payout-repository.ts'))).toBe(true);
+    expect(sources(FUNCTIONS.payoutWorker.id)).toEqual(['payout-check-queue', 'payout-item-store', 'payout-provider', 'payout-queue']);
+    const sweep = ['list-cursor', 'payout-check-queue', 'payout-item-store', 'payout-provider', 'payout-sweep-store'];
+    expect(sources(FUNCTIONS.reconciler.id)).toEqual(sweep);
+    expect(sources(FUNCTIONS.payoutChecker.id)).toEqual(sweep);
   });
 
   it('the worker of a stage with KYC gating carries the gate', () => {
