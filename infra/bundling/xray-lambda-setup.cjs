@@ -12,7 +12,8 @@
  * sampling decision from the trace header Lambda sets, and the sampler serves only the web-framework
  * middleware, which the build leaves out.
  *
- * `facadeSegment` is the package's code as it stands in 3.12.0. test/infra/xray-sdk-for-lambda.test.ts
+ * `facadeSegment` is the package's code as it stands in 3.12.0 but for how the facade object is made
+ * (see there). test/infra/xray-sdk-for-lambda.test.ts
  * runs the package's set-up and this one in fresh processes and compares what each leaves behind
  * (the facade segment and its behaviour across invocations, the emitter and streaming settings), so
  * an upgrade of aws-xray-sdk-core that changes the set-up fails there.
@@ -39,9 +40,21 @@ function init() {
   contextUtils.setSegment(facadeSegment());
 }
 
-/** The package's facade segment: it reads each invocation's trace header and refuses to be written to. */
+/**
+ * The package's facade segment: it reads each invocation's trace header and refuses to be written to.
+ *
+ * The package makes it with `new Segment('facade')`, which gives it an identity at load: a new
+ * random trace id and a random segment id (two crypto.randomBytes calls), a start time, and the
+ * service and SDK data. None of it is ever read: every read of the facade goes through the SDK's
+ * getSegment, which first runs `resolveLambdaTraceData` below, and that resets the trace id and the
+ * id before it takes them from the invocation's trace header (or leaves them invalid without one);
+ * the facade itself is never sent (its format, flush and close do nothing). So it is made here as a
+ * Segment without that identity, the rest as the package has it; test/infra/xray-sdk-for-lambda.test.ts
+ * compares its first invocation's subsegments with the package's.
+ */
 function facadeSegment() {
-  const segment = new Segment('facade');
+  const segment = Object.create(Segment.prototype);
+  segment.name = 'facade';
   const whitelistFcn = ['addNewSubsegment', 'addSubsegment', 'removeSubsegment', 'toString', 'addSubsegmentWithoutSampling', 'addNewSubsegmentWithoutSampling'];
   const silentFcn = ['incrementCounter', 'decrementCounter', 'isClosed', 'close', 'format', 'flush'];
   const xAmznTraceId = process.env._X_AMZN_TRACE_ID;

@@ -250,6 +250,43 @@ describe("the X-Ray SDK's Lambda build", () => {
     });
   });
 
+  // As Lambda starts a function: no trace header at load, one per invocation. The facade the set-up
+  // makes carries no identity of its own at load (xray-lambda-setup.cjs, facadeSegment): each
+  // invocation's subsegments must still carry that invocation's trace id and parent id, as the
+  // package's do, and what the facade shows must be the same.
+  it("gives the first invocation's subsegments the trace and parent ids of its header, as the package does", async () => {
+    const script = (entry: string) => `
+      const sdk = require(${JSON.stringify(entry)});
+      const invocation = (header) => {
+        process.env._X_AMZN_TRACE_ID = header;
+        const facade = sdk.getSegment();
+        const sub = facade.addNewSubsegment('## handler');
+        const { trace_id, parent_id, type, name } = JSON.parse(sub.format());
+        const seen = { subsegment: { trace_id, parent_id, type, name }, facade: { trace_id: facade.trace_id, id: facade.id } };
+        facade.removeSubsegment(sub);
+        return seen;
+      };
+      const seen = [
+        invocation('Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1'),
+        invocation('Root=1-5759e988-bd862e3fe1be46a994272794;Parent=53995c3f42cd8ad9;Sampled=1'),
+      ];
+      console.log(JSON.stringify(seen));`;
+    const env = { PATH: process.env.PATH, LAMBDA_TASK_ROOT: PAYRELAY_PROJECT_ROOT, AWS_XRAY_LOG_LEVEL: 'silent' };
+    const invocations = async (entry: string) => JSON.parse((await run(process.execPath, ['-e', script(entry)], { env })).stdout) as unknown[];
+    const [packaged, ours] = await Promise.all([invocations('aws-xray-sdk-core'), invocations(path.join(PAYRELAY_PROJECT_ROOT, XRAY_SDK_FOR_LAMBDA))]);
+    expect(ours).toEqual(packaged);
+    expect(ours).toEqual([
+      {
+        subsegment: { trace_id: '1-5759e988-bd862e3fe1be46a994272793', parent_id: '53995c3f42cd8ad8', type: 'subsegment', name: '## handler' },
+        facade: { trace_id: '1-5759e988-bd862e3fe1be46a994272793', id: '53995c3f42cd8ad8' },
+      },
+      {
+        subsegment: { trace_id: '1-5759e988-bd862e3fe1be46a994272794', parent_id: '53995c3f42cd8ad9', type: 'subsegment', name: '## handler' },
+        facade: { trace_id: '1-5759e988-bd862e3fe1be46a994272794', id: '53995c3f42cd8ad9' },
+      },
+    ]);
+  });
+
   // xray-aws-sdk-v3-for-lambda.cjs is the package's patcher on the capture rules of the services
   // payrelay's traced clients call: every payrelay call must record what the package records.
   it("records payrelay's DynamoDB, SQS and Secrets Manager calls as the package's own AWS SDK v3 patcher does", async () => {
