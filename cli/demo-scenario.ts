@@ -186,7 +186,7 @@ export async function runDemo(target: Target, progress: DemoProgress, options: D
 
   // 3. Payouts. The time-out first, alone, so the one injected fault hits exactly that payout.
   const { timeout, rest } = demoPayouts(provider.platform_merchant_id, runId);
-  const deps = { repository: payouts, sqs: sqsClient, queueUrl: requireEnv(target, 'PAYOUTS_QUEUE_URL') };
+  const deps = { repository: payouts, sqs: sqsClient(), queueUrl: requireEnv(target, 'PAYOUTS_QUEUE_URL') };
   await admin.setFaults('payout', { timeoutRate: 1, times: 1 });
   try {
     await enqueuePayouts([timeout.request], deps);

@@ -45,7 +45,7 @@ export interface FloorResult {
 export async function runFloor(config: FloorConfig): Promise<FloorResult> {
   // Loaded here, not at the top: the clients read their endpoints from the environment when loaded.
   const { documentClient } = await import('@shared/adapters/dynamodb-client');
-  const { sqsClient } = await import('@shared/adapters/sqs-client');
+  const sqsClient = (await import('@shared/adapters/sqs-client')).sqsClient();
   const { PutCommand } = await import('@aws-sdk/lib-dynamodb');
   const { SendMessageBatchCommand } = await import('@aws-sdk/client-sqs');
   const { toItem } = await import('@shared/adapters/payout-item-store');

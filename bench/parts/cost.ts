@@ -100,7 +100,7 @@ export const cost: Part = async ({ options, progress }): Promise<PartResult> => 
     const dynamoClients = [clients.dynamoClient, clients.payoutItemWriter()];
     for (const client of dynamoClients) counter.attach(client, 'DynamoDB', { consumedCapacity: true });
     // Both SQS clients: the first delayed checks go through their own (payoutCheckSender), attached before its first send.
-    for (const client of [clients.sqsClient, clients.payoutCheckSender()]) counter.attach(client, 'SQS');
+    for (const client of [clients.sqsClient(), clients.payoutCheckSender()]) counter.attach(client, 'SQS');
     counter.attach(clients.secretsClient, 'SecretsManager');
     const indexes = new IndexWriteCounter(tables);
     for (const client of dynamoClients) indexes.attach(client);

@@ -163,7 +163,7 @@ async function enqueueAction(opts: EnqueueOpts, cmd: Command): Promise<void> {
       payoutRequests(opts.file, format),
       {
         repository: createPayoutRepository(tableName),
-        sqs: sqsClient,
+        sqs: sqsClient(),
         queueUrl,
         journal,
         signal: controller.signal,

@@ -14,7 +14,7 @@ async function adapters(ctx: CommandContext) {
   const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
   const { documentClient } = await import('@shared/adapters/dynamodb-client');
   const { sqsClient } = await import('@shared/adapters/sqs-client');
-  return { target, repository: createPayoutRepository(requireEnv(target, 'PAYOUTS_TABLE_NAME')), documentClient, sqsClient };
+  return { target, repository: createPayoutRepository(requireEnv(target, 'PAYOUTS_TABLE_NAME')), documentClient, sqsClient: sqsClient() };
 }
 
 /** A payout as a flat row for tables and JSON (masked account only; nothing secret is stored). */

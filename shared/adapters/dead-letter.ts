@@ -19,11 +19,11 @@ const MAX_REASON = 1000;
  * with the reason in the `reason` message attribute (and any extra attributes, e.g. the source
  * message id), so `payrelay dlq` can show why and redrive it after a fix.
  */
-export function createDeadLetterSink(queueUrl: string, client: SQSClient = sqsClient): DeadLetterSink {
+export function createDeadLetterSink(queueUrl: string, client?: SQSClient): DeadLetterSink {
   return {
     async send(body, reason, attributes = {}) {
       const all: Record<string, string> = { ...attributes, reason: reason.slice(0, MAX_REASON) };
-      await client.send(
+      await (client ?? sqsClient()).send(
         new SendMessageCommand({
           QueueUrl: queueUrl,
           MessageBody: body,
@@ -47,7 +47,7 @@ const stringAttributes = (m: Message): Record<string, string> =>
  * The payouts DLQ for the operator use cases (list, show, delete, redrive), over SQS. Receives ask for
  * all attributes; `release` sets the visibility timeout back to 0 so a peek consumes nothing.
  */
-export function createDeadLetterQueue(dlqUrl: string, queueUrl: string, client: SQSClient = sqsClient): DeadLetterQueue {
+export function createDeadLetterQueue(dlqUrl: string, queueUrl: string, client: SQSClient = sqsClient()): DeadLetterQueue {
   const queueCount = async (url: string): Promise<number> => {
     const out = await client.send(
       new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),

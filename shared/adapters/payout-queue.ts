@@ -6,7 +6,7 @@ import type { MessageRedelivery, PayoutRequestQueue } from '@shared/ports/payout
 import { sqsClient } from './sqs-client';
 
 /** The payouts queue as a sender of single payout requests (a retry, a console action). */
-export function createPayoutQueue(queueUrl: string, client: SQSClient = sqsClient): PayoutRequestQueue {
+export function createPayoutQueue(queueUrl: string, client: SQSClient = sqsClient()): PayoutRequestQueue {
   return {
     async send(messageBody) {
       await client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: messageBody }));
@@ -21,11 +21,11 @@ const MAX_VISIBILITY_SECONDS = 12 * 60 * 60;
  * The payouts queue as the worker's redelivery delay: ChangeMessageVisibility on the received
  * message, rounded up to whole seconds (at least 1, so a Retry-After of 0 never makes a tight loop).
  */
-export function createMessageRedelivery(queueUrl: string, client: SQSClient = sqsClient): MessageRedelivery {
+export function createMessageRedelivery(queueUrl: string, client?: SQSClient): MessageRedelivery {
   return {
     async delay(receiptHandle, delayMs) {
       const seconds = Math.min(MAX_VISIBILITY_SECONDS, Math.max(1, Math.ceil(delayMs / 1000)));
-      await client.send(new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: receiptHandle, VisibilityTimeout: seconds }));
+      await (client ?? sqsClient()).send(new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: receiptHandle, VisibilityTimeout: seconds }));
     },
   };
 }

@@ -2,13 +2,26 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { captured } from '@shared/observability/tracer';
 
 /*
- * The SQS client of this execution environment, created once at module load and captured by the
- * tracer. Its own module, so only the bundles that send to or change a queue load it. The local
- * endpoint comes from AWS_ENDPOINT_URL_SQS.
+ * The SQS clients of this execution environment, each built once, on first use, and captured by the
+ * tracer. Their own module, so only the bundles that send to or change a queue load it. The local
+ * endpoint comes from AWS_ENDPOINT_URL_SQS; fauxqs answers with queue URLs on its own host, so the
+ * clients use the configured endpoint, never the queue URL's host.
  */
 
-// fauxqs answers with queue URLs on its own host; use the configured endpoint, never the queue URL's host.
-export const sqsClient = captured(new SQSClient({ useQueueUrlAsEndpoint: false }));
+let shared: SQSClient | undefined;
+
+/**
+ * The SQS client of the queue calls off the functions' normal path: the worker's dead letters and
+ * redeliveries (a refused or failing record), and the operator's queue and DLQ actions. Built on
+ * first use, since no function sends through it on a normal start: the worker's first payout, the
+ * reconciler and the checker (which bundle this module for `payoutCheckSender`) never do, and
+ * building and capturing it at import was about 1 ms of their cold start (docs/performance.md,
+ * point 2). The first dead letter or redelivery of an execution environment pays for it instead.
+ */
+export function sqsClient(): SQSClient {
+  shared ??= captured(new SQSClient({ useQueueUrlAsEndpoint: false }));
+  return shared;
+}
 
 let checkSender: SQSClient | undefined;
 

@@ -249,7 +249,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
 
   // Modules that read the env at load: only now.
   const { documentClient, payoutItemWriter } = await import('@shared/adapters/dynamodb-client');
-  const { sqsClient } = await import('@shared/adapters/sqs-client');
+  const sqsClient = (await import('@shared/adapters/sqs-client')).sqsClient();
   const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
   const { cachedSecret, providerSecretSchema } = await import('@shared/adapters/secrets');
   const { credentialsFromCachedSecret } = await import('@shared/adapters/credentials');

@@ -29,7 +29,7 @@ const rows = (prefix: string, n: number): string =>
   [HEADER, ...Array.from({ length: n }, (_, i) => `m1,GHS,${prefix}-${i + 1},${i + 1}.50,0244123456,MTN`)].join('\n');
 
 async function queueDepth(): Promise<number> {
-  const { sqsClient } = await import('@shared/adapters/sqs-client');
+  const sqsClient = (await import('@shared/adapters/sqs-client')).sqsClient();
   const out = await sqsClient.send(new GetQueueAttributesCommand({ QueueUrl: aws.queueUrls.payouts, AttributeNames: ['ApproximateNumberOfMessages'] }));
   return Number(out.Attributes?.ApproximateNumberOfMessages ?? 0);
 }

@@ -59,7 +59,7 @@ describe('local stack + demo scenario', () => {
 
   it('leaves nothing in the dead-letter queue', async () => {
     const { GetQueueAttributesCommand } = await import('@aws-sdk/client-sqs');
-    const { sqsClient } = await import('@shared/adapters/sqs-client');
+    const sqsClient = (await import('@shared/adapters/sqs-client')).sqsClient();
     const out = await sqsClient.send(
       new GetQueueAttributesCommand({ QueueUrl: stack.queueUrls.deadLetter, AttributeNames: ['ApproximateNumberOfMessages'] }),
     );

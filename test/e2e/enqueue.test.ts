@@ -72,7 +72,7 @@ const rows = (prefix: string, n: number, merchant = MERCHANT): string =>
   [HEADER, ...Array.from({ length: n }, (_, i) => `${merchant},GHS,${prefix}-${i + 1},${(i % 90) + 1}.50,0244123456,MTN`)].join('\n');
 
 async function sqs() {
-  return (await import('@shared/adapters/sqs-client')).sqsClient;
+  return (await import('@shared/adapters/sqs-client')).sqsClient();
 }
 
 async function queueDepth(): Promise<number> {

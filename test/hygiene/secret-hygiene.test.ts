@@ -87,7 +87,7 @@ describe('secret hygiene of a full end-to-end run', () => {
     });
     expect(wrongKey.status).toBe(401);
     const { SendMessageCommand } = await import('@aws-sdk/client-sqs');
-    const { sqsClient } = await import('@shared/adapters/sqs-client');
+    const sqsClient = (await import('@shared/adapters/sqs-client')).sqsClient();
     await sqsClient.send(
       new SendMessageCommand({
         QueueUrl: stack.queueUrls.payouts,

@@ -83,7 +83,7 @@ export const DEAD_LETTER_REASON = 'gave up after 5 receives: the payout service 
  */
 export async function runConsoleScenario(stack: LocalStack, timeoutMs = 40_000): Promise<ConsoleScenario> {
   const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
-  const { sqsClient } = await import('@shared/adapters/sqs-client');
+  const sqsClient = (await import('@shared/adapters/sqs-client')).sqsClient();
   const { enqueuePayouts } = await import('@cli/enqueue');
   const { isFinal } = await import('@shared/domain/payout');
   const { acceptRequest } = await import('@shared/messages/payout-request');
