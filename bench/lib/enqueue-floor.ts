@@ -44,7 +44,7 @@ export interface FloorResult {
  */
 export async function runFloor(config: FloorConfig): Promise<FloorResult> {
   // Loaded here, not at the top: the clients read their endpoints from the environment when loaded.
-  const { documentClient } = await import('@shared/adapters/dynamodb-client');
+  const documentClient = (await import('@shared/adapters/dynamodb-client')).documentClient();
   const sqsClient = (await import('@shared/adapters/sqs-client')).sqsClient();
   const { PutCommand } = await import('@aws-sdk/lib-dynamodb');
   const { SendMessageBatchCommand } = await import('@aws-sdk/client-sqs');

@@ -138,7 +138,7 @@ export const consolePages: Part = async ({ options, progress }): Promise<PartRes
   const total = options.consolePayouts;
   const emulators = await startHandlerEnv({ stage: 'bench-console', logLevel: options.logLevel, simulator: {} });
   try {
-    const { documentClient } = await import('@shared/adapters/dynamodb-client');
+    const documentClient = (await import('@shared/adapters/dynamodb-client')).documentClient();
     const { toItem } = await import('@shared/adapters/payout-item-store');
     const table = process.env.PAYOUTS_TABLE_NAME as string;
     const merchant = emulators.provider.platform_merchant_id;

@@ -97,7 +97,7 @@ export const cost: Part = async ({ options, progress }): Promise<PartResult> => 
     ]);
     const counter = new AwsCallCounter();
     // Both DynamoDB clients: the payout item writes go through their own (payoutItemWriter), attached before its first write.
-    const dynamoClients = [clients.dynamoClient, clients.payoutItemWriter()];
+    const dynamoClients = [clients.dynamoClient(), clients.payoutItemWriter()];
     for (const client of dynamoClients) counter.attach(client, 'DynamoDB', { consumedCapacity: true });
     // Both SQS clients: the first delayed checks go through their own (payoutCheckSender), attached before its first send.
     for (const client of [clients.sqsClient(), clients.payoutCheckSender()]) counter.attach(client, 'SQS');
@@ -108,7 +108,7 @@ export const cost: Part = async ({ options, progress }): Promise<PartResult> => 
     const secret = emulators.provider;
     await seedNotifiedPayouts(env.PAYOUTS_TABLE_NAME as string, secret.platform_merchant_id);
     const floor = createFloor(
-      (item) => clients.documentClient.send(new PutCommand({ TableName: env.EVENTS_TABLE_NAME, Item: item, ConditionExpression: 'attribute_not_exists(pk)' })),
+      (item) => clients.documentClient().send(new PutCommand({ TableName: env.EVENTS_TABLE_NAME, Item: item, ConditionExpression: 'attribute_not_exists(pk)' })),
       secret.merchant_secret_key + secret.partner_secret_key,
     );
 
@@ -164,7 +164,7 @@ export const cost: Part = async ({ options, progress }): Promise<PartResult> => 
     // Harness step, not counted: make payouts due now (their first check is a minute away).
     const makeDue = async (refs: ReadonlyArray<{ platform_merchant_id: string; currency: string; withdrawal_reference: string }>): Promise<void> => {
       for (const r of refs) {
-        await clients.documentClient.send(
+        await clients.documentClient().send(
           new UpdateCommand({
             TableName: table,
             Key: { pk: payoutKey(r) },

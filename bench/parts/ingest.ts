@@ -132,7 +132,7 @@ export interface IngestFigures {
 export async function measureIngest(iterations: number, progress: (line: string) => void): Promise<IngestFigures> {
   const notificationModule = (await import('@functions/payout-notification')) as unknown as { handler: HttpHandler };
   const kycModule = (await import('@functions/kyc-callback')) as unknown as { handler: HttpHandler };
-  const { documentClient } = await import('@shared/adapters/dynamodb-client');
+  const documentClient = (await import('@shared/adapters/dynamodb-client')).documentClient();
   const eventsTable = process.env.EVENTS_TABLE_NAME as string;
   await seedNotifiedPayouts(process.env.PAYOUTS_TABLE_NAME as string);
   const floor = createFloor((item) =>
@@ -216,7 +216,7 @@ export interface ApplyLag {
 export async function measureApplyLag(progress: (line: string) => void): Promise<ApplyLag> {
   const notificationModule = (await import('@functions/payout-notification')) as unknown as { handler: HttpHandler };
   const kycModule = (await import('@functions/kyc-callback')) as unknown as { handler: HttpHandler };
-  const { documentClient } = await import('@shared/adapters/dynamodb-client');
+  const documentClient = (await import('@shared/adapters/dynamodb-client')).documentClient();
   const region = process.env.AWS_REGION ?? 'eu-west-1';
   const fn = await loadFunction(FUNCTIONS.callbackApplier, { stage: 'bench-ingest', region });
   // First the ingest part's webhooks, still unapplied (nothing drove the applier then): not part of the figure.

@@ -75,7 +75,9 @@ export const reconcile: Part = async ({ options, progress }): Promise<PartResult
   const open = options.reconcileOpen;
   const emulators = await startHandlerEnv({ stage: 'bench-reconcile', logLevel: options.logLevel, simulator: {} });
   try {
-    const { documentClient, dynamoClient, payoutItemWriter } = await import('@shared/adapters/dynamodb-client');
+    const { documentClient: documents, dynamoClient: dynamo, payoutItemWriter } = await import('@shared/adapters/dynamodb-client');
+    const documentClient = documents();
+    const dynamoClient = dynamo();
     const reconciler = (await import('@functions/reconciler')) as unknown as { handler: ScheduledHandler };
     const counter = new AwsCallCounter();
     // Both DynamoDB clients: the payout item writes go through their own, attached before its first write.

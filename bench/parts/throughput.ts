@@ -84,7 +84,7 @@ export async function startWorkerRig(options: { stage: string; latencyMs: number
 
 /** Payout states of the references starting with `prefix` (diagnostics when a run goes wrong). */
 async function statesOf(prefix: string): Promise<Record<string, number>> {
-  const { documentClient } = await import('@shared/adapters/dynamodb-client');
+  const documentClient = (await import('@shared/adapters/dynamodb-client')).documentClient();
   const states: Record<string, number> = {};
   let start: Record<string, unknown> | undefined;
   do {
@@ -101,7 +101,7 @@ async function statesOf(prefix: string): Promise<Record<string, number>> {
 
 /** The payout item the worker stored for a reference (a SUBMITTED payout with its history). */
 async function storedPayoutItem(platformMerchantId: string, reference: string): Promise<Record<string, unknown>> {
-  const { documentClient } = await import('@shared/adapters/dynamodb-client');
+  const documentClient = (await import('@shared/adapters/dynamodb-client')).documentClient();
   const stored = await documentClient.send(
     new GetCommand({
       TableName: process.env.PAYOUTS_TABLE_NAME,
@@ -247,7 +247,7 @@ interface DynaliteFloor {
  * request at a time.
  */
 async function dynaliteFloor(sample: Record<string, unknown>, C: number): Promise<DynaliteFloor> {
-  const { documentClient } = await import('@shared/adapters/dynamodb-client');
+  const documentClient = (await import('@shared/adapters/dynamodb-client')).documentClient();
   const TableName = process.env.PAYOUTS_TABLE_NAME;
   const state = sample.state as string;
   const version = sample.version as number;
@@ -286,7 +286,7 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
     const { dynamoClient, payoutItemWriter } = await import('@shared/adapters/dynamodb-client');
     const dynamoCalls: DynamoCall[] = [];
     // Both DynamoDB clients: the payout item writes go through their own, timed from before its first write.
-    for (const client of [dynamoClient, payoutItemWriter()] as WithMiddleware[]) {
+    for (const client of [dynamoClient(), payoutItemWriter()] as WithMiddleware[]) {
       client.middlewareStack.add(
         (next) => async (args) => {
           const callStarted = performance.now();

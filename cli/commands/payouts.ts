@@ -12,9 +12,7 @@ import { requireEnv } from '../target';
 async function adapters(ctx: CommandContext) {
   const target = await ctx.target();
   const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
-  const { documentClient } = await import('@shared/adapters/dynamodb-client');
-  const { sqsClient } = await import('@shared/adapters/sqs-client');
-  return { target, repository: createPayoutRepository(requireEnv(target, 'PAYOUTS_TABLE_NAME')), documentClient, sqsClient: sqsClient() };
+  return { target, repository: createPayoutRepository(requireEnv(target, 'PAYOUTS_TABLE_NAME')) };
 }
 
 /** A payout as a flat row for tables and JSON (masked account only; nothing secret is stored). */

@@ -56,7 +56,7 @@ const isListCursor = (v: unknown): v is ListCursor =>
  * first; it never Scans.
  */
 export function createCollectionRepository(options: { tableName: string; client?: DynamoDBDocumentClient }): CollectionStore {
-  const client = options.client ?? documentClient;
+  const client = options.client ?? documentClient();
   const tableName = options.tableName;
   return {
     async get(partnerOrderId) {

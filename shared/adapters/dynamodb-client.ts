@@ -3,18 +3,35 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { captured } from '@shared/observability/tracer';
 
 /*
- * The DynamoDB client of this execution environment, created once at module load and captured by
- * the tracer (each call a subsegment when tracing is on). Its own module, so a bundle that never
- * touches DynamoDB never loads its client. The local endpoint comes from the SDK's own
+ * The DynamoDB clients of this execution environment, each built once, on first use, and captured
+ * by the tracer (each call a subsegment when tracing is on). Their own module, so a bundle that never
+ * touches DynamoDB never loads them. The local endpoint comes from the SDK's own
  * AWS_ENDPOINT_URL_DYNAMODB, so production code has no local branch.
  */
 
-export const dynamoClient = captured(new DynamoDBClient({}));
+let shared: DynamoDBClient | undefined;
+let documents: DynamoDBDocumentClient | undefined;
 
-/** Document client: plain JS values in and out; `undefined` attributes are dropped, never stored. */
-export const documentClient = DynamoDBDocumentClient.from(dynamoClient, {
-  marshallOptions: { removeUndefinedValues: true },
-});
+/**
+ * The low-level client under `documentClient()`: whoever instruments the document client's calls
+ * (tests, the bench) attaches to it. Built on first use, like the document client over it.
+ */
+export function dynamoClient(): DynamoDBClient {
+  shared ??= captured(new DynamoDBClient({}));
+  return shared;
+}
+
+/**
+ * The document client: plain JS values in and out; `undefined` attributes are dropped, never stored.
+ * Built on first use: the adapters that read through it take it when they are made, except the
+ * payout item store, which takes it at its first read, since the worker reads a payout by its
+ * identity only off its normal path (a redelivered or conflicting request); a worker's cold start
+ * then builds no client it does not send through (docs/performance.md, point 2).
+ */
+export function documentClient(): DynamoDBDocumentClient {
+  documents ??= DynamoDBDocumentClient.from(dynamoClient(), { marshallOptions: { removeUndefinedValues: true } });
+  return documents;
+}
 
 let itemWriter: DynamoDBClient | undefined;
 

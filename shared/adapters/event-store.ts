@@ -141,7 +141,7 @@ function listingPlan(query: CallbackListQuery): { partitions: IndexPartition[]; 
  * PutItem on the dedupe key, so a redelivery costs one failed condition and changes nothing.
  */
 export function createEventStore(options: { tableName: string; client?: DynamoDBDocumentClient }): OperatorEventStore {
-  const client = options.client ?? documentClient;
+  const client = options.client ?? documentClient();
   const tableName = options.tableName;
   return {
     async get(eventId) {

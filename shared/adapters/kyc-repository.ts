@@ -30,7 +30,7 @@ export interface KycRepository extends KycSubjectStore, KycOrderStore {
  * version read before it (optimistic concurrency), which is what makes the rank guard race-free.
  */
 export function createKycRepository(options: { tableName: string; client?: DynamoDBDocumentClient }): KycRepository {
-  const client = options.client ?? documentClient;
+  const client = options.client ?? documentClient();
   const tableName = options.tableName;
   return {
     async getSubject(ref) {

@@ -166,14 +166,15 @@ interface ItemWriter {
  * middleware resolved once; see there) unless a client is given: then that client carries every
  * call, writes included, so whatever watches it (a test's counter) sees them all.
  */
-export function createPayoutItemStore(tableName: string, client: DynamoDBDocumentClient = documentClient): PayoutItemStore {
-  const given = client !== documentClient;
-  const writer = (): ItemWriter => (given ? client : payoutItemWriter());
+export function createPayoutItemStore(tableName: string, client?: DynamoDBDocumentClient): PayoutItemStore {
+  // Both taken at first use: a worker's normal path writes and never reads (documentClient()).
+  const reader = (): DynamoDBDocumentClient => client ?? documentClient();
+  const writer = (): ItemWriter => client ?? payoutItemWriter();
   /** One conditional write of a payout's item. */
   const putItem = (payout: Payout, condition: Pick<PutItemCommandInput, 'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'>) =>
     writer().send(new PutItemCommand({ TableName: tableName, Item: marshall(toItem(payout), { removeUndefinedValues: true }), ...condition }));
   const get = async (identity: PayoutIdentity): Promise<Payout | undefined> => {
-    const out = await client.send(
+    const out = await reader().send(
       new GetCommand({ TableName: tableName, Key: { pk: payoutKey(identity) }, ConsistentRead: true }),
     );
     return out.Item ? fromItem(out.Item as PayoutItem) : undefined;

@@ -24,7 +24,7 @@ export function payoutKeysByReference(client: DynamoDBDocumentClient, tableName:
  * they do. Its own module, so those two bundles carry this and not the whole payout repository
  * (which reuses it for its own `markDueNow`).
  */
-export function createPayoutNudge(tableName: string, client: DynamoDBDocumentClient = documentClient): PayoutNudge {
+export function createPayoutNudge(tableName: string, client: DynamoDBDocumentClient = documentClient()): PayoutNudge {
   return {
     async markDueNow(withdrawalReference, now, options) {
       const entries = await payoutKeysByReference(client, tableName, withdrawalReference);

@@ -56,8 +56,9 @@ export interface PayoutStore extends PayoutRepository {
  * each from an index (never a Scan). A given client carries every call, writes included, so
  * whatever watches it (a test's counter) sees them all.
  */
-export function createPayoutRepository(tableName: string, client: DynamoDBDocumentClient = documentClient): PayoutStore {
-  const sweep = createPayoutSweepStore(tableName, client);
+export function createPayoutRepository(tableName: string, given?: DynamoDBDocumentClient): PayoutStore {
+  const client = given ?? documentClient();
+  const sweep = createPayoutSweepStore(tableName, given);
   const nudge = createPayoutNudge(tableName, client);
 
   /**

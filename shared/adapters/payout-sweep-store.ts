@@ -46,8 +46,10 @@ interface WatchMarkItem {
 }
 
 /** The payout sweep store over the document client (see PayoutSweepStore); every index read is a Query, never a Scan. */
-export function createPayoutSweepStore(tableName: string, client: DynamoDBDocumentClient = documentClient): PayoutSweepStore {
-  const items = createPayoutItemStore(tableName, client);
+export function createPayoutSweepStore(tableName: string, given?: DynamoDBDocumentClient): PayoutSweepStore {
+  const client = given ?? documentClient();
+  // The item writes go through payoutItemWriter() unless a client was given (see createPayoutItemStore).
+  const items = createPayoutItemStore(tableName, given);
 
   /**
    * One page of payout keys from index partitions read one after another, each in its index order;

@@ -23,7 +23,7 @@ function toNotification(item: Record<string, unknown>): QuarantinedNotification 
  * carries the TTL `expiresAt`.
  */
 export function createQuarantineStore(options: { tableName: string; client?: DynamoDBDocumentClient }): QuarantineStore {
-  const client = options.client ?? documentClient;
+  const client = options.client ?? documentClient();
   const tableName = options.tableName;
   return {
     async keep(notification, maxPerHour) {

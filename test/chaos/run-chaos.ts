@@ -248,7 +248,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosSummary> {
   });
 
   // Modules that read the env at load: only now.
-  const { documentClient, payoutItemWriter } = await import('@shared/adapters/dynamodb-client');
+  const { documentClient: documents, payoutItemWriter } = await import('@shared/adapters/dynamodb-client');
+  const documentClient = documents();
   const sqsClient = (await import('@shared/adapters/sqs-client')).sqsClient();
   const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
   const { cachedSecret, providerSecretSchema } = await import('@shared/adapters/secrets');

@@ -100,7 +100,7 @@ async function drainQueue(): Promise<Map<string, number>> {
 
 /** The states of the stored payouts whose reference starts with `prefix`. */
 async function storedStates(prefix: string): Promise<Map<string, string>> {
-  const { documentClient } = await import('@shared/adapters/dynamodb-client');
+  const documentClient = (await import('@shared/adapters/dynamodb-client')).documentClient();
   const { ScanCommand } = await import('@aws-sdk/lib-dynamodb');
   const states = new Map<string, string>();
   let start: Record<string, unknown> | undefined;

@@ -144,7 +144,7 @@ describe('output is never cut', () => {
     await repository.createAccepted(
       Payout.accept({ identity: first, amount: '1.00', accountMasked: '******3456', accountCode: 'MTN' }, t).reject('account not found', t),
     );
-    const { documentClient } = await import('@shared/adapters/dynamodb-client');
+    const documentClient = (await import('@shared/adapters/dynamodb-client')).documentClient();
     const item = (await documentClient.send(new GetCommand({ TableName: aws.names.payoutsTable, Key: { pk: payoutKey(first) } }))).Item ?? {};
     const copies = Array.from({ length: 1_199 }, (_, i) => {
       const identity = { ...first, withdrawal_reference: `BULK-${i + 1}` };
