@@ -20,9 +20,11 @@ export const THROUGHPUT_TARGET = 0.9;
  * Payouts run once, with no provider latency, before any timed run: a Lambda instance at these rates
  * has run many batches, so V8 has optimized the worker's hot paths. With only the short warm-up of
  * each L, the first timed run paid for that (measured 2026-11-23: 117 to 137 ms of CPU per batch in
- * whichever L ran first, 84 ms in the second).
+ * whichever L ran first, 84 ms in the second). 300 payouts were still not enough (measured
+ * 2026-11-24: V8 optimized 148, 88 and 72 more functions in the timed blocks after them, and the
+ * worker spent 35 to 37 ms of CPU a batch there against 25 to 27 ms after 1,000).
  */
-const JIT_WARMUP_PAYOUTS = 300;
+const JIT_WARMUP_PAYOUTS = 1000;
 
 /** Payouts run one per batch at the first latency: a batch with no other record to queue behind. */
 const SINGLE_RECORD_PAYOUTS = 30;
