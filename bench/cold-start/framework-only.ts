@@ -16,9 +16,12 @@ import { literal, looseObject, object, optional, parse, string } from 'valibot';
 
 /**
  * The cold-start floor of the worker's libraries: what the payout worker builds at module load from
- * packages — the tracer (when tracing is on, as shared/observability/tracer.ts decides), the
- * document client, the SQS and Secrets Manager clients (captured), Powertools logger, metrics,
- * parameters and batch, middy with the same three middlewares, valibot — wired the same way, with one message schema and none of payrelay's own code.
+ * packages — the tracer (when tracing is on, as shared/observability/tracer.ts decides), the Secrets
+ * Manager client (captured), Powertools logger, metrics, parameters and batch, middy with the same
+ * three middlewares, valibot — wired the same way, with one message schema and none of payrelay's own
+ * code. Its DynamoDB and SQS clients are built at their first send, as the worker's are
+ * (shared/adapters/dynamodb-client.ts, sqs-client.ts), so the import loads their code and builds
+ * neither.
  * The cold-start part compares it with the DynamoDB-only floor: how much of a function's start its
  * libraries take before payrelay adds anything.
  */
@@ -33,8 +36,11 @@ const secretSchema = looseObject({ key: string(), merchant: optional(string()) }
 
 const logger = new Logger();
 const metrics = new Metrics({ namespace: 'payrelay-bench', serviceName: 'payrelay-bench', logger });
-const documentClient = DynamoDBDocumentClient.from(captured(new DynamoDBClient({})), { marshallOptions: { removeUndefinedValues: true } });
-const sqsClient = captured(new SQSClient({ useQueueUrlAsEndpoint: false }));
+let documents: DynamoDBDocumentClient | undefined;
+const documentClient = (): DynamoDBDocumentClient =>
+  (documents ??= DynamoDBDocumentClient.from(captured(new DynamoDBClient({})), { marshallOptions: { removeUndefinedValues: true } }));
+let queues: SQSClient | undefined;
+const sqsClient = (): SQSClient => (queues ??= captured(new SQSClient({ useQueueUrlAsEndpoint: false })));
 const secrets = new SecretsProvider({ awsSdkV3Client: captured(new SecretsManagerClient({})) });
 logger.info('framework-only settings', { traced });
 
@@ -42,8 +48,8 @@ async function lambdaHandler(event: SQSEvent, context: Context): Promise<SQSBatc
   const receive = async (record: SQSRecord): Promise<void> => {
     const message = parse(messageSchema, JSON.parse(record.body));
     const secret = parse(secretSchema, await secrets.get('payrelay-bench', { transform: 'json' }));
-    await documentClient.send(new PutCommand({ TableName: 'payrelay-bench', Item: { pk: message.reference, merchant: secret.merchant } }));
-    await sqsClient.send(new SendMessageBatchCommand({ QueueUrl: 'payrelay-bench', Entries: [{ Id: '0', MessageBody: message.reference }] }));
+    await documentClient().send(new PutCommand({ TableName: 'payrelay-bench', Item: { pk: message.reference, merchant: secret.merchant } }));
+    await sqsClient().send(new SendMessageBatchCommand({ QueueUrl: 'payrelay-bench', Entries: [{ Id: '0', MessageBody: message.reference }] }));
   };
   return processPartialResponse(event, receive, new BatchProcessor(EventType.SQS), { context, throwOnFullBatchFailure: false });
 }
