@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { startLocalAws } from '@local/emulators';
 import type { KycSecret, ProviderSecret } from '@shared/adapters/secrets';
 import { startSimulator, type FaultOperation, type LedgerEntry, type OperationFaults, type SimulatorOptions } from '@simulator/index';
+import { watchProviderAnswers, type ProviderAnswers } from './provider-answers';
 
 /*
  * The emulators (dynalite, fauxqs, the secrets stand-in and, when asked, the provider simulator) run
@@ -31,6 +32,8 @@ export interface Emulators {
   ledger(): Promise<LedgerEntry[]>;
   /** Replaces the simulator's faults of one operation. */
   setFaults(operation: FaultOperation, faults: OperationFaults): Promise<void>;
+  /** When the simulator finished each AccountVerification and Payout answer since the last call (the host's clock). */
+  providerAnswers(): Promise<ProviderAnswers>;
   stop(): Promise<void>;
 }
 
@@ -40,7 +43,10 @@ type HostMessage =
   | { type: 'failed'; message: string };
 
 /** Requests to the host: each gets one reply with the same id. */
-type HostRequest = { id: number; type: 'ledger' } | { id: number; type: 'faults'; operation: FaultOperation; faults: OperationFaults };
+type HostRequest =
+  | { id: number; type: 'ledger' }
+  | { id: number; type: 'faults'; operation: FaultOperation; faults: OperationFaults }
+  | { id: number; type: 'answers' };
 type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
 
 /** Starts the emulators in a child process and waits until their resources exist. */
@@ -73,6 +79,7 @@ export function startEmulators(config: EmulatorConfig): Promise<Emulators> {
         pid: child.pid as number,
         ledger: () => ask<LedgerEntry[]>({ type: 'ledger' }),
         setFaults: (operation, faults) => ask<void>({ type: 'faults', operation, faults }),
+        providerAnswers: () => ask<ProviderAnswers>({ type: 'answers' }),
         async stop() {
           if (child.connected) child.disconnect();
           await exited;
@@ -90,6 +97,7 @@ async function host(config: EmulatorConfig): Promise<void> {
   try {
     let provider = config.provider;
     const sim = config.simulator ? await startSimulator(config.simulator) : undefined;
+    const answers = sim ? watchProviderAnswers('server') : undefined;
     if (sim) {
       const p = sim.admin.createPartner({ partner_code: `P-${config.stage}`, email: `${config.stage}@example.test` });
       provider = {
@@ -110,6 +118,7 @@ async function host(config: EmulatorConfig): Promise<void> {
         sim?.admin.setFaults(request.operation, request.faults);
         send({ type: 'reply', id: request.id, value: null });
       }
+      if (request.type === 'answers') send({ type: 'reply', id: request.id, value: answers?.take() ?? { verification: [], payout: [] } });
     });
     process.on('disconnect', () => {
       void Promise.allSettled([local.stop(), sim?.stop()]).then(() => process.exit(0));

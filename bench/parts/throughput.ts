@@ -8,6 +8,7 @@ import type { LedgerEntry } from '@simulator/index';
 import { createBareWorker, type BarePayout } from '../lib/bare-worker';
 import type { WithMiddleware } from '../lib/aws-counter';
 import { countHttpCalls } from '../lib/http-calls';
+import { answerSpreadMs, watchProviderAnswers, type ProviderAnswers } from '../lib/provider-answers';
 import { cpuSeconds } from '../lib/process-usage';
 import { startHandlerEnv } from '../lib/local-env';
 import { verdict, type Part, type PartResult, type Row } from '../lib/part';
@@ -55,6 +56,8 @@ export interface WorkerRig {
   ledger(): Promise<LedgerEntry[]>;
   /** Sets the simulator latency of AccountVerification and Payout. */
   setLatency(ms: number): Promise<void>;
+  /** When the simulator finished each provider answer since the last call (its host's clock). */
+  providerAnswers(): Promise<ProviderAnswers>;
   /** Runs the requests as consecutive SQS batches of `batchSize`; returns each invocation's duration (ms). */
   runBatches(requests: readonly PayoutRequestInput[], batchSize: number): Promise<number[]>;
   stop(): Promise<void>;
@@ -79,6 +82,7 @@ export async function startWorkerRig(options: { stage: string; latencyMs: number
       await emulators.setFaults('accountVerification', { latencyMs });
       await emulators.setFaults('payout', { latencyMs });
     },
+    providerAnswers: () => emulators.providerAnswers(),
     runBatches: (requests, batchSize) => runWorkerBatches(worker.handler, requests, batchSize),
     stop: () => emulators.stop(),
   };
@@ -167,6 +171,15 @@ function timelineOf(starts: readonly number[], durations: readonly number[], cal
   };
 }
 
+/**
+ * How far apart a batch's answers to one provider call finish, first to last (median over the
+ * batches, ms): on the simulator's side, and when the worker's event loop has read them.
+ */
+interface AnswerSpread {
+  simulator: number;
+  worker: number;
+}
+
 interface LatencyRun {
   latencyMs: number;
   seconds: number;
@@ -177,6 +190,7 @@ interface LatencyRun {
   dynamoCalls: number;
   dynamoLatency: ReturnType<typeof summarize>;
   timeline: BatchTimeline;
+  answers: { verification: AnswerSpread; payout: AnswerSpread };
   providerCalls: Record<string, number>;
   /** CPU time (user + system) of this process, the worker's, per batch. */
   workerCpuMsPerBatch: number;
@@ -302,6 +316,7 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
       );
     }
     const verifications = watchVerificationsSent();
+    const workerAnswers = watchProviderAnswers('client');
     const invocationStarts: number[] = [];
     const timedHandler: SqsHandler = (event, context) => {
       invocationStarts.push(performance.now());
@@ -333,6 +348,8 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
       dynamoCalls.length = 0;
       invocationStarts.length = 0;
       verifications.times.length = 0;
+      workerAnswers.take();
+      await rig.providerAnswers();
       const prefix = `bench-tp-${L}`;
       progress(`throughput: ${n} payouts, L = ${L} ms, C = ${C}`);
       const started = performance.now();
@@ -342,6 +359,11 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
       const seconds = (performance.now() - started) / 1000;
       const cpu = process.cpuUsage(cpuBefore);
       const hostCpuSeconds = (cpuSeconds(rig.hostPid) ?? 0) - hostCpuBefore;
+      const answered = { simulator: await rig.providerAnswers(), worker: workerAnswers.take() };
+      const spread = (operation: keyof ProviderAnswers): AnswerSpread => ({
+        simulator: answerSpreadMs(answered.simulator[operation], L / 2, B),
+        worker: answerSpreadMs(answered.worker[operation], L / 2, B),
+      });
       const ledger = (await rig.ledger()).filter((e) => e.withdrawal_reference.startsWith(`${prefix}-`));
       const notOnce = ledger.filter((e) => e.executions !== 1).length;
       if (ledger.length !== n || notOnce > 0) {
@@ -361,6 +383,7 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
         dynamoCalls: dynamoCalls.length,
         dynamoLatency: summarize(dynamoCalls.map((c) => c.end - c.start)),
         timeline: timelineOf(invocationStarts, durations, dynamoCalls, verifications.times),
+        answers: { verification: spread('verification'), payout: spread('payout') },
         providerCalls: provider.counts(),
         workerCpuMsPerBatch: (cpu.user + cpu.system) / 1000 / durations.length,
         hostCpuMsPerBatch: (hostCpuSeconds * 1000) / durations.length,
@@ -415,6 +438,15 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
           verdict: 'info',
         },
         {
+          metric: `L = ${L} ms: a batch's ${B} answers, first to last (median): AccountVerification as the simulator finished them; as the worker read them; Payout, the same two`,
+          value: [r.answers.verification.simulator, r.answers.verification.worker, r.answers.payout.simulator, r.answers.payout.worker].map((t) => t.toFixed(1)).join('; '),
+          reference:
+            r.answers.payout.worker > 2 * r.answers.payout.simulator
+              ? "the answers wait for the worker's one event loop, busy with the records before them"
+              : 'the simulator sends the answers apart',
+          verdict: 'info',
+        },
+        {
           metric: `L = ${L} ms: DynamoDB calls per payout; their latency, median (p99)`,
           value: `${(r.dynamoCalls / n).toFixed(2)}; ${ms(r.dynamoLatency.median)} (p99 ${ms(r.dynamoLatency.p99)})`,
           verdict: 'info',
@@ -435,6 +467,7 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
       verdict: 'info',
     });
     verifications.stop();
+    workerAnswers.stop();
     const lastPrefix = `bench-tp-${latencies[latencies.length - 1] as number}`;
     progress(`throughput: dynalite alone, ${C} conditional writes at once`);
     const floor = await dynaliteFloor(await storedPayoutItem(rig.platformMerchantId, `${lastPrefix}-0`), C);
@@ -465,7 +498,7 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
       notes: [
         `The worker's own handler (functions/payout-worker.ts) invoked directly with SQS batch events of ${B} records (test/factories/sqs-events), one invocation after another as one Lambda instance would; no SQS polling. WORKER_CONCURRENCY = ${C}${B <= C ? ', so a batch runs all its records at once' : `, so a batch of ${B} takes ${Math.ceil(B / C)} rounds`}.`,
         `The simulator adds L ms to every AccountVerification and Payout call (fault latencyMs), for L = ${latencies.join(' and ')} ms. Each payout: 2 provider calls and 3 conditional writes, of which 2 wait in line (the create overlaps AccountVerification, and is built only after the verification request has left). Every payout was checked executed exactly once in the simulator ledger.`,
-        'The bound C/(2L) counts only the provider latency; DynamoDB writes, logging and the wait for the slowest record of each batch are what the ratio loses. dynalite answers one request at a time (single-threaded, in memory, in the same process as the simulator), so the C writes of a phase queue behind each other and behind the provider answers; DynamoDB serves them in parallel. The "dynalite alone" row measures that queue with nothing else running; the worker\'s CPU per batch is the other half (one event loop handles every record of the batch).',
+        'The bound C/(2L) counts only the provider latency; DynamoDB writes, logging and the wait for the slowest record of each batch are what the ratio loses. dynalite answers one request at a time (single-threaded, in memory, in the same process as the simulator), so the C writes of a phase queue behind each other and behind the provider answers; DynamoDB serves them in parallel. The "dynalite alone" row measures that queue with nothing else running; the worker\'s CPU per batch is the other half (one event loop handles every record of the batch). The "answers, first to last" row shows which of the two a batch waits for: the spread of the C answers to each provider call as the simulator finished them (its host\'s side of the socket) and as the worker\'s event loop read them.',
         `The bare worker (bench/lib/bare-worker.ts) makes the worker's calls for the same payouts with the same clients, in the same order and overlap (AccountVerification beside the create, which is already the intent, SUBMITTING; Payout once both are in; the first check beside the call; then the outcome), and nothing else: no message parsing, domain, name policy, logging, metrics, batch processor or middleware. It runs right after each timed run, in the same process against the same emulators, so its figure is the floor of those calls on this machine: what the bound C/(2L) cannot show, since it counts only the provider latency. Then the same payouts again with the two provider calls alone (no write, no check): the ceiling of the rig itself (the simulator, HTTP and the wait for the slowest record of a batch). The gap between the two is what the conditional writes cost here: the intent must be stored before Payout (money-safety rule 1), which it is in the shadow of AccountVerification, and the outcome after it, which waits in line: one write phase per batch.`,
         `The "one payout per batch" row runs the same worker with batches of one record at L = ${firstL} ms: the batch pays the provider latency, one write round trip in line (the outcome; the create overlaps AccountVerification) and the invocation's own work, with no other record to wait for. The difference to the batch of ${B}, per further record, is what each record's work costs the others: its create, verification answer, Payout request and first check in the first window, its Payout answer and outcome write in the second, handled one after another by the worker's event loop and by the emulator host's.`,
       ],
