@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { startLocalAws } from '@local/emulators';
 import type { KycSecret, ProviderSecret } from '@shared/adapters/secrets';
 import { startSimulator, type FaultOperation, type LedgerEntry, type OperationFaults, type SimulatorOptions } from '@simulator/index';
-import { watchProviderAnswers, type ProviderAnswers } from './provider-answers';
+import { watchProviderCalls, type ProviderCallTimes } from './provider-calls';
 
 /*
  * The emulators (dynalite, fauxqs, the secrets stand-in and, when asked, the provider simulator) run
@@ -33,7 +33,7 @@ export interface Emulators {
   /** Replaces the simulator's faults of one operation. */
   setFaults(operation: FaultOperation, faults: OperationFaults): Promise<void>;
   /** When the simulator finished each AccountVerification and Payout answer since the last call (the host's clock). */
-  providerAnswers(): Promise<ProviderAnswers>;
+  providerAnswers(): Promise<ProviderCallTimes>;
   stop(): Promise<void>;
 }
 
@@ -79,7 +79,7 @@ export function startEmulators(config: EmulatorConfig): Promise<Emulators> {
         pid: child.pid as number,
         ledger: () => ask<LedgerEntry[]>({ type: 'ledger' }),
         setFaults: (operation, faults) => ask<void>({ type: 'faults', operation, faults }),
-        providerAnswers: () => ask<ProviderAnswers>({ type: 'answers' }),
+        providerAnswers: () => ask<ProviderCallTimes>({ type: 'answers' }),
         async stop() {
           if (child.connected) child.disconnect();
           await exited;
@@ -97,7 +97,7 @@ async function host(config: EmulatorConfig): Promise<void> {
   try {
     let provider = config.provider;
     const sim = config.simulator ? await startSimulator(config.simulator) : undefined;
-    const answers = sim ? watchProviderAnswers('server') : undefined;
+    const answers = sim ? watchProviderCalls('answered') : undefined;
     if (sim) {
       const p = sim.admin.createPartner({ partner_code: `P-${config.stage}`, email: `${config.stage}@example.test` });
       provider = {

@@ -1,5 +1,3 @@
-import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import type { ClientRequest } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { payoutKey } from '@shared/domain/identity';
@@ -8,7 +6,7 @@ import type { LedgerEntry } from '@simulator/index';
 import { createBareWorker, type BarePayout } from '../lib/bare-worker';
 import type { WithMiddleware } from '../lib/aws-counter';
 import { countHttpCalls } from '../lib/http-calls';
-import { answerSpreadMs, watchProviderAnswers, type ProviderAnswers } from '../lib/provider-answers';
+import { answerSpreadMs, watchProviderCalls, type ProviderCallTimes } from '../lib/provider-calls';
 import { cpuSeconds } from '../lib/process-usage';
 import { startHandlerEnv } from '../lib/local-env';
 import { verdict, type Part, type PartResult, type Row } from '../lib/part';
@@ -57,7 +55,7 @@ export interface WorkerRig {
   /** Sets the simulator latency of AccountVerification and Payout. */
   setLatency(ms: number): Promise<void>;
   /** When the simulator finished each provider answer since the last call (its host's clock). */
-  providerAnswers(): Promise<ProviderAnswers>;
+  providerAnswers(): Promise<ProviderCallTimes>;
   /** Runs the requests as consecutive SQS batches of `batchSize`; returns each invocation's duration (ms). */
   runBatches(requests: readonly PayoutRequestInput[], batchSize: number): Promise<number[]>;
   stop(): Promise<void>;
@@ -235,19 +233,6 @@ async function runBare(pay: (payouts: readonly BarePayout[]) => Promise<void>, p
   return { payoutsPerSecond: rate, ratio: rate / bound, batch: summarize(durations), workerCpuMsPerBatch: (cpu.user + cpu.system) / 1000 / durations.length };
 }
 
-/**
- * The times at which requests to AccountVerification got their socket (the request left), through
- * Node's http diagnostics channel ('http.client.request.start' is published then, not at creation).
- */
-function watchVerificationsSent(): { times: number[]; stop(): void } {
-  const times: number[] = [];
-  const listener = (message: unknown): void => {
-    if ((message as { request: ClientRequest }).request.path.includes('/AccountVerification/')) times.push(performance.now());
-  };
-  subscribe('http.client.request.start', listener);
-  return { times, stop: () => unsubscribe('http.client.request.start', listener) };
-}
-
 /** dynalite on its own, for the same writes a batch makes (see dynaliteFloor). */
 interface DynaliteFloor {
   /** Median ms until the last of C conditional writes sent at once is answered. */
@@ -315,8 +300,8 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
         { step: 'initialize', name: 'payrelayBenchDynamoTimer' },
       );
     }
-    const verifications = watchVerificationsSent();
-    const workerAnswers = watchProviderAnswers('client');
+    const sent = watchProviderCalls('sent');
+    const read = watchProviderCalls('read');
     const invocationStarts: number[] = [];
     const timedHandler: SqsHandler = (event, context) => {
       invocationStarts.push(performance.now());
@@ -347,8 +332,8 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
       provider.reset();
       dynamoCalls.length = 0;
       invocationStarts.length = 0;
-      verifications.times.length = 0;
-      workerAnswers.take();
+      sent.take();
+      read.take();
       await rig.providerAnswers();
       const prefix = `bench-tp-${L}`;
       progress(`throughput: ${n} payouts, L = ${L} ms, C = ${C}`);
@@ -359,8 +344,9 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
       const seconds = (performance.now() - started) / 1000;
       const cpu = process.cpuUsage(cpuBefore);
       const hostCpuSeconds = (cpuSeconds(rig.hostPid) ?? 0) - hostCpuBefore;
-      const answered = { simulator: await rig.providerAnswers(), worker: workerAnswers.take() };
-      const spread = (operation: keyof ProviderAnswers): AnswerSpread => ({
+      const answered = { simulator: await rig.providerAnswers(), worker: read.take() };
+      const verificationsSent = sent.take().verification;
+      const spread = (operation: keyof ProviderCallTimes): AnswerSpread => ({
         simulator: answerSpreadMs(answered.simulator[operation], L / 2, B),
         worker: answerSpreadMs(answered.worker[operation], L / 2, B),
       });
@@ -382,7 +368,7 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
         invocation: summarize(durations),
         dynamoCalls: dynamoCalls.length,
         dynamoLatency: summarize(dynamoCalls.map((c) => c.end - c.start)),
-        timeline: timelineOf(invocationStarts, durations, dynamoCalls, verifications.times),
+        timeline: timelineOf(invocationStarts, durations, dynamoCalls, verificationsSent),
         answers: { verification: spread('verification'), payout: spread('payout') },
         providerCalls: provider.counts(),
         workerCpuMsPerBatch: (cpu.user + cpu.system) / 1000 / durations.length,
@@ -466,8 +452,8 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
       reference: `2L = ${ms(2 * firstL)}; a batch of ${B} takes ${ms(queued.invocation.median - alone.median)} more, ${ms((queued.invocation.median - alone.median) / Math.max(1, B - 1))} per further record`,
       verdict: 'info',
     });
-    verifications.stop();
-    workerAnswers.stop();
+    sent.stop();
+    read.stop();
     const lastPrefix = `bench-tp-${latencies[latencies.length - 1] as number}`;
     progress(`throughput: dynalite alone, ${C} conditional writes at once`);
     const floor = await dynaliteFloor(await storedPayoutItem(rig.platformMerchantId, `${lastPrefix}-0`), C);

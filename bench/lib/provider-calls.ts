@@ -7,30 +7,36 @@ import { summarize } from './stats';
 const OPERATIONS = { verification: '/AccountVerification', payout: '/Payout/' } as const;
 type Operation = keyof typeof OPERATIONS;
 
-/** When each answer of the two provider calls finished (ms, this process's clock), in order. */
-export type ProviderAnswers = Record<Operation, number[]>;
+/** When each of the two provider calls reached a point (ms, this process's clock), in order. */
+export type ProviderCallTimes = Record<Operation, number[]>;
 
 /**
- * Records when answers to AccountVerification and Payout finish, through Node's http diagnostics
- * channels: on the simulator's side (`server`: the answer has been handed to the socket) or on the
- * worker's (`client`: the worker's event loop has read the whole answer). Comparing the two shows
+ * Where a provider call is seen, through Node's http diagnostics channels: `sent`, the worker's
+ * request got its socket and left (published then, not at creation); `read`, the worker's event loop
+ * has read the whole answer; `answered`, the simulator has handed the whole answer to the socket.
+ */
+const CHANNELS = { sent: 'http.client.request.start', read: 'http.client.response.finish', answered: 'http.server.response.finish' } as const;
+
+/**
+ * Records when AccountVerification and Payout calls reach one point (see CHANNELS), in the process
+ * that calls this. Comparing `answered` on the simulator's side with `read` on the worker's shows
  * whose event loop a batch's answers wait for.
  */
-export function watchProviderAnswers(side: 'server' | 'client'): { take(): ProviderAnswers; stop(): void } {
-  let answers: ProviderAnswers = { verification: [], payout: [] };
-  const channel = side === 'server' ? 'http.server.response.finish' : 'http.client.response.finish';
+export function watchProviderCalls(point: keyof typeof CHANNELS): { take(): ProviderCallTimes; stop(): void } {
+  let times: ProviderCallTimes = { verification: [], payout: [] };
+  const channel = CHANNELS[point];
   const listener = (message: unknown): void => {
     const { request } = message as { request: IncomingMessage | ClientRequest };
     const path = ('path' in request ? request.path : request.url) ?? '';
     for (const operation of Object.keys(OPERATIONS) as Operation[]) {
-      if (path.includes(OPERATIONS[operation])) answers[operation].push(performance.now());
+      if (path.includes(OPERATIONS[operation])) times[operation].push(performance.now());
     }
   };
   subscribe(channel, listener);
   return {
     take() {
-      const taken = answers;
-      answers = { verification: [], payout: [] };
+      const taken = times;
+      times = { verification: [], payout: [] };
       return taken;
     },
     stop: () => unsubscribe(channel, listener),
