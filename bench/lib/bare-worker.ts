@@ -44,8 +44,14 @@ export type BareCalls = 'all' | 'provider-only';
  * write, no check. What that reaches is the rig's own ceiling (the simulator, HTTP and the wait for
  * the slowest record of a batch); the difference to the full bare worker is what the conditional
  * writes the money-safety rules require cost on these emulators.
+ *
+ * `concurrency` is the worker's WORKER_CONCURRENCY: at most that many payouts of a batch at once.
  */
-export async function createBareWorker(item: Record<string, unknown>, calls: BareCalls = 'all'): Promise<(payouts: readonly BarePayout[]) => Promise<void>> {
+export async function createBareWorker(
+  item: Record<string, unknown>,
+  concurrency: number,
+  calls: BareCalls = 'all',
+): Promise<(payouts: readonly BarePayout[]) => Promise<void>> {
   const { payoutItemWriter } = await import('@shared/adapters/dynamodb-client');
   const { payoutProviderFrom } = await import('@shared/adapters/payout-provider');
   const { createPayoutCheckQueue } = await import('@shared/adapters/payout-check-queue');
@@ -82,7 +88,13 @@ export async function createBareWorker(item: Record<string, unknown>, calls: Bar
   }
 
   const one = calls === 'all' ? pay : payWithoutWrites;
+  // At most `concurrency` payouts at once, as the worker's WORKER_CONCURRENCY: a batch larger than
+  // that is worked through as slots free up.
   return async (payouts) => {
-    await Promise.all(payouts.map(one));
+    let next = 0;
+    const lane = async (): Promise<void> => {
+      while (next < payouts.length) await one(payouts[next++] as BarePayout);
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, payouts.length) }, lane));
   };
 }

@@ -44,17 +44,17 @@ export function watchProviderCalls(point: keyof typeof CHANNELS): { take(): Prov
 }
 
 /**
- * How far apart the answers of one batch finish, first to last, median over the batches. A batch's
- * answers come within a few milliseconds and batches are about 2L apart, so a gap longer than
- * `gapMs` starts the next batch; groups of another size than `perBatch` (a batch cut by the window)
- * are left out.
+ * How far apart answers to requests sent together finish, first to last, median over the groups. The
+ * worker sends min(batch size, WORKER_CONCURRENCY) of each call at once, their answers come within a
+ * few milliseconds, and the next group is about 2L later, so a gap longer than `gapMs` starts the
+ * next group; groups of another size than `perGroup` (cut by the window) are left out.
  */
-export function answerSpreadMs(times: readonly number[], gapMs: number, perBatch: number): number {
+export function answerSpreadMs(times: readonly number[], gapMs: number, perGroup: number): number {
   const sorted = [...times].sort((a, b) => a - b);
   const spreads: number[] = [];
   let group: number[] = [];
   const close = (): void => {
-    if (group.length === perBatch) spreads.push((group[group.length - 1] as number) - (group[0] as number));
+    if (group.length === perGroup) spreads.push((group[group.length - 1] as number) - (group[0] as number));
     group = [];
   };
   for (const t of sorted) {

@@ -310,8 +310,8 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
     progress(`throughput: ${JIT_WARMUP_PAYOUTS} payouts to warm up V8, L = 0 ms`);
     await rig.setLatency(0);
     await rig.runBatches(payoutRequests(rig.platformMerchantId, 'bench-jit', JIT_WARMUP_PAYOUTS), B);
-    const bare = await createBareWorker(await storedPayoutItem(rig.platformMerchantId, 'bench-jit-0'));
-    const providerOnly = await createBareWorker({}, 'provider-only');
+    const bare = await createBareWorker(await storedPayoutItem(rig.platformMerchantId, 'bench-jit-0'), C);
+    const providerOnly = await createBareWorker({}, C, 'provider-only');
     progress(`throughput: ${JIT_WARMUP_PAYOUTS} payouts through the bare worker and the provider calls alone to warm them up, L = 0 ms`);
     await runBare(bare, barePayouts(rig.platformMerchantId, 'bench-bare-jit', JIT_WARMUP_PAYOUTS), B, 1);
     await runBare(providerOnly, barePayouts(rig.platformMerchantId, 'bench-prov-jit', JIT_WARMUP_PAYOUTS), B, 1);
@@ -347,8 +347,8 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
       const answered = { simulator: await rig.providerAnswers(), worker: read.take() };
       const verificationsSent = sent.take().verification;
       const spread = (operation: keyof ProviderCallTimes): AnswerSpread => ({
-        simulator: answerSpreadMs(answered.simulator[operation], L / 2, B),
-        worker: answerSpreadMs(answered.worker[operation], L / 2, B),
+        simulator: answerSpreadMs(answered.simulator[operation], L / 2, Math.min(B, C)),
+        worker: answerSpreadMs(answered.worker[operation], L / 2, Math.min(B, C)),
       });
       const ledger = (await rig.ledger()).filter((e) => e.withdrawal_reference.startsWith(`${prefix}-`));
       const notOnce = ledger.filter((e) => e.executions !== 1).length;
@@ -424,7 +424,7 @@ export const throughput: Part = async ({ options, progress }): Promise<PartResul
           verdict: 'info',
         },
         {
-          metric: `L = ${L} ms: a batch's ${B} answers, first to last (median): AccountVerification as the simulator finished them; as the worker read them; Payout, the same two`,
+          metric: `L = ${L} ms: answers to the ${Math.min(B, C)} requests sent together, first to last (median over the batches): AccountVerification as the simulator finished them; as the worker read them; Payout, the same two`,
           value: [r.answers.verification.simulator, r.answers.verification.worker, r.answers.payout.simulator, r.answers.payout.worker].map((t) => t.toFixed(1)).join('; '),
           reference:
             r.answers.payout.worker > 2 * r.answers.payout.simulator
