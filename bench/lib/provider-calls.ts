@@ -18,6 +18,12 @@ export type ProviderCallTimes = Record<Operation, number[]>;
 const CHANNELS = { sent: 'http.client.request.start', read: 'http.client.response.finish', answered: 'http.server.response.finish' } as const;
 
 /**
+ * Times kept per call until taken: the emulator host watches every part's provider calls and only
+ * the throughput part takes them, so without a bound the other parts' calls would pile up there.
+ */
+const MAX_KEPT = 20_000;
+
+/**
  * Records when AccountVerification and Payout calls reach one point (see CHANNELS), in the process
  * that calls this. Comparing `answered` on the simulator's side with `read` on the worker's shows
  * whose event loop a batch's answers wait for.
@@ -29,7 +35,7 @@ export function watchProviderCalls(point: keyof typeof CHANNELS): { take(): Prov
     const { request } = message as { request: IncomingMessage | ClientRequest };
     const path = ('path' in request ? request.path : request.url) ?? '';
     for (const operation of Object.keys(OPERATIONS) as Operation[]) {
-      if (path.includes(OPERATIONS[operation])) times[operation].push(performance.now());
+      if (path.includes(OPERATIONS[operation]) && times[operation].length < MAX_KEPT) times[operation].push(performance.now());
     }
   };
   subscribe(channel, listener);
