@@ -134,7 +134,7 @@ function registerResolveAndRetry(payouts: Command): void {
     .summary('settle a NEEDS_REVIEW payout as SUCCEEDED or FAILED, with evidence')
     .description(
       'settle a NEEDS_REVIEW payout as SUCCEEDED or FAILED. Asks GetPayout first and refuses an outcome the provider ' +
-        'contradicts (delivered vs failed) unless --force. The history entry records who, when, the evidence and the provider answer.',
+        'contradicts (delivered vs failed, or failed while the provider still holds it as pending) unless --force. The history entry records who, when, the evidence and the provider answer.',
     )
     .action(
       async (

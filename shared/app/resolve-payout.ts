@@ -49,8 +49,8 @@ export async function askProvider(
 
 /**
  * An operator settles a NEEDS_REVIEW payout as SUCCEEDED or FAILED with evidence. GetPayout is asked
- * first: the provider saying delivered refuses --as failed, saying failed refuses --as succeeded, and no
- * answer refuses both, unless `force` is given (the evidence then stands against the provider). The
+ * first: the provider saying delivered, or still holding the payout in any other state than failed,
+ * refuses --as failed; saying failed refuses --as succeeded; and no answer refuses both, unless `force` is given (the evidence then stands against the provider). The
  * write is conditional on the state and version read; history records who, when, the evidence and
  * the provider's answer.
  * @throws PayoutNotFoundError, InvalidOperatorInputError, OperatorActionRefusedError,
@@ -74,6 +74,9 @@ export async function resolvePayout(deps: OperatorDeps, request: ResolveRequest)
       ? `the provider could not be asked (${line})`
       : answer.found && request.as === 'failed' && (answer.outcome === 'succeeded' || answer.outcome === 'reversed')
         ? `the provider says ${answer.status ?? ''}: the money was delivered`
+        : answer.found && request.as === 'failed' && answer.outcome !== 'failed'
+          ? // FAILED is final and unwatched, and it allows a retry: not while the money may still move.
+            `the provider still holds it as ${answer.status || '(no status)'}: it could still be delivered`
         : answer.found && request.as === 'succeeded' && answer.outcome === 'failed'
           ? `the provider says ${answer.status ?? ''}: the payout failed`
           : undefined;

@@ -51,7 +51,8 @@ function accountNumberFor(original: Payout, fromProvider: unknown, given: string
  * withdrawal_reference, linked both ways (retriedAs on the first, retryOf on the new one). Refused
  * unless the first is FAILED and GetPayout confirms it cannot still be delivered (failed, or unknown to
  * the provider). The first payout is linked first by a conditional write, so two different retries of
- * one payout cannot both start; running the same retry again finishes an interrupted one.
+ * one payout cannot both start; running the same retry again finishes an interrupted one. A new
+ * reference that another payout already holds is refused before the link.
  * @throws PayoutNotFoundError, InvalidOperatorInputError, OperatorActionRefusedError, ConcurrentModificationError
  */
 export async function retryPayout(deps: RetryDeps, request: RetryRequest): Promise<RetryResult> {
@@ -94,13 +95,19 @@ export async function retryPayout(deps: RetryDeps, request: RetryRequest): Promi
   const message = parsed.request;
 
   const now = deps.clock.now();
+  const taken = (): OperatorActionRefusedError =>
+    new OperatorActionRefusedError(`reference ${identity.withdrawal_reference} is already used by another payout; choose another --new-reference`, 'state');
   let original = first;
-  if (first.record.retriedAs === undefined) original = await deps.repository.save(first, first.retriedWith(identity.withdrawal_reference, request.by, now));
+  if (first.record.retriedAs === undefined) {
+    // The link is what stops a second retry, so it is written only for a reference that is free: a
+    // link to another payout's reference would leave this one neither retried nor retryable.
+    const existing = await deps.repository.get(identity);
+    if (existing && existing.record.retryOf !== ref) throw taken();
+    original = await deps.repository.save(first, first.retriedWith(identity.withdrawal_reference, request.by, now));
+  }
 
   const { created, payout: retry } = await deps.repository.createAccepted(acceptRequest(message, now, { retryOf: ref }));
-  if (!created && retry.record.retryOf !== ref) {
-    throw new OperatorActionRefusedError(`reference ${identity.withdrawal_reference} is already used by another payout; choose another --new-reference`, 'state');
-  }
+  if (!created && retry.record.retryOf !== ref) throw taken();
   // A rerun after an interruption sends again only while nothing processed the new payout yet.
   const sent = created || retry.state === 'ACCEPTED';
   if (sent) await deps.queue.send(JSON.stringify(message));

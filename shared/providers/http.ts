@@ -189,7 +189,13 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
   }
 }
 
-const DUPLICATE = /duplicate|already (exists|used|processed)/i;
+/**
+ * A refusal whose words say the provider already holds this reference ("duplicate", "reference has
+ * been used", "already in use"). Only a hint, and a one-sided one: a payout refused this way counts as
+ * acknowledged, so a later "not found" never makes it FAILED or authorizes a second call; it goes to a
+ * person instead. Matching too much costs review work; matching too little could cost a double payout.
+ */
+const DUPLICATE = /duplicate|already (exists|in use|used|processed|been used)|\b(has|have|had|was|were) (already )?been used|\b(is|was) (already )?in use/i;
 
 /**
  * Turns an HTTP answer into a parsed JSON body or one of the four failure classes:

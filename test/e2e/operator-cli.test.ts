@@ -73,6 +73,7 @@ afterAll(async () => {
 describe('payrelay payouts resolve', () => {
   it('settles a NEEDS_REVIEW payout with its audit entry (who, when, evidence, provider answer)', async () => {
     const id = await payoutAtProvider('NEEDS_REVIEW');
+    sim.admin.settlePayout(id, 'failed');
     const out = await cli(['payouts', 'resolve', id.withdrawal_reference, '--as', 'failed', '--evidence', 'provider ticket 4711: cancelled', '--by', 'ama']);
     expect(out.stderr).toBe('');
     expect(out.code).toBe(0);
@@ -86,7 +87,7 @@ describe('payrelay payouts resolve', () => {
       to: 'FAILED',
       by: 'ama',
       evidence: 'provider ticket 4711: cancelled',
-      providerAnswer: 'PENDING (in_progress)',
+      providerAnswer: 'FAILED (failed)',
     });
   });
 
@@ -98,6 +99,11 @@ describe('payrelay payouts resolve', () => {
     expect(refused.stderr.trim()).toBe(
       'payrelay: not resolved: the provider says COMPLETED: the money was delivered. Give --force with your evidence to resolve it against the provider\'s answer',
     );
+    // Still PENDING at the provider: the money may yet move, so FAILED needs --force too.
+    const pending = await payoutAtProvider('NEEDS_REVIEW');
+    const held = await cli(['payouts', 'resolve', pending.withdrawal_reference, '--as', 'failed', '--evidence', 'customer says no money']);
+    expect(held.code).toBe(6);
+    expect(held.stderr.trim()).toContain('not resolved: the provider still holds it as PENDING: it could still be delivered.');
     const forced = await cli(['--json', 'payouts', 'resolve', id.withdrawal_reference, '--as', 'failed', '--evidence', 'bank return R03 on 2026-11-20', '--force']);
     expect(forced.code).toBe(0);
     const result = JSON.parse(forced.stdout);

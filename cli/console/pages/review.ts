@@ -84,7 +84,7 @@ export async function resolveFormPage(ctx: PageContext, services: ConsoleService
     '/review',
     html`${payoutFacts(payout, line)}
 <h2>Settle it</h2>
-<p class="hint">Say what happened to the money and what shows it. The console asks the provider again when you confirm: an outcome the provider contradicts (delivered against failed) is refused unless you force it with evidence that outweighs the provider's answer.</p>
+<p class="hint">Say what happened to the money and what shows it. The console asks the provider again when you confirm: an outcome the provider contradicts (delivered against failed, or failed while it still holds the payout as pending) is refused unless you force it with evidence that outweighs the provider's answer.</p>
 <form method="post" action="${action}" class="action resolve">
   ${csrfField(ctx)}
   <label>Outcome <select name="as"><option value="">choose…</option><option value="succeeded">succeeded: the money arrived</option><option value="failed">failed: the money did not arrive</option></select></label>

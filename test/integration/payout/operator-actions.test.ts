@@ -99,6 +99,7 @@ describe('payouts resolve', () => {
   it('settles NEEDS_REVIEW as FAILED with who, when, the evidence and the provider answer', async () => {
     const s = system();
     const r = await inReview(s);
+    h.sim.admin.settlePayout(identityOf(r), 'failed');
     const result = await resolvePayout(s.deps, { identity: identityOf(r), as: 'failed', ...audit });
     expect(result.forced).toBe(false);
     const p = await payoutOf(r);
@@ -111,7 +112,7 @@ describe('payouts resolve', () => {
       reason: 'resolved as FAILED by ama@ops: provider ticket 4711: payout cancelled',
       by: 'ama@ops',
       evidence: 'provider ticket 4711: payout cancelled',
-      providerAnswer: 'PENDING (in_progress)',
+      providerAnswer: 'FAILED (failed)',
     });
   });
 
@@ -170,6 +171,29 @@ describe('payouts retry', () => {
     );
   });
 
+  it('refuses a new reference another payout holds, before linking: the FAILED payout stays retryable', async () => {
+    const s = system();
+    const other = request();
+    await s.pay(other);
+    const r = request({ amount: '12.00' });
+    await s.pay(r);
+    h.sim.admin.settlePayout(identityOf(r), 'failed');
+    s.clock.advance(2 * MINUTE);
+    await s.reconcile();
+    expect((await payoutOf(r))?.state).toBe('FAILED');
+
+    await expect(
+      retryPayout({ ...s.deps, queue: s.queue }, { identity: identityOf(r), newReference: other.withdrawal_reference, by: 'ama@ops' }),
+    ).rejects.toThrow(`reference ${other.withdrawal_reference} is already used by another payout`);
+    expect((await payoutOf(r))?.record.retriedAs).toBeUndefined();
+    expect(await s.work()).toBe(0);
+
+    const result = await retryPayout({ ...s.deps, queue: s.queue }, { identity: identityOf(r), newReference: `${r.withdrawal_reference}-b`, by: 'ama@ops' });
+    expect(result.sent).toBe(true);
+    expect((await payoutOf(r))?.record.retriedAs).toBe(`${r.withdrawal_reference}-b`);
+    expect(await s.work()).toBe(1);
+  });
+
   it('is refused unless FAILED, and while the provider could still deliver the first payout', async () => {
     const s = system();
     const pending = request();
@@ -179,7 +203,10 @@ describe('payouts retry', () => {
     );
     // An operator marked it FAILED with --force, but the provider still holds it PENDING.
     const r = await inReview(s);
-    await resolvePayout(s.deps, { identity: identityOf(r), as: 'failed', by: 'x', evidence: 'customer says not received' });
+    await expect(resolvePayout(s.deps, { identity: identityOf(r), as: 'failed', by: 'x', evidence: 'customer says not received' })).rejects.toThrow(
+      /the provider still holds it as PENDING: it could still be delivered/,
+    );
+    await resolvePayout(s.deps, { identity: identityOf(r), as: 'failed', by: 'x', evidence: 'customer says not received', force: true });
     await expect(retryPayout({ ...s.deps, queue: s.queue }, { identity: identityOf(r), newReference: `${r.withdrawal_reference}-2`, by: 'x' })).rejects.toThrow(
       /provider says PENDING .* could still be delivered/,
     );
