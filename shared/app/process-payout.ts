@@ -186,9 +186,13 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
   /**
    * Records the outcome of the Payout call on the intent this call wrote. Meanwhile another writer
    * may have bumped the version without moving the state (the reconciler rescheduling its look at a
-   * fresh SUBMITTING, an order notification making it due): the outcome still belongs to that intent
-   * while the payout is SUBMITTING with the same attempt count, so it is applied to the fresh version.
-   * Once anything else moved the state, reconciliation owns the payout and the error propagates.
+   * fresh SUBMITTING, or recording "not found" for a resubmission in flight, which stays UNKNOWN; an
+   * order notification making it due): the outcome still belongs to that intent while the payout is
+   * in the intent's state with the same attempt count (no other call can have been authorized
+   * since: a token is spent by the intent, and a new one needs a whole grace period of "not found"),
+   * so it is applied to the fresh version. Losing it would lose the acceptance, the one fact that
+   * stops a later resubmission. Once anything else moved the state, reconciliation owns the payout
+   * and the error propagates.
    */
   async function saveOutcome(intent: Payout, outcome: (current: Payout, now: Date) => Payout): Promise<Payout> {
     let current = intent;
@@ -198,7 +202,7 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
       } catch (error) {
         if (!(error instanceof ConcurrentModificationError) || round >= MAX_ROUNDS) throw error;
         const fresh = await repository.get(intent.record.identity);
-        const sameIntent = fresh?.state === 'SUBMITTING' && fresh.record.submitAttempts === intent.record.submitAttempts;
+        const sameIntent = fresh?.state === intent.state && fresh.record.submitAttempts === intent.record.submitAttempts;
         if (!fresh || !sameIntent) throw error;
         current = fresh;
       }

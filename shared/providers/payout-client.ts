@@ -76,8 +76,36 @@ export const payoutStatusSchema = v.looseObject({
 });
 export type PayoutStatusRecord = v.InferOutput<typeof payoutStatusSchema>;
 
+/**
+ * The provider's "not found": its payout record with the reference and the status there but blank.
+ * "Not found" leads, after the grace period, to FAILED (a refused payout) or a second Payout call
+ * (resubmission), so it needs the provider's own shape: `{}`, `{ "success": true }` or a record
+ * wrapped in `data` say nothing of the kind, and read as ambiguous.
+ */
+function isEmptyRecord(body: unknown): boolean {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
+  const record = body as Record<string, unknown>;
+  const blank = (value: unknown): boolean => value === undefined || value === null || value === '';
+  const shaped = 'withdrawal_reference' in record || 'status' in record;
+  return shaped && blank(record.withdrawal_reference) && blank(record.status) && !('data' in record);
+}
+
+/** Words of a 404 that name the payout as unknown, as against a path or gateway that is not there. */
+const PAYOUT_UNKNOWN = /\b(payout|withdrawal|reference|transaction|record)\b.*\b(not found|does not exist|doesn't exist|unknown)\b|\b(no|unknown) (such )?(payout|withdrawal|reference|transaction|record)\b/i;
+
+/** Whether a 404's JSON body says this payout is unknown (a `message` or `error` naming it). */
+function saysPayoutUnknown(body: unknown): boolean {
+  if (typeof body !== 'object' || body === null) return false;
+  const { message, error } = body as { message?: unknown; error?: unknown };
+  return [message, error].some((words) => typeof words === 'string' && PAYOUT_UNKNOWN.test(words));
+}
+
 export interface PayoutStatusResult {
-  /** False when the provider does not know the reference (HTTP 404, or neither status nor reference in the answer). */
+  /**
+   * False when the provider does not know the reference: its record with blank reference and status,
+   * or a 404 that says so (isEmptyRecord, saysPayoutUnknown). Any other 404 or record-less answer is
+   * ambiguous.
+   */
   found: boolean;
   status?: string;
   outcome: PayoutStatusOutcome;
@@ -300,8 +328,9 @@ export class PayoutServiceClient {
   }
 
   /**
-   * GetPayout: the provider's view of one payout. `found: false` on HTTP 404 or an answer with
-   * neither a status nor a reference. An answer about another reference is Ambiguous.
+   * GetPayout: the provider's view of one payout. `found: false` only for the provider's own "not
+   * found" (see PayoutStatusResult); a 404 that does not say so, an answer without the record and an
+   * answer about another reference are Ambiguous.
    */
   async getPayout(identity: PayoutIdentity, creds: ProviderCredentials): Promise<PayoutStatusResult> {
     const operation = 'getPayout';
@@ -321,13 +350,19 @@ export class PayoutServiceClient {
       [404],
     );
     if (status === 404) {
-      return { found: false, outcome: 'unrecognized', raw: body };
+      if (isEmptyRecord(body) || saysPayoutUnknown(body)) return { found: false, outcome: 'unrecognized', raw: body };
+      throw new ProviderAmbiguousError(operation, 'HTTP 404 that does not say this payout is unknown (a wrong path or a gateway?); outcome unknown', {
+        httpStatus: status,
+      });
     }
     const record = expectShape(payoutStatusSchema, body, operation);
     const reference = record.withdrawal_reference ?? '';
     const word = record.status ?? '';
     if (reference === '' && word === '') {
-      return { found: false, outcome: 'unrecognized', raw: body };
+      if (isEmptyRecord(body)) return { found: false, outcome: 'unrecognized', raw: body };
+      throw new ProviderAmbiguousError(operation, 'answer without the payout record (neither withdrawal_reference nor status); outcome unknown', {
+        httpStatus: status,
+      });
     }
     if (reference !== '' && reference !== identity.withdrawal_reference) {
       throw new ProviderAmbiguousError(operation, 'answer is about another withdrawal_reference; outcome unknown', {

@@ -224,6 +224,43 @@ describe('reconciliation rules (rule 1 not-found handling, rule 3 nothing lost)'
     expect((await payoutOf(r))?.state).toBe('SUCCEEDED');
   });
 
+  it("keeps a resubmission's outcome when a reconciler look lands during its Payout call (the same intent, in UNKNOWN)", async () => {
+    const r = request();
+    let racing = false;
+    // While the resubmitted call is under way, an order notification makes the payout due and the
+    // reconciler's GetPayout (the provider has not seen the call yet) records "not found" on it.
+    const provider: PayoutProvider = {
+      verifyAccount: (input, creds) => client.verifyAccount(input, creds),
+      getPayout: (identity, creds) => client.getPayout(identity, creds),
+      payout: async (input, creds) => {
+        if (racing) {
+          const before = await payoutOf(r);
+          await h.repository.markDueNow(r.withdrawal_reference, s.clock.now());
+          await s.reconcile();
+          const after = await payoutOf(r);
+          expect(after?.state).toBe('UNKNOWN');
+          expect(after?.version).toBeGreaterThan(before?.version ?? 0);
+        }
+        return client.payout(input, creds);
+      },
+    };
+    const s = system({ provider, reconcile: { resubmitUnknownNotFound: true } });
+    await unknownToProvider(s, r);
+    s.clock.advance(1 * MINUTE);
+    await s.reconcile();
+    s.clock.advance(16 * MINUTE);
+    await s.reconcile();
+    expect((await payoutOf(r))?.record.resubmitAuthorized).toBe(true);
+
+    racing = true;
+    expect(await s.pay(r)).toMatchObject({ outcome: 'submitted', state: 'SUBMITTED' });
+    const paid = await payoutOf(r);
+    expect(paid?.state).toBe('SUBMITTED');
+    expect(paid?.record.acknowledgedAt).toBeDefined();
+    expect(paid?.maySubmit).toBe(false);
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ executions: 1, attempts: 1 });
+  });
+
   it('moves a payout nobody processed (stuck in ACCEPTED) to NEEDS_REVIEW at the review deadline, not before', async () => {
     const s = system();
     const r = request();

@@ -186,14 +186,32 @@ describe('GetPayout', () => {
     expect(result.outcome).toBe('succeeded');
   });
 
-  it('reports not found for the empty shape and for 404', async () => {
+  it("reports not found for the provider's empty record, and for a 404 that says the payout is unknown", async () => {
     const empty = { withdrawal_reference: '', amount: '', currency: '', status: '', customer: {} };
     reply = () => ({ status: 200, body: empty });
     expect(await client().getPayout(identity, creds)).toEqual({ found: false, outcome: 'unrecognized', raw: empty });
-    reply = () => ({ status: 404, body: { message: 'not found' } });
-    expect((await client().getPayout(identity, creds)).found).toBe(false);
-    reply = () => ({ status: 404 });
-    expect((await client().getPayout(identity, creds)).found).toBe(false);
+    for (const body of [{ withdrawal_reference: null, status: null }, { status: '' }, { withdrawal_reference: '', amount: '' }]) {
+      reply = () => ({ status: 200, body });
+      expect((await client().getPayout(identity, creds)).found, JSON.stringify(body)).toBe(false);
+    }
+    for (const body of [{ message: 'Payout not found' }, { success: false, message: 'withdrawal reference does not exist' }, { error: 'No such transaction' }, empty]) {
+      reply = () => ({ status: 404, body });
+      expect((await client().getPayout(identity, creds)).found, JSON.stringify(body)).toBe(false);
+    }
+  });
+
+  it('treats an answer that is not the record, and a 404 that does not name the payout, as ambiguous: never "not found"', async () => {
+    // "Not found" can end in FAILED or a second Payout call: a wrapper, an empty object or a gateway's
+    // 404 is no evidence of it.
+    const notRecords = [{}, { success: true }, { success: true, data: { withdrawal_reference: identity.withdrawal_reference, status: 'COMPLETED' } }, []];
+    for (const body of notRecords) {
+      reply = () => ({ status: 200, body });
+      await expect(client().getPayout(identity, creds), JSON.stringify(body)).rejects.toMatchObject({ kind: 'ambiguous' });
+    }
+    for (const body of [{ message: 'Not Found' }, { message: 'no route matched' }, undefined]) {
+      reply = () => ({ status: 404, ...(body ? { body } : {}) });
+      await expect(client().getPayout(identity, creds), JSON.stringify(body)).rejects.toMatchObject({ kind: 'ambiguous' });
+    }
   });
 
   it('treats an answer about another reference as ambiguous', async () => {
