@@ -128,6 +128,16 @@ export function calendarDay(value: string): string {
 
 const UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 };
 
+/**
+ * Refuses a --since/--until range with no time in it: `until` before `since`, or (`exclusiveEnd`,
+ * where `until` itself is outside the range) not after it.
+ */
+export function refuseEmptyRange(since: Date | undefined, until: Date | undefined, exclusiveEnd: boolean): void {
+  if (since === undefined || until === undefined) return;
+  if (exclusiveEnd ? until > since : until >= since) return;
+  throw new CliError(`--since/--until: the range is empty: ${until.toISOString()} is ${exclusiveEnd ? 'not after' : 'before'} ${since.toISOString()}`, EXIT.invalidInput);
+}
+
 /** Parses `2026-11-20`, `2026-11-20T10:00:00Z`, or a duration back from now such as `30m`, `6h`, `2d`. */
 export function parseSince(value: string, now = new Date()): Date {
   const duration = /^(\d+)([mhd])$/.exec(value.trim());

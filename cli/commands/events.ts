@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { CALLBACK_SOURCES, receivedDayOf, type CallbackSource } from '@shared/domain/callbacks';
-import { calendarDay, contextOf, listLimit, parseSince, positiveInt, withExample } from '../context';
+import { calendarDay, contextOf, listLimit, parseSince, positiveInt, refuseEmptyRange, withExample } from '../context';
 import { CliError, EXIT, optionsText, printListing, printTable } from '../output';
 import { requireEnv } from '../target';
 import { cliLog, noTelemetry } from '../log';
@@ -77,9 +77,7 @@ function timeRangeCommand(parent: Command, name: string, sinceExamples: string, 
 function rangeOf(opts: TimeRangeOptions): { since: Date; until: Date } {
   const now = new Date();
   const range = { since: parseSince(opts.since, now), until: opts.until ? parseSince(opts.until, now) : now };
-  if (range.until <= range.since) {
-    throw new CliError(`--since/--until: the range is empty: ${range.until.toISOString()} is not after ${range.since.toISOString()}`, EXIT.invalidInput);
-  }
+  refuseEmptyRange(range.since, range.until, true);
   return range;
 }
 

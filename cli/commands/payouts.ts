@@ -1,7 +1,7 @@
 import type { Command} from 'commander';
 import { Option } from 'commander';
 import { PAYOUT_STATES, type Payout, type PayoutState } from '@shared/domain/payout';
-import { contextOf, listLimit, nonEmptyText, parseSince, upperCaseChoice, withExample, type CommandContext } from '../context';
+import { contextOf, listLimit, nonEmptyText, parseSince, refuseEmptyRange, upperCaseChoice, withExample, type CommandContext } from '../context';
 import { registerEnqueueCommand } from './payouts-enqueue';
 import { CliError, EXIT, optionsText, printListing, printRecord, printTable, shellWord } from '../output';
 import { registerRedriveCommand } from './dlq';
@@ -89,6 +89,7 @@ function registerStatusAndList(payouts: Command): void {
       // Wrong times are refused before any stack is looked for.
       const updatedFrom = opts.since === undefined ? undefined : parseSince(opts.since);
       const updatedTo = opts.until === undefined ? undefined : parseSince(opts.until);
+      refuseEmptyRange(updatedFrom, updatedTo, false);
       const { repository } = await adapters(ctx);
       const page = await repository.listByState({ state: opts.state, limit: opts.limit, merchant: opts.merchant, updatedFrom, updatedTo, cursor: opts.cursor });
       const shown = page.payouts;

@@ -35,6 +35,9 @@ function updatedRange(query: PayoutListQuery): { condition: string; values: Reco
   return { condition: '#updated BETWEEN :from AND :to', values: { ':from': from, ':to': to } };
 }
 
+/** Whether an inclusive range ends before it starts. */
+const isEmptyRange = (from?: Date, to?: Date): boolean => from !== undefined && to !== undefined && to < from;
+
 /** Newest change first; the key breaks ties so pages never overlap. */
 const newestFirst = (a: { updatedAt: string; pk: string }, b: { updatedAt: string; pk: string }): number =>
   b.updatedAt.localeCompare(a.updatedAt) || a.pk.localeCompare(b.pk);
@@ -184,11 +187,14 @@ export function createPayoutRepository(tableName: string, given?: DynamoDBDocume
     ...sweep,
 
     async listByState(query) {
+      // An empty range holds nothing; DynamoDB would refuse its BETWEEN instead of saying so.
+      if (isEmptyRange(query.updatedFrom, query.updatedTo)) return { payouts: [] };
       return LISTED_STATES.has(query.state) ? listFromStateIndex(query) : listInFlight(query);
     },
 
     async stateChangeTimes(state, updatedFrom, updatedTo) {
       if (!LISTED_STATES.has(state)) throw new RangeError(`${state} is not kept in the by-state index`);
+      if (isEmptyRange(updatedFrom, updatedTo)) return [];
       const range = updatedRange({ state, limit: 1, updatedFrom, updatedTo });
       const shards = await Promise.all(
         Array.from({ length: SHARDS.byState }, (_, n) =>

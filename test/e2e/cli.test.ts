@@ -329,6 +329,10 @@ describe('without a running stack', () => {
     const { code, stderr } = await cli(['events', 'replay', '--since', '2026-11-21T00:00:00Z', '--until', '2026-11-20T00:00:00Z'], { PAYRELAY_STATE_FILE: join(dir, 'none.json') });
     expect(code).toBe(3);
     expect(stderr.trim()).toBe('payrelay: --since/--until: the range is empty: 2026-11-20T00:00:00.000Z is not after 2026-11-21T00:00:00.000Z');
+    // payouts list (both ends inclusive) the same way, instead of DynamoDB's refusal of its BETWEEN.
+    const list = await cli(['payouts', 'list', '--state', 'FAILED', '--since', '1d', '--until', '2d'], { PAYRELAY_STATE_FILE: join(dir, 'none.json') });
+    expect(list.code).toBe(3);
+    expect(list.stderr.trim()).toMatch(/^payrelay: --since\/--until: the range is empty: \S+ is before \S+$/);
   });
 
   it('says a simulator port is taken in one line (exit 1), not EADDRINUSE', async () => {

@@ -92,6 +92,9 @@ describe('listing payouts by state (index-backed, paginated)', () => {
     expect(refs(m2)).toEqual(['other-merchant']);
     const window = (await repo.listByState({ state: 'REJECTED', limit: 50, merchant: 'm-1', updatedFrom: at(10), updatedTo: at(12) })).payouts;
     expect(refs(window)).toEqual(['rej-12', 'rej-11', 'rej-10']);
+    // A range that ends before it starts holds nothing (DynamoDB would refuse its BETWEEN).
+    expect((await repo.listByState({ state: 'REJECTED', limit: 50, updatedFrom: at(12), updatedTo: at(10) })).payouts).toEqual([]);
+    expect(await repo.stateChangeTimes('REJECTED', at(12), at(10))).toEqual([]);
   });
 
   it('lists the in-flight states from the open partitions of the open index, paginated the same way, reading only the payouts in flight', async () => {
