@@ -248,6 +248,16 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayHand
       }
     })();
   });
+  // A request Node refuses before routing (headers over its limit, broken HTTP) gets an answer with a
+  // body and a log line like every other refusal, instead of Node's bare 400/431.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (error.code === 'ECONNRESET' || !socket.writable) return;
+    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+    const [status, text] = tooLarge ? [431, 'Request Header Fields Too Large'] : [400, 'Bad Request'];
+    const body = jsonMessage(text);
+    log(`gateway: request refused before routing -> ${status} (${tooLarge ? 'request headers over the size limit' : `malformed HTTP request: ${error.code ?? error.name}`})`);
+    socket.end(`HTTP/1.1 ${status} ${text}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body.toString()}`);
+  });
   await new Promise<void>((resolvePromise, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host ?? '127.0.0.1', () => resolvePromise());
@@ -264,7 +274,14 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayHand
   };
 }
 
-/** The KYC callback token is a credential: keep it out of the access log. */
+/**
+ * The KYC callback token is a credential: keep it out of the access log, also on a path that only
+ * nearly matches the route (`/callbacks//kyc/<token>`, `/Callbacks/KYC/<token>`): whatever follows a
+ * `kyc` segment is masked.
+ */
 function redactPath(path: string): string {
-  return path.replace(/^(\/callbacks\/kyc\/)[^/]+/, '$1***');
+  return path
+    .split('/')
+    .map((segment, i, all) => (i > 0 && /^kyc$/i.test(all[i - 1] as string) ? '***' : segment))
+    .join('/');
 }

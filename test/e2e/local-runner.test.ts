@@ -82,6 +82,8 @@ describe('gateway (HTTP API v2)', () => {
   it('answers 404 for a route the API does not define, without invoking anything', async () => {
     const before = stored;
     const wrongPath = await fetch(`${gateway.url}/callbacks/other`, { method: 'POST', body: '{}' });
+    const nearMiss = await fetch(`${gateway.url}/Callbacks//KYC/near-miss-token?x=1`, { method: 'POST', body: '{}' });
+    expect(nearMiss.status).toBe(404);
     const wrongMethod = await fetch(`${gateway.url}/callbacks/kyc/t`, { method: 'GET' });
     expect(wrongPath.status).toBe(404);
     expect(wrongMethod.status).toBe(404);
@@ -103,9 +105,18 @@ describe('gateway (HTTP API v2)', () => {
     expect(stored).toBe(before + 1);
   });
 
+  it('answers headers over the size limit 431 with a body and a log line, not a bare refusal', async () => {
+    const res = await fetch(`${gateway.url}/callbacks/kyc/t`, { method: 'POST', headers: { 'x-long': 'a'.repeat(100_000) }, body: '{}' });
+    expect(res.status).toBe(431);
+    expect(await res.json()).toEqual({ message: 'Request Header Fields Too Large' });
+    expect(lines).toContain('gateway: request refused before routing -> 431 (request headers over the size limit)');
+  });
+
   it('keeps the KYC callback token out of the access log', () => {
     expect(lines.some((l) => l.includes('/callbacks/kyc/***'))).toBe(true);
     expect(lines.some((l) => l.includes('tok%2Den'))).toBe(false);
+    expect(lines.some((l) => l.includes('/Callbacks//KYC/***'))).toBe(true);
+    expect(lines.some((l) => l.includes('near-miss-token'))).toBe(false);
   });
 });
 

@@ -2,7 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { toItem } from '@shared/adapters/payout-item-store';
-import { createPayoutRepository } from '@shared/adapters/payout-repository';
+import { createPayoutRepository, type PayoutStore } from '@shared/adapters/payout-repository';
 import { InvalidListCursorError } from '@shared/domain/errors';
 import type { PayoutListQuery, PayoutRepository } from '@shared/ports/payouts';
 import { LEGACY_OPEN_SHARD } from '@shared/config/resources';
@@ -17,7 +17,7 @@ import { useLocalAws } from '@test/support/local-aws';
  */
 
 const local = useLocalAws({ stage: 'listing' });
-let repo: PayoutRepository;
+let repo: PayoutStore;
 let smallPages: PayoutRepository;
 const operations: string[] = [];
 /** How many keys each BatchGetItem asked for, and whether it read whole items. */
