@@ -564,7 +564,18 @@ export class Payout {
   /** A watched final payout leaves the reconciler's index: its watch period is over. */
   unwatch(now: Date): Payout {
     if (!isFinal(this.state)) throw new IllegalTransitionError(this.state, this.state);
-    return this.next({ nextCheckAt: undefined }, now);
+    return this.lookOnly(this.next({ nextCheckAt: undefined }, now));
+  }
+
+  /**
+   * A look at a NEEDS_REVIEW payout that found nothing new changes nothing about it: the version
+   * moves (the write is conditional), its last change (`updatedAt`) does not, so the hourly looks of
+   * its watch, or one a notification asked for, do not move it up the review listing's "newest
+   * change first" order or into the console's "changed in the last 24 hours". A SUCCEEDED payout's
+   * scheduled look does move it: the reversal watch counts its ages from that write (docs/payouts.md).
+   */
+  private lookOnly(next: Payout): Payout {
+    return this.state === 'NEEDS_REVIEW' ? new Payout({ ...next.record, updatedAt: this.record.updatedAt }) : next;
   }
 
   /**
@@ -587,7 +598,7 @@ export class Payout {
     const checks = this.record.checks + 1;
     const nextAt = laterOf((details.nextCheckAt ?? new Date(now.getTime() + backoffMs(checks))).getTime(), details.notBefore);
     const wait = details.notBefore ? { askNotBefore: iso(details.notBefore) } : {};
-    return this.next({ checks, nextCheckAt: iso(new Date(nextAt)), ...wait }, now);
+    return this.lookOnly(this.next({ checks, nextCheckAt: iso(new Date(nextAt)), ...wait }, now));
   }
 
   /** Whether the provider's last Retry-After still forbids asking about this payout at `now`. */

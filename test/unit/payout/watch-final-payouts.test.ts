@@ -47,6 +47,17 @@ describe('NEEDS_REVIEW is watched', () => {
       expect(next.record.nextCheckAt).toBe(at(3 * HOUR).toISOString());
     }
   });
+
+  it('a look that finds nothing new moves the version, not the last change (listings and counts go by it)', () => {
+    const p = review();
+    const looked = decideWatched(p, answer('PENDING', 'in_progress'), at(2 * HOUR), settings);
+    expect(looked.version).toBe(p.version + 1);
+    expect(looked.record.updatedAt).toBe(p.record.updatedAt);
+    expect(looked.record.history).toEqual(p.record.history);
+    const ended = decideWatched(p, undefined, at(34 * DAY), settings);
+    expect(ended.version).toBe(p.version + 1);
+    expect(ended.record.updatedAt).toBe(p.record.updatedAt);
+  });
 });
 
 describe('an operator resolves NEEDS_REVIEW', () => {
