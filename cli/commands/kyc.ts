@@ -329,6 +329,7 @@ export function registerKycCommands(program: Command): void {
       const appId = opts.appId ?? (await (await kycSecret(target)).get()).app_id;
       const { createKycRepository } = await import('@shared/adapters/kyc-repository');
       const subject = await createKycRepository({ tableName: requireEnv(target, 'KYC_TABLE_NAME') }).getSubject({ appId, userReference });
+      const { isApprovalConfirmed } = await import('@shared/domain/kyc-subject');
       let provider: unknown;
       try {
         provider = await client.getVerificationStatus({ app_id: appId, user_reference: userReference });
@@ -338,8 +339,16 @@ export function registerKycCommands(program: Command): void {
       ctx.out.result({ appId, userReference, local: subject ?? null, provider }, () => {
         console.log('Here (from callbacks):');
         // The projection's ordering bookkeeping stays in --json; a person reads the state and the profile.
-        if (subject) printRecord(Object.fromEntries(Object.entries(subject).filter(([key]) => !KYC_BOOKKEEPING.has(key))));
-        else console.log('  no callback received for this user yet');
+        if (subject) {
+          const shown: Record<string, unknown> = Object.fromEntries(Object.entries(subject).filter(([key]) => !KYC_BOOKKEEPING.has(key)));
+          // An approval counts for money only once a pull confirmed it: say so beside the decision.
+          if (subject.decision === 'approved') {
+            shown.confirmed = isApprovalConfirmed(subject)
+              ? `yes, by pull at ${subject.confirmedAt ?? ''}`
+              : 'no: waiting for a confirming pull (payouts gated on KYC wait; `payrelay kyc confirm` asks now)';
+          }
+          printRecord(shown);
+        } else console.log('  no callback received for this user yet');
         console.log('At the KYC service (verification-status):');
         if (provider && typeof provider === 'object') {
           const p = provider as Record<string, unknown>;

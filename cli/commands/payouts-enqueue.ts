@@ -114,7 +114,7 @@ async function enqueueAction(opts: EnqueueOpts, cmd: Command): Promise<void> {
   // A missing file or a directory is said as such first; then the name must tell the format.
   const size = payoutFileSize(opts.file);
   const format = formatOf(opts.file);
-  if (!format) throw new CliError(`${opts.file}: the name must end in .csv, or .jsonl (.ndjson) for one JSON object a line`, EXIT.invalidInput);
+  if (!format) throw new CliError(`${opts.file}: the name must end in .csv, or in .jsonl or .ndjson for one JSON object a line`, EXIT.invalidInput);
 
   // The merchant first: a file for another merchant is refused before anything is created.
   // Offline only without --stack: a dry run against a deployed stack also checks --merchant is its merchant.

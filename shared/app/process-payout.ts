@@ -91,6 +91,26 @@ function nextTurn(): Promise<void> {
 /** A verification under way: the verified name, or why the payout is refused. */
 type Verification = Promise<{ verifiedName?: string; rejection?: string }>;
 
+/**
+ * The fields of a request that differ from the stored payout of its identity: a redelivery of the
+ * same request has none. The name and the KYC subject count as much as the amount and the account: a
+ * retry token or a resubmission verifies with the request it is given, so a request without the
+ * stored `expected_name` or `user_reference` would otherwise pay past the name policy or KYC gating
+ * the first request asked for. Only the account's mask is stored, so another account with the same
+ * last four digits and code is caught later, by the holder's name the verification returns.
+ */
+function fieldsDifferingFromStored(payout: Payout, request: PayoutRequest): string[] {
+  const r = payout.record;
+  const checks: Array<[string, boolean]> = [
+    ['amount', r.amount !== request.amount],
+    ['account_number', r.accountMasked !== maskAccount(request.account_number)],
+    ['account_code', r.accountCode !== request.account_code],
+    ['expected_name', r.expectedName !== request.expected_name],
+    ['user_reference', r.userReference !== request.user_reference],
+  ];
+  return checks.filter(([, differs]) => differs).map(([field]) => field);
+}
+
 /** How many times one request re-reads the payout after losing a conditional write. */
 const MAX_ROUNDS = 5;
 
@@ -408,16 +428,17 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
     const { created, payout: stored } = await repository.createAccepted(early ? verifying.startSubmitting(now) : verifying);
     let payout = stored;
     if (!created) {
-      const r = payout.record;
-      if (r.amount !== request.amount || r.accountMasked !== maskAccount(request.account_number) || r.accountCode !== request.account_code) {
+      const differ = fieldsDifferingFromStored(payout, request);
+      if (differ.length > 0) {
         log.error('payout request conflicts with the stored payout of the same identity; not applied', {
           payoutKey: payout.key,
           state: payout.state,
+          differ,
         });
         return {
           outcome: 'conflict',
           state: payout.state,
-          reason: 'amount or account differ from the stored payout of this identity',
+          reason: `${differ.join(', ')} ${differ.length === 1 ? 'differs' : 'differ'} from the stored payout of this identity`,
         };
       }
     }

@@ -71,7 +71,8 @@ export function parseAmount(value: string, currency: string): Amount {
   }
   const match = DECIMAL.exec(value);
   if (!match) {
-    throw new InvalidAmountError(`amount "${preview(value)}" is not a plain decimal number (digits and at most one point)`);
+    const why = /^0\d/.test(value) ? 'has a leading zero' : 'is not a plain decimal number (digits and at most one point)';
+    throw new InvalidAmountError(`amount "${preview(value)}" ${why}`);
   }
   const integer = match[1] ?? '';
   const fraction = match[2] ?? '';

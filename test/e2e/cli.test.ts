@@ -358,6 +358,6 @@ describe('without a running stack', () => {
     expect([noReference.code, noReference.stderr.trim()]).toEqual([3, 'payrelay: withdrawal_reference is empty: give the reference the payout was requested with']);
     const text = file('payouts.txt', `${HEADER}\n`);
     const named = await cli(['payouts', 'enqueue', '--file', text, '--dry-run', '--merchant', 'm1'], { PAYRELAY_STATE_FILE: join(dir, 'none.json') });
-    expect([named.code, named.stderr.trim()]).toEqual([3, `payrelay: ${text}: the name must end in .csv, or .jsonl (.ndjson) for one JSON object a line`]);
+    expect([named.code, named.stderr.trim()]).toEqual([3, `payrelay: ${text}: the name must end in .csv, or in .jsonl or .ndjson for one JSON object a line`]);
   });
 });

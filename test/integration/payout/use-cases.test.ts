@@ -77,7 +77,10 @@ const payoutNeverSent: PayoutProvider = {
 
 /** Stores `r` as a payout just accepted at `at` (the worker's first write), for a test to move on by hand. */
 async function storeAccepted(r: PayoutRequestInput, amount: string, at: Date): Promise<Payout> {
-  const accepted = Payout.accept({ identity: identityOf(r), amount, accountMasked: maskAccount(r.account_number), accountCode: 'MTN' }, at);
+  const accepted = Payout.accept(
+    { identity: identityOf(r), amount, accountMasked: maskAccount(r.account_number), accountCode: 'MTN', expectedName: r.expected_name },
+    at,
+  );
   await h.repository.createAccepted(accepted);
   return accepted;
 }
@@ -611,12 +614,31 @@ describe('worker outcomes the simulator produces only through explicit ports', (
     expect((await payoutOf(r))?.record.submitAttempts).toBe(2);
   });
 
+  it('a request for a stored identity without its user_reference or expected_name is a conflict: a token is spent only for the request stored', async () => {
+    const r = request({ user_reference: 'kyc-subject-1' });
+    await expect(system({ provider: payoutNeverSent }).pay(r)).rejects.toBeInstanceOf(RetryLaterError);
+    expect(await system().pay({ ...r, user_reference: undefined })).toMatchObject({
+      outcome: 'conflict',
+      reason: 'user_reference differs from the stored payout of this identity',
+    });
+    expect(await system().pay({ ...r, user_reference: undefined, expected_name: 'Someone Else' })).toMatchObject({
+      outcome: 'conflict',
+      reason: 'expected_name, user_reference differ from the stored payout of this identity',
+    });
+    expect((await payoutOf(r))?.record).toMatchObject({ state: 'SUBMITTING', submitRetryAllowed: true });
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toBeUndefined();
+    // The request stored, delivered again, spends the token and pays once.
+    expect(await system().pay(r)).toMatchObject({ outcome: 'submitted', state: 'SUBMITTED' });
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ executions: 1 });
+  });
+
   it('does not spend a retry token for a request that verifies as another account holder', async () => {
-    const r = request();
+    // No expected_name, so no name policy: only the holder stored with the intent can tell.
+    const r = request({ expected_name: undefined });
     await expect(system({ provider: payoutNeverSent }).pay(r)).rejects.toBeInstanceOf(RetryLaterError);
     // Same identity, amount, code and last four digits, but another account (and holder).
     h.sim.admin.addAccount({ account_code: 'MTN', account_number: '0555553456', account_name: 'Esi Darko', currencies: ['GHS'] });
-    const imposter = { ...r, account_number: '0555553456', expected_name: undefined };
+    const imposter = { ...r, account_number: '0555553456' };
     expect(await system().pay(imposter)).toMatchObject({ outcome: 'conflict', state: 'SUBMITTING' });
     expect((await payoutOf(r))?.record.submitRetryAllowed).toBe(true);
     expect(ledgerOf(h.sim, r.withdrawal_reference)).toBeUndefined();
@@ -940,8 +962,13 @@ describe('nothing that may have reached the provider is withdrawn: only the inte
       account.holder('Esi Darko');
       expect(await s.pay(r), shape).toMatchObject({ outcome: 'conflict', state: 'SUBMITTING' });
       expect((await payoutOf(r))?.record, shape).toMatchObject({ state: 'SUBMITTING', submitRetryAllowed: true });
-      // Without expected_name the name policy passes, but the stored holder still does not match.
-      expect(await s.pay({ ...r, expected_name: undefined }), shape).toMatchObject({ outcome: 'conflict', state: 'SUBMITTING' });
+      // Without the stored expected_name the request is not the one stored: a conflict before any
+      // verification (the name policy the first request asked for cannot be dropped by a second).
+      expect(await s.pay({ ...r, expected_name: undefined }), shape).toMatchObject({
+        outcome: 'conflict',
+        state: 'SUBMITTING',
+        reason: 'expected_name differs from the stored payout of this identity',
+      });
       expect(ledgerOf(h.sim, r.withdrawal_reference), shape).toBeUndefined();
       account.holder('Ama Owusu');
       expect(await s.pay(r), shape).toMatchObject({ outcome: 'submitted', state: 'SUBMITTED' });
@@ -989,7 +1016,10 @@ describe('nothing that may have reached the provider is withdrawn: only the inte
       const r = request({ account_number: account.number, expected_name: 'Ama Owusu' });
       const s = system();
       const now = s.clock.now();
-      const accepted = Payout.accept({ identity: identityOf(r), amount: r.amount, accountMasked: maskAccount(r.account_number), accountCode: 'MTN' }, now);
+      const accepted = Payout.accept(
+        { identity: identityOf(r), amount: r.amount, accountMasked: maskAccount(r.account_number), accountCode: 'MTN', expectedName: r.expected_name },
+        now,
+      );
       await h.repository.createAccepted(accepted.startVerifying(now));
       const outcomes = (await Promise.all([s.pay(r), s.pay(r)])).map((x) => x.outcome).sort();
       if (holder === 'Ama Owusu') {
@@ -1010,7 +1040,10 @@ describe('nothing that may have reached the provider is withdrawn: only the inte
     const r = request({ account_number: account.number, expected_name: 'Ama Owusu' });
     const s = system();
     const now = s.clock.now();
-    const old = Payout.accept({ identity: identityOf(r), amount: r.amount, accountMasked: maskAccount(r.account_number), accountCode: 'MTN' }, now)
+    const old = Payout.accept(
+      { identity: identityOf(r), amount: r.amount, accountMasked: maskAccount(r.account_number), accountCode: 'MTN', expectedName: r.expected_name },
+      now,
+    )
       .startVerifying(now)
       .startSubmitting(now, 'Ama Owusu');
     await h.repository.createAccepted(old);

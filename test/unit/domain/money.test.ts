@@ -30,6 +30,12 @@ describe('parseAmount', () => {
     },
   );
 
+  it('says what is wrong with a leading zero, rather than that the digits are not a number', () => {
+    expect(() => parseAmount('0010', 'GHS')).toThrow('amount "0010" has a leading zero');
+    expect(() => parseAmount('00.10', 'GHS')).toThrow('has a leading zero');
+    expect(() => parseAmount('1e3', 'GHS')).toThrow('is not a plain decimal number');
+  });
+
   it('rejects more decimals than the currency has, even trailing zeros', () => {
     expect(() => parseAmount('1.001', 'GHS')).toThrow(/more than 2 decimals for GHS/);
     expect(() => parseAmount('1.000', 'GHS')).toThrow(InvalidAmountError);
