@@ -68,7 +68,12 @@ export async function run(argv: readonly string[]): Promise<number> {
     return 0;
   } catch (error) {
     if (error instanceof CommanderError) {
-      // Help and version exit 0; usage errors were already printed by commander.
+      // Help and version exit 0; usage errors were already printed by commander. Help shown as an
+      // error (a command group without its command, `help` of an unknown one) gets its line too.
+      if (error.code === 'commander.help' && error.exitCode !== 0) {
+        const unknownHelp = argv.slice(2).find((arg) => !arg.startsWith('-')) === 'help';
+        console.error(`payrelay: ${unknownHelp ? 'no such command' : 'a command is needed here'}: choose one of those listed above`);
+      }
       return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
     console.error(`payrelay: ${describeError(error)}`);

@@ -135,7 +135,8 @@ interface OrderOptions {
 }
 
 function need(value: string | undefined, flag: string, kind: string): string {
-  if (!value) throw new CliError(`${flag} is required for --${kind}`, EXIT.invalidInput);
+  // A missing required option is a usage error (exit 2), as commander gives for the unconditional ones.
+  if (!value) throw new CliError(`${flag} is required for --${kind}`, EXIT.usage);
   return value;
 }
 
@@ -167,11 +168,7 @@ function registerOrder(kyc: Command): void {
     .action(async (opts: OrderOptions, cmd: Command) => {
       const ctx = contextOf(cmd);
       if (opts.individual === opts.business) throw new CliError('give exactly one of --individual or --business', EXIT.usage);
-      const { target, client } = await kycClient(ctx);
-      const apiBaseUrl = target.urls.gateway;
-      if (!apiBaseUrl) throw new CliError(`${target.label} has no API URL (stack output ApiUrl) for the callback`);
-      const { createKycOrder } = await import('@shared/app/create-kyc-order');
-      const { createKycRepository } = await import('@shared/adapters/kyc-repository');
+      // What the order needs is checked before any stack or service is looked for.
       const input =
         opts.individual
           ? {
@@ -190,6 +187,11 @@ function registerOrder(kyc: Command): void {
               ...(opts.stateOfJurisdiction ? { state_of_jurisdiction: opts.stateOfJurisdiction } : {}),
               ...(opts.customFile ? { custom_files: opts.customFile } : {}),
             };
+      const { target, client } = await kycClient(ctx);
+      const apiBaseUrl = target.urls.gateway;
+      if (!apiBaseUrl) throw new CliError(`${target.label} has no API URL (stack output ApiUrl) for the callback`);
+      const { createKycOrder } = await import('@shared/app/create-kyc-order');
+      const { createKycRepository } = await import('@shared/adapters/kyc-repository');
       const created = await createKycOrder(
         {
           kyc: client,

@@ -66,7 +66,7 @@ export function hostCheck(port: () => number): MiddlewareHandler {
     const allowed = new Set([`127.0.0.1:${port()}`, `localhost:${port()}`]);
     const host = c.req.header('host') ?? '';
     if (!allowed.has(host.toLowerCase())) {
-      return c.text(`refused: the console answers only to 127.0.0.1:${port()} (this request named host "${host}")\n`, 421);
+      return c.text(`refused: the console answers only to 127.0.0.1:${port()} or localhost:${port()} (this request named host "${host}")\n`, 421);
     }
     return next();
   };

@@ -325,6 +325,22 @@ describe('without a running stack', () => {
     expect(stderr).toContain('npm start');
   });
 
+  it('ends a command group without its command, or help for an unknown one, with the help and one payrelay: line (exit 2)', async () => {
+    const group = await cli(['payouts'], { PAYRELAY_STATE_FILE: join(dir, 'none.json') });
+    expect(group.code).toBe(2);
+    expect(group.stderr).toContain('Commands:');
+    expect(group.stderr.trim().split('\n').at(-1)).toBe('payrelay: a command is needed here: choose one of those listed above');
+    const help = await cli(['help', 'bogus'], { PAYRELAY_STATE_FILE: join(dir, 'none.json') });
+    expect(help.code).toBe(2);
+    expect(help.stderr.trim().split('\n').at(-1)).toBe('payrelay: no such command: choose one of those listed above');
+    expect((await cli(['help', 'payouts'], { PAYRELAY_STATE_FILE: join(dir, 'none.json') })).code).toBe(0);
+  });
+
+  it('refuses a kyc order without an option its kind requires as a usage error (exit 2), before looking for a stack', async () => {
+    const { code, stderr } = await cli(['kyc', 'order', 'create', '--individual', '--reference', 'user-42'], { PAYRELAY_STATE_FILE: join(dir, 'none.json') });
+    expect([code, stderr.trim()]).toEqual([2, 'payrelay: --full-name is required for --individual']);
+  });
+
   it('refuses an empty --since/--until range (exit 3) before looking for a stack', async () => {
     const { code, stderr } = await cli(['events', 'replay', '--since', '2026-11-21T00:00:00Z', '--until', '2026-11-20T00:00:00Z'], { PAYRELAY_STATE_FILE: join(dir, 'none.json') });
     expect(code).toBe(3);
