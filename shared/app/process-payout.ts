@@ -88,6 +88,23 @@ function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
+/** Words of a verification refusal that are about the beneficiary's account, not about the request. */
+const ACCOUNT_WORDS = /\b(account|beneficiary|recipient|wallet|holder|number)\b/i;
+
+/**
+ * Whether AccountVerification refused the account itself, which makes the payout REJECTED for good:
+ * words naming the account ("account not found", "invalid account number"), or the documented
+ * answer's own `success: false` with no words at all. Any other refusal ("invalid signature", "missing
+ * field", a 404 of a wrong path) is about how payrelay asked: nothing was paid, so the message is
+ * retried, and a refusal that never passes ends in the DLQ with the provider's words, then at the
+ * review deadline in NEEDS_REVIEW, instead of turning every payout REJECTED on a setup mistake.
+ */
+function refusesTheAccount(error: ProviderRejectedError): boolean {
+  const words = error.providerMessage?.trim() ?? '';
+  if (words === '') return error.httpStatus !== undefined && error.httpStatus >= 200 && error.httpStatus < 300;
+  return ACCOUNT_WORDS.test(words);
+}
+
 /** A verification under way: the verified name, or why the payout is refused. */
 type Verification = Promise<{ verifiedName?: string; rejection?: string }>;
 
@@ -160,11 +177,12 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
         checked,
       );
     } catch (error) {
-      if (error instanceof ProviderRejectedError) {
+      if (error instanceof ProviderRejectedError && refusesTheAccount(error)) {
         return { rejection: `account verification refused: ${error.providerMessage ?? error.message}` };
       }
       // Nothing has been paid yet, so any other failure of verification is safe to retry.
-      throw new RetryLaterError(`account verification did not complete: ${(error as Error).name}`, retryAfterOf(error));
+      const said = error instanceof ProviderRejectedError && error.providerMessage ? ` (${error.providerMessage})` : '';
+      throw new RetryLaterError(`account verification did not complete: ${(error as Error).name}${said}`, retryAfterOf(error));
     }
     const verifiedName = answer.data?.account_name?.trim();
     if (!answer.success || !verifiedName) {

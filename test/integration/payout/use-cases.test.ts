@@ -722,6 +722,65 @@ describe('worker outcomes the simulator produces only through explicit ports', (
   });
 });
 
+describe('an AccountVerification refusal makes the payout REJECTED only when it is about the account', () => {
+  /** A provider whose AccountVerification answers `status` and `body` over HTTP; Payout and GetPayout go to the simulator. */
+  async function verifyingWith(status: number, body: string) {
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(body);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const refusing = new PayoutServiceClient({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, timeoutMs: 800 });
+    const provider: PayoutProvider = {
+      verifyAccount: (input, creds) => refusing.verifyAccount(input, creds),
+      getPayout: (identity, creds) => client.getPayout(identity, creds),
+      payout: (input, creds) => client.payout(input, creds),
+    };
+    const close = async (): Promise<void> => {
+      refusing.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    };
+    return { provider, close };
+  }
+
+  it('a refusal about how it was asked (an invalid signature) releases the intent for a retry: never REJECTED, nothing paid', async () => {
+    const r = request();
+    const refusing = await verifyingWith(400, '{"success":false,"message":"invalid signature"}');
+    try {
+      await expect(system({ provider: refusing.provider }).pay(r)).rejects.toThrow(
+        'account verification did not complete: ProviderRejectedError (invalid signature)',
+      );
+    } finally {
+      await refusing.close();
+    }
+    expect((await payoutOf(r))?.record).toMatchObject({ state: 'SUBMITTING', submitRetryAllowed: true });
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toBeUndefined();
+    // Once the setup is mended, the redelivery pays, once.
+    expect(await system().pay(r)).toMatchObject({ outcome: 'submitted', state: 'SUBMITTED' });
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ executions: 1 });
+  });
+
+  it('a refusal naming the account, or the bare success: false of the documented answer, is REJECTED', async () => {
+    const answers: Array<[number, string]> = [
+      [400, '{"success":false,"message":"Invalid account number"}'],
+      [200, '{"success":false}'],
+    ];
+    for (const [status, body] of answers) {
+      const r = request();
+      const refusing = await verifyingWith(status, body);
+      try {
+        expect(await system({ provider: refusing.provider }).pay(r), body).toMatchObject({ outcome: 'rejected', state: 'REJECTED' });
+      } finally {
+        await refusing.close();
+      }
+      expect(ledgerOf(h.sim, r.withdrawal_reference), body).toBeUndefined();
+    }
+  });
+});
+
 describe('the intent is created beside AccountVerification; Payout waits for both', () => {
   /** AccountVerification held until the test lets it answer; every other call goes to the simulator. */
   function heldVerification() {
