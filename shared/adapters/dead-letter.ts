@@ -7,6 +7,7 @@ import {
   type Message,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import { FIRST_SENT_ATTRIBUTE } from '@shared/messages/redrive';
 import type { DeadLetterQueue } from '@shared/ports/dead-letters';
 import type { DeadLetterSink } from '@shared/ports/payouts';
 import { sqsClient } from './sqs-client';
@@ -43,6 +44,13 @@ const stringAttributes = (m: Message): Record<string, string> =>
       .map(([k, v]) => [k, v.StringValue as string]),
   );
 
+/** When a message was first sent: the time it carries (FIRST_SENT_ATTRIBUTE), else the queue's own stamp. */
+function firstSentAt(m: Message): { sentAt?: string } {
+  const carried = m.MessageAttributes?.[FIRST_SENT_ATTRIBUTE]?.StringValue;
+  if (carried !== undefined && !Number.isNaN(Date.parse(carried))) return { sentAt: carried };
+  return m.Attributes?.SentTimestamp ? { sentAt: new Date(Number(m.Attributes.SentTimestamp)).toISOString() } : {};
+}
+
 /**
  * The payouts DLQ for the operator use cases (list, show, delete, redrive), over SQS. Receives ask for
  * all attributes; `release` sets the visibility timeout back to 0 so a peek consumes nothing.
@@ -72,7 +80,7 @@ export function createDeadLetterQueue(dlqUrl: string, queueUrl: string, client: 
         id: m.MessageId ?? '',
         receiptHandle: m.ReceiptHandle ?? '',
         body: m.Body ?? '',
-        ...(m.Attributes?.SentTimestamp ? { sentAt: new Date(Number(m.Attributes.SentTimestamp)).toISOString() } : {}),
+        ...firstSentAt(m),
         receiveCount: Number(m.Attributes?.ApproximateReceiveCount ?? 1),
         attributes: stringAttributes(m),
       }));
@@ -98,7 +106,10 @@ export function createDeadLetterQueue(dlqUrl: string, queueUrl: string, client: 
             QueueUrl: queueUrl,
             MessageBody: message.body,
             MessageAttributes: Object.fromEntries(
-              Object.entries({ ...message.attributes, ...extra }).map(([name, value]) => [name, { DataType: 'String', StringValue: value }]),
+              Object.entries({ ...message.attributes, ...(message.sentAt ? { [FIRST_SENT_ATTRIBUTE]: message.sentAt } : {}), ...extra }).map(([name, value]) => [
+                name,
+                { DataType: 'String', StringValue: value },
+              ]),
             ),
           }),
         );

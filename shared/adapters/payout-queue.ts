@@ -1,7 +1,7 @@
 import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import type { PayoutMessage } from '@shared/messages/queue-message';
-import { REDRIVE_RUN_ATTRIBUTE } from '@shared/messages/redrive';
+import { FIRST_SENT_ATTRIBUTE, REDRIVE_RUN_ATTRIBUTE } from '@shared/messages/redrive';
 import type { MessageRedelivery, PayoutRequestQueue } from '@shared/ports/payouts';
 import { sqsClient } from './sqs-client';
 
@@ -33,11 +33,14 @@ export function createMessageRedelivery(queueUrl: string, client?: SQSClient): M
 /** Reads what the message policy needs from an SQS record (a missing receive count counts as the first receive). */
 export function payoutMessageFromSqs(record: SQSRecord): PayoutMessage {
   const redriveRun = record.messageAttributes?.[REDRIVE_RUN_ATTRIBUTE]?.stringValue;
+  const sent = Number(record.attributes.SentTimestamp);
+  const firstSentAt = record.messageAttributes?.[FIRST_SENT_ATTRIBUTE]?.stringValue ?? (Number.isFinite(sent) && sent > 0 ? new Date(sent).toISOString() : undefined);
   return {
     body: record.body,
     messageId: record.messageId,
     receiptHandle: record.receiptHandle,
     receiveCount: Number(record.attributes.ApproximateReceiveCount ?? '1'),
     ...(redriveRun ? { redriveRun } : {}),
+    ...(firstSentAt ? { firstSentAt } : {}),
   };
 }

@@ -1,7 +1,7 @@
 import { payoutKey, type PayoutIdentity } from '@shared/domain/identity';
 import { InvalidPayoutRequestError, parsePayoutRequest, type PayoutRequest } from '@shared/messages/payout-request';
 import type { PayoutMessage } from '@shared/messages/queue-message';
-import { REDRIVE_RUN_ATTRIBUTE } from '@shared/messages/redrive';
+import { FIRST_SENT_ATTRIBUTE, REDRIVE_RUN_ATTRIBUTE } from '@shared/messages/redrive';
 import { METRIC } from '@shared/observability/metric-names';
 import type { DeadLetterSink, MessageRedelivery } from '@shared/ports/payouts';
 import type { Log, Telemetry } from '@shared/ports/runtime';
@@ -49,6 +49,7 @@ export function createPayoutMessageHandler(deps: PayoutMessageDeps): () => Payou
     // A redriven message keeps its redrive run's marker, so that run counts it as failed again instead of moving it again.
     const attributes: Record<string, string> = { sourceMessageId: message.messageId };
     if (message.redriveRun) attributes[REDRIVE_RUN_ATTRIBUTE] = message.redriveRun;
+    if (message.firstSentAt) attributes[FIRST_SENT_ATTRIBUTE] = message.firstSentAt;
     await deps.deadLetters.send(message.body, reason, attributes);
     deps.telemetry.count(METRIC.dlqSend);
     deps.log.warn('payout request sent to the DLQ', { messageId: message.messageId, reason });

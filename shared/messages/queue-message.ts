@@ -8,4 +8,6 @@ export interface PayoutMessage {
   readonly receiveCount: number;
   /** The run id a DLQ redrive put on it, when it came back from the DLQ that way. */
   readonly redriveRun?: string;
+  /** When the request was first sent (ISO): carried through the DLQ and redrives, else this message's own send. */
+  readonly firstSentAt?: string;
 }

@@ -140,11 +140,15 @@ describe('payouts redrive is bounded', () => {
     try {
       await deadLetter('{"version":1,"not":"a payout request"', 'message body is not JSON');
       await deadLetter(JSON.stringify(request()), 'provider was down');
+      const firstSent = (await listDeadLetters(dlq)).find((m) => m.reason === 'message body is not JSON')?.sentAt;
+      expect(firstSent).toMatch(/^\d{4}-\d\d-\d\dT/);
       const report = await redriveDeadLetters({ dlq, log, runId: 'run-poison' }, { waitMs: 20_000 });
       expect(report).toEqual({ presentAtStart: 2, moved: 2, failedAgain: 1, skipped: 0, runId: 'run-poison' });
       const left = await listDeadLetters(dlq);
       expect(left).toHaveLength(1);
       expect(left[0]?.reason).toBe('message body is not JSON');
+      // Back in the DLQ as a new message (the worker sent it there), it still shows its first send.
+      expect(left[0]?.sentAt).toBe(firstSent);
       const shown = await showDeadLetter(dlq, left[0]?.id ?? '');
       expect(shown.attributes[REDRIVE_RUN_ATTRIBUTE]).toBe('run-poison');
       // --max caps a run; what is left over is reported as skipped and stays.
