@@ -28,7 +28,8 @@ export function payoutSummary(payout: Payout): Record<string, unknown> {
     verified_name: r.verifiedName,
     provider_status: r.providerStatus,
     reason: r.reason,
-    submit_attempts: r.submitAttempts,
+    // Intents written (released and withdrawn ones included): at most that many Payout calls, not calls made.
+    payout_intents: r.submitAttempts,
     next_check_at: r.nextCheckAt,
     retry_of: r.retryOf,
     retried_as: r.retriedAs,
