@@ -160,9 +160,10 @@ export function configureSimulatorCommand(command: Command): Command {
     .addHelpText(
       'after',
       `
-Example (a port of its own: npm start already runs a simulator on 4010):
+Example:
   $ npm run simulator -- --port 4011 --partner acme:ops@acme.test --settle-after-checks 2 \\
       --faults '{"payout":{"timeoutRate":0.1,"times":3},"getPayout":{"alternativeWordsRate":0.5}}'
+  (port 4011: npm start already runs a simulator on 4010)
 
 Admin API (loopback only): GET /__admin/ledger, /__admin/outbox, /__admin/faults; PUT /__admin/faults/<operation>;
 POST /__admin/kyc/advance, /__admin/partners, /__admin/reset. Details: docs/simulator.md.`,
