@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { PutItemCommand, type PutItemCommandInput, type PutItemCommandOutput } from '@aws-sdk/client-dynamodb';
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
@@ -65,6 +66,8 @@ export interface PayoutItem {
   nextCheckAt?: string;
   /** Present only in UNKNOWN and final states: this is what makes the `by-state` index sparse. */
   listShard?: string;
+  /** A random id of the write that stored this version (see createPayoutItemStore's putItem); not part of the payout. */
+  writeId?: string;
 }
 
 /** The stored item of a payout, index attributes included (also what bulk seeding in the bench writes). */
@@ -170,36 +173,52 @@ export function createPayoutItemStore(tableName: string, client?: DynamoDBDocume
   // Both taken at first use: a worker's normal path writes and never reads (documentClient()).
   const reader = (): DynamoDBDocumentClient => client ?? documentClient();
   const writer = (): ItemWriter => client ?? payoutItemWriter();
-  /** One conditional write of a payout's item. */
-  const putItem = (payout: Payout, condition: Pick<PutItemCommandInput, 'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'>) =>
-    writer().send(new PutItemCommand({ TableName: tableName, Item: marshall(toItem(payout), { removeUndefinedValues: true }), ...condition }));
-  const get = async (identity: PayoutIdentity): Promise<Payout | undefined> => {
+  /**
+   * One conditional write of a payout's item, under a fresh `writeId`. Whether its condition held:
+   * a refusal is checked against the stored item, because the SDK retries a write whose answer was
+   * lost (a time-out, a reset), and when the first attempt had landed the retry is refused by the
+   * write's own result. The stored item carrying this write's id means it landed and nothing wrote
+   * after it: the write held. Without this, a worker would take its own create for another
+   * delivery's and never call Payout. Returns the stored item read on a refusal, if any.
+   */
+  const putItem = async (
+    payout: Payout,
+    condition: Pick<PutItemCommandInput, 'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'>,
+  ): Promise<{ held: true } | { held: false; stored?: PayoutItem }> => {
+    const writeId = randomBytes(8).toString('base64url');
+    const item = marshall({ ...toItem(payout), writeId }, { removeUndefinedValues: true });
+    if (await conditionHeld(writer().send(new PutItemCommand({ TableName: tableName, Item: item, ...condition })))) return { held: true };
+    const stored = await getItem(payout.record.identity);
+    return stored?.writeId === writeId ? { held: true } : { held: false, ...(stored ? { stored } : {}) };
+  };
+  const getItem = async (identity: PayoutIdentity): Promise<PayoutItem | undefined> => {
     const out = await reader().send(
       new GetCommand({ TableName: tableName, Key: { pk: payoutKey(identity) }, ConsistentRead: true }),
     );
-    return out.Item ? fromItem(out.Item as PayoutItem) : undefined;
+    return out.Item as PayoutItem | undefined;
+  };
+  const get = async (identity: PayoutIdentity): Promise<Payout | undefined> => {
+    const item = await getItem(identity);
+    return item ? fromItem(item) : undefined;
   };
 
   return {
     get,
 
     async createAccepted(payout) {
-      const created = await conditionHeld(putItem(payout, { ConditionExpression: 'attribute_not_exists(pk)' }));
-      if (created) return { created: true, payout };
-      const existing = await get(payout.record.identity);
-      if (!existing) throw new ConcurrentModificationError(`payout ${payout.key} vanished after a conflicting create`);
-      return { created: false, payout: existing };
+      const write = await putItem(payout, { ConditionExpression: 'attribute_not_exists(pk)' });
+      if (write.held) return { created: true, payout };
+      if (!write.stored) throw new ConcurrentModificationError(`payout ${payout.key} vanished after a conflicting create`);
+      return { created: false, payout: fromItem(write.stored) };
     },
 
     async save(previous, next) {
-      const saved = await conditionHeld(
-        putItem(next, {
-          ConditionExpression: '#state = :state AND #version = :version',
-          ExpressionAttributeNames: { '#state': 'state', '#version': 'version' },
-          ExpressionAttributeValues: { ':state': { S: previous.state }, ':version': { N: String(previous.version) } },
-        }),
-      );
-      if (!saved) throw new ConcurrentModificationError(`payout ${previous.key} is no longer ${previous.state} v${previous.version}`);
+      const write = await putItem(next, {
+        ConditionExpression: '#state = :state AND #version = :version',
+        ExpressionAttributeNames: { '#state': 'state', '#version': 'version' },
+        ExpressionAttributeValues: { ':state': { S: previous.state }, ':version': { N: String(previous.version) } },
+      });
+      if (!write.held) throw new ConcurrentModificationError(`payout ${previous.key} is no longer ${previous.state} v${previous.version}`);
       return next;
     },
   };

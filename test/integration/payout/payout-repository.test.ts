@@ -1,4 +1,4 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { payoutItemWriter } from '@shared/adapters/dynamodb-client';
@@ -53,6 +53,27 @@ describe('payout repository on dynalite', () => {
     expect(stored?.state).toBe('VERIFYING');
     expect(stored?.version).toBe(verifying.version);
     expect(stored?.record.history.map((h) => h.to)).toEqual(['ACCEPTED', 'VERIFYING']);
+  });
+
+  it("takes its own write whose answer was lost, refused on the SDK's retry, for a write that held; another writer's stays a conflict", async () => {
+    // A client that sends each PutItem twice, as the SDK's retry does when the first answer is lost
+    // after the write landed: the second attempt's condition fails on the first one's result.
+    const lossy = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: local().endpoints.dynamodb }));
+    const send = lossy.send.bind(lossy) as (command: unknown) => Promise<unknown>;
+    lossy.send = (async (command: unknown) => {
+      if (command instanceof PutItemCommand) await send(command);
+      return send(command);
+    }) as typeof lossy.send;
+    const store = createPayoutRepository(local().names.payoutsTable, lossy);
+
+    const created = await store.createAccepted(fresh('lost-answer-1'));
+    expect(created.created).toBe(true);
+    const verifying = await store.save(created.payout, created.payout.startVerifying(at(1)));
+    expect((await repo.get(id('lost-answer-1')))?.version).toBe(verifying.version);
+    // Someone else's create, and a stale save, are still refused through the same client.
+    expect((await store.createAccepted(fresh('lost-answer-1', at(2)))).created).toBe(false);
+    await expect(store.save(created.payout, created.payout.reject('stale', at(3)))).rejects.toBeInstanceOf(ConcurrentModificationError);
+    expect((await repo.get(id('lost-answer-1')))?.state).toBe('VERIFYING');
   });
 
   it('lets exactly one of two racing intent writes win (rule 1)', async () => {
@@ -215,8 +236,9 @@ describe('payout repository on dynalite', () => {
       'PutItemCommand #state = :state AND #version = :version',
       'PutItemCommand attribute_not_exists(pk)',
     ]);
-    // Stored as the document client writes it: the same item, undefined attributes left out.
-    expect(await rawItem(id('writer-1'))).toEqual({ ...toItem(verifying) });
+    // Stored as the document client writes it: the same item, undefined attributes left out, with
+    // the id of the write that stored it.
+    expect(await rawItem(id('writer-1'))).toEqual({ ...toItem(verifying), writeId: expect.stringMatching(/^[\w-]{11}$/) });
     expect(await rawItem(id('writer-1'))).not.toHaveProperty('expected_name');
   });
 });
