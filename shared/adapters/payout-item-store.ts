@@ -177,8 +177,9 @@ export function createPayoutItemStore(tableName: string, client?: DynamoDBDocume
    * One conditional write of a payout's item, under a fresh `writeId`. Whether its condition held:
    * a refusal is checked against the stored item, because the SDK retries a write whose answer was
    * lost (a time-out, a reset), and when the first attempt had landed the retry is refused by the
-   * write's own result. The stored item carrying this write's id means it landed and nothing wrote
-   * after it: the write held. Without this, a worker would take its own create for another
+   * write's own result. The stored item carrying this write's id means it landed and no version
+   * came after it (every version of a payout is a whole-item PutItem made here, which replaces the
+   * id; the only other write, payout-nudge's UpdateItem, moves no version): the write held. Without this, a worker would take its own create for another
    * delivery's and never call Payout. Returns the stored item read on a refusal, if any.
    */
   const putItem = async (
