@@ -96,11 +96,21 @@ ${results}`,
 const HISTORY_BASICS = new Set(['at', 'from', 'to', 'reason']);
 
 /**
+ * The facts an operator's entry also writes into its reason ("retried as X by ama", "resolved as
+ * FAILED by ama: ticket 4711"), so that listings that show only the reason still name them.
+ */
+const QUOTED_IN_REASON = new Set(['by', 'evidence']);
+
+/**
  * One history entry: when, the move, the reason, and whatever else the entry records (who acted,
- * their evidence, the provider's answer at that moment), each labelled, all escaped.
+ * their evidence, the provider's answer at that moment), each labelled, all escaped. A fact the
+ * reason already quotes is not shown twice.
  */
 export function timelineEntry(h: PayoutHistoryEntry): Html {
-  const extra = Object.entries(h as unknown as Record<string, unknown>).filter(([key, value]) => !HISTORY_BASICS.has(key) && value !== undefined && value !== '');
+  const extra = Object.entries(h as unknown as Record<string, unknown>).filter(
+    ([key, value]) =>
+      !HISTORY_BASICS.has(key) && value !== undefined && value !== '' && !(QUOTED_IN_REASON.has(key) && typeof value === 'string' && h.reason.includes(value)),
+  );
   return html`<li><time>${h.at}</time> <span class="state state-${h.to}">${h.from ?? '(new)'} → ${h.to}</span> <span class="reason">${h.reason}</span>${extra.map(
     ([key, value]) => html` <span class="fact"><span class="key">${key}:</span> ${typeof value === 'string' ? value : JSON.stringify(value)}</span>`,
   )}</li>`;

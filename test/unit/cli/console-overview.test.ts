@@ -72,4 +72,24 @@ describe('payout timeline entry', () => {
     expect(text).toContain('ticket &lt;b&gt;4711&lt;/b&gt;');
     expect(text).not.toContain('<b>');
   });
+
+  it('does not repeat the actor and evidence that the reason already quotes', async () => {
+    const { timelineEntry } = await import('@cli/console/pages/payouts');
+    const retry = String(await timelineEntry({ at: '2026-11-23T10:00:00.000Z', from: 'FAILED', to: 'FAILED', reason: 'retried as w-2 by ama', by: 'ama' }));
+    expect(retry).toContain('retried as w-2 by ama');
+    expect(retry).not.toContain('class="key">by:');
+    const resolved = {
+      at: '2026-11-23T10:00:00.000Z',
+      from: 'NEEDS_REVIEW',
+      to: 'FAILED',
+      reason: 'resolved as FAILED by ama: ticket 4711',
+      by: 'ama',
+      evidence: 'ticket 4711',
+      providerAnswer: 'FAILED',
+    };
+    const text = String(await timelineEntry(resolved as never));
+    expect(text).not.toContain('class="key">by:');
+    expect(text).not.toContain('class="key">evidence:');
+    expect(text).toContain('<span class="key">providerAnswer:</span> FAILED');
+  });
 });
