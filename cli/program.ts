@@ -71,7 +71,8 @@ export async function run(argv: readonly string[]): Promise<number> {
       // Help and version exit 0; usage errors were already printed by commander. Help shown as an
       // error (a command group without its command, `help` of an unknown one) gets its line too.
       if (error.code === 'commander.help' && error.exitCode !== 0) {
-        const unknownHelp = argv.slice(2).find((arg) => !arg.startsWith('-')) === 'help';
+        // Option values (`--stack prod help bogus`) are not commands: any `help` word means help was asked for.
+        const unknownHelp = argv.slice(2).includes('help');
         console.error(`payrelay: ${unknownHelp ? 'no such command' : 'a command is needed here'}: choose one of those listed above`);
       }
       return error.exitCode === 0 ? EXIT.ok : EXIT.usage;

@@ -333,6 +333,8 @@ describe('without a running stack', () => {
     const help = await cli(['help', 'bogus'], { PAYRELAY_STATE_FILE: join(dir, 'none.json') });
     expect(help.code).toBe(2);
     expect(help.stderr.trim().split('\n').at(-1)).toBe('payrelay: no such command: choose one of those listed above');
+    const afterOption = await cli(['--stack', 'payrelay-prod', 'help', 'bogus'], { PAYRELAY_STATE_FILE: join(dir, 'none.json') });
+    expect(afterOption.stderr.trim().split('\n').at(-1)).toBe('payrelay: no such command: choose one of those listed above');
     expect((await cli(['help', 'payouts'], { PAYRELAY_STATE_FILE: join(dir, 'none.json') })).code).toBe(0);
   });
 
