@@ -220,7 +220,10 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
   async function decide(payout: Payout, now: Date): Promise<Payout> {
     const r = payout.record;
     if (payout.isFinal) return waitedFor(payout, now) ?? decideFinal(payout, now);
+    // Nothing paid yet: the deadline counts from acceptance. Paid: from the latest payout call, so a
+    // payout paid late on a retry is not sent to review at its first look.
     const overdue = payout.ageMs(now) >= settings.reviewAfterMs;
+    const pendingTooLong = payout.sinceLatestIntentMs(now) >= settings.reviewAfterMs;
     const reviewMinutes = Math.round(settings.reviewAfterMs / 60_000);
 
     // Nothing was sent yet: the message owns the payout. If no delivery finishes it in time, a person looks.
@@ -240,7 +243,7 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
     const asked = await askProvider(payout, now);
     if ('error' in asked) {
       log.warn('GetPayout failed; will check again', { payoutKey: payout.key, error: asked.error.name });
-      if (overdue) return payout.needsReview(`still open after ${reviewMinutes} minutes; status unavailable`, now);
+      if (pendingTooLong) return payout.needsReview(`still open after ${reviewMinutes} minutes; status unavailable`, now);
       return payout.checked(now, asked.notBefore ? { notBefore: asked.notBefore } : {});
     }
     const { answer } = asked;
@@ -261,7 +264,7 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
         log.warn('unrecognized provider status; not final', { payoutKey: payout.key, providerStatus: status });
       }
       const held = payout.heldByProvider(status, now);
-      if (overdue) return held.needsReview(`still ${status || 'open'} after ${reviewMinutes} minutes`, now);
+      if (pendingTooLong) return held.needsReview(`still ${status || 'open'} after ${reviewMinutes} minutes`, now);
       if (answer.outcome === 'gateway_error') {
         // Not final, never success; but the provider calls it an error, so a person looks sooner.
         log.warn('provider reports a gateway error; not final', { payoutKey: payout.key, providerStatus: status });

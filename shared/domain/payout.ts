@@ -335,6 +335,14 @@ export class Payout {
     return now.getTime() - Date.parse(this.record.createdAt);
   }
 
+  /**
+   * How long the provider has had the latest payout call at `now` (the payout's age before any):
+   * a payout paid on a late retry has been pending for as long as that call, not since acceptance.
+   */
+  sinceLatestIntentMs(now: Date): number {
+    return now.getTime() - Date.parse(this.record.submitIntentAt ?? this.record.createdAt);
+  }
+
   private next(
     changes: Partial<PayoutRecord>,
     now: Date,

@@ -835,6 +835,24 @@ describe('the intent is created beside AccountVerification; Payout waits for bot
     expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ calls: 1, executions: 1 });
   });
 
+  it('a payout paid late on a retry gets its own review window, counted from that Payout call', async () => {
+    const s = system({ reconcile: { reviewAfterMs: 24 * 60 * MINUTE } });
+    const r = request();
+    h.sim.admin.setFaults('accountVerification', { errorRate: 1, times: 1 });
+    await expect(s.pay(r)).rejects.toBeInstanceOf(RetryLaterError);
+    // The retry pays 23 h 50 min after acceptance; the provider then reports PENDING for a long while.
+    s.clock.advance((23 * 60 + 50) * MINUTE);
+    h.sim.admin.setFaults('getPayout', { slowProgressionChecks: 1000 });
+    expect(await s.pay(r)).toMatchObject({ outcome: 'submitted', state: 'SUBMITTED' });
+    s.clock.advance(20 * MINUTE);
+    await s.reconcile();
+    expect((await payoutOf(r))?.state).toBe('SUBMITTED');
+    s.clock.advance(24 * 60 * MINUTE);
+    await s.reconcile();
+    expect((await payoutOf(r))?.record).toMatchObject({ state: 'NEEDS_REVIEW', reason: 'still PENDING after 1440 minutes' });
+    h.sim.admin.clearFaults();
+  });
+
   it('a released intent whose retry is refused (KYC not approved) is withdrawn, never paid', async () => {
     let decision: 'approved' | 'not_approved' | 'down' = 'down';
     const kyc: KycApproval = {
