@@ -1,6 +1,7 @@
 import type { PayoutState } from '@shared/domain/payout';
 import type { PayoutRequest } from '@shared/messages/payout-request';
 import { payableAccounts, type PayableAccount } from '@simulator/accounts';
+import { targetFingerprints } from './operator';
 import { CliError, EXIT } from './output';
 import { requireEnv, type GlobalOptions, type Target } from './target';
 
@@ -186,7 +187,7 @@ export async function runDemo(target: Target, progress: DemoProgress, options: D
 
   // 3. Payouts. The time-out first, alone, so the one injected fault hits exactly that payout.
   const { timeout, rest } = demoPayouts(provider.platform_merchant_id, runId);
-  const deps = { repository: payouts, sqs: sqsClient(), queueUrl: requireEnv(target, 'PAYOUTS_QUEUE_URL') };
+  const deps = { repository: payouts, sqs: sqsClient(), queueUrl: requireEnv(target, 'PAYOUTS_QUEUE_URL'), fingerprints: await targetFingerprints(target) };
   await admin.setFaults('payout', { timeoutRate: 1, times: 1 });
   try {
     await enqueuePayouts([timeout.request], deps);

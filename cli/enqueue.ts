@@ -1,6 +1,6 @@
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Payout, PayoutState } from '@shared/domain/payout';
-import type { PayoutRepository } from '@shared/ports/payouts';
+import type { AccountFingerprints, PayoutRepository } from '@shared/ports/payouts';
 import { acceptRequest, type PayoutRequest } from '@shared/messages/payout-request';
 import type { EnqueueJournal } from './enqueue-journal';
 import { identityKey } from './payout-file';
@@ -18,6 +18,8 @@ export interface EnqueueDeps {
   readonly repository: PayoutRepository;
   readonly sqs: SQSClient;
   readonly queueUrl: string;
+  /** The stack's account fingerprints, stored on each payout created (absent: a stack from before the key). */
+  readonly fingerprints?: AccountFingerprints;
   readonly now?: () => Date;
   /** Called after each batch with the number of rows handled so far. */
   readonly onProgress?: (done: number) => void;
@@ -107,7 +109,9 @@ export async function enqueuePayouts(
     const keys = batch.map(identityKey);
     deps.journal?.recording(keys);
     // The creates of a batch are independent single-item conditional writes: run them together.
-    const created = await Promise.all(batch.map((request) => deps.repository.createAccepted(acceptRequest(request, now()))));
+    const created = await Promise.all(
+      batch.map(async (request) => deps.repository.createAccepted(acceptRequest(request, now(), { accountFingerprint: await deps.fingerprints?.of(request) }))),
+    );
     const toSend: PayoutRequest[] = [];
     const settledNow: string[] = [];
     batch.forEach((request, i) => {

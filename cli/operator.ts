@@ -1,7 +1,9 @@
 import { userInfo } from 'node:os';
 import type { OperatorDeps } from '@shared/app/resolve-payout';
+import { ACCOUNT_KEY_SECRET } from '@shared/config/resources';
 import type { PayoutIdentity } from '@shared/domain/identity';
 import type { Payout } from '@shared/domain/payout';
+import type { AccountFingerprints } from '@shared/ports/payouts';
 import type { Log } from '@shared/ports/runtime';
 import type { SigningSecrets } from '@shared/signing';
 import type { CommandContext } from './context';
@@ -106,6 +108,18 @@ export async function operatorDepsFor(target: Target, log: Log): Promise<{ deps:
     },
     close: () => provider.close(),
   };
+}
+
+/**
+ * The account fingerprints under the target's account key, for the payouts the CLI creates (enqueue,
+ * retry); undefined for a stack deployed before the key existed, whose payouts are then compared by
+ * the account's mask alone.
+ */
+export async function targetFingerprints(target: Target): Promise<AccountFingerprints | undefined> {
+  const secretId = target.env[ACCOUNT_KEY_SECRET.env];
+  if (!secretId) return undefined;
+  const { accountFingerprintsFromSecret } = await import('@shared/adapters/account-fingerprint');
+  return accountFingerprintsFromSecret(secretId);
 }
 
 /**

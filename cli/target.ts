@@ -1,6 +1,6 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { OUTPUT } from '@infra/outputs';
-import { COLLECTIONS_TABLE, EVENTS_TABLE, KYC_SECRET, KYC_TABLE, PAYOUTS_QUEUE, PAYOUTS_TABLE, PROVIDER_SECRET, QUARANTINE_TABLE } from '@shared/config/resources';
+import { ACCOUNT_KEY_SECRET, COLLECTIONS_TABLE, EVENTS_TABLE, KYC_SECRET, KYC_TABLE, PAYOUTS_QUEUE, PAYOUTS_TABLE, PROVIDER_SECRET, QUARANTINE_TABLE } from '@shared/config/resources';
 import { readLocalState, LOCAL_STATE_PATH, type LocalStackUrls } from '@local/state';
 import { CliError, EXIT, describeError } from './output';
 
@@ -38,6 +38,7 @@ export const STACK_OUTPUTS: Readonly<Record<string, string>> = {
   [OUTPUT.payoutsDlqUrl]: PAYOUTS_QUEUE.deadLetterQueue.env,
   [OUTPUT.providerSecretArn]: PROVIDER_SECRET.env,
   [OUTPUT.kycSecretArn]: KYC_SECRET.env,
+  [OUTPUT.accountKeySecretArn]: ACCOUNT_KEY_SECRET.env,
   [OUTPUT.payoutApiBaseUrl]: 'PAYOUT_API_BASE_URL',
   [OUTPUT.kycApiBaseUrl]: 'KYC_API_BASE_URL',
 };

@@ -1,5 +1,6 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { accountFingerprintsFromSecret } from '@shared/adapters/account-fingerprint';
 import { createDeadLetterSink } from '@shared/adapters/dead-letter';
 import { createPayoutCheckQueue } from '@shared/adapters/payout-check-queue';
 import { kycGatingAdapters } from '@shared/adapters/kyc-gating';
@@ -32,6 +33,7 @@ const startBatch = createPayoutMessageHandler({
     repository,
     provider: payoutService.provider,
     credentials: payoutService.credentials,
+    fingerprints: accountFingerprintsFromSecret(config.ACCOUNT_KEY_SECRET_ID),
     // Left out of a bundle built without the gate (shared/config/build-flags.ts).
     kyc: process.env.PAYRELAY_KYC_GATE_BUILD !== 'off' && config.KYC_GATING ? createKycApprovalReader({ ...common, ...kycGatingAdapters(config.KYC_GATING, config.PROVIDER_TIMEOUT_MS) }) : undefined,
     checks: createPayoutCheckQueue(config.PAYOUT_CHECKS_QUEUE_URL),

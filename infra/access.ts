@@ -4,6 +4,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { FunctionDefinition } from '@shared/config/functions';
 import {
+  ACCOUNT_KEY_SECRET,
   COLLECTIONS_TABLE,
   EVENTS_TABLE,
   KYC_SECRET,
@@ -108,6 +109,8 @@ export const FUNCTION_ACCESS: Record<FunctionDefinition['id'], readonly Resource
     // once applied, recorded (markApplied, conditional UpdateItem). Never the not-yet-applied index.
     table(EVENTS_TABLE, ['GetItem', 'UpdateItem'], { indexes: { 'by-reference': ['Query'] }, when: kycGatingOn }),
     secret(PROVIDER_SECRET),
+    // The key of the account fingerprints each new payout stores.
+    secret(ACCOUNT_KEY_SECRET),
     secret(KYC_SECRET, { when: kycGatingOn }),
     // Poison and given-up messages go to the DLQ with their reason.
     queue(PAYOUTS_QUEUE.deadLetterQueue, ['SendMessage']),

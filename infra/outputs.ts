@@ -26,6 +26,7 @@ export const OUTPUT = {
   payoutsDlqUrl: 'PayoutsDlqUrl',
   providerSecretArn: 'ProviderSecretArn',
   kycSecretArn: 'KycSecretArn',
+  accountKeySecretArn: 'AccountKeySecretArn',
   payoutApiBaseUrl: 'PayoutApiBaseUrl',
   kycApiBaseUrl: 'KycApiBaseUrl',
   egressIps: 'EgressIps',

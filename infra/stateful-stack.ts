@@ -9,6 +9,7 @@ import { Queue, QueueEncryption, type IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { FUNCTIONS } from '@shared/config/functions';
 import {
+  ACCOUNT_KEY_SECRET,
   CALLBACK_APPLY_FAILURES_QUEUE,
   COLLECTIONS_TABLE,
   EVENTS_TABLE,
@@ -53,6 +54,8 @@ export interface PayrelayStatefulResources {
   readonly checksQueue: IQueue;
   readonly providerSecret: ISecret;
   readonly kycSecret: ISecret;
+  /** The key of the payouts' account fingerprints: generated once, never rotated, kept with the data. */
+  readonly accountKeySecret: ISecret;
   /** Every table, queue and secret by its id in shared/config/resources.ts: what infra/access.ts grants name. */
   readonly byId: GrantableResources;
   /** Present with `api.domain`: the callback API's custom domain, kept with the data so its DNS target never changes. */
@@ -141,6 +144,21 @@ export class PayrelayStatefulStack extends Stack {
         'The callback token is part of the callback URL registered on every KYC order: rotating it automatically would make the KYC service call old URLs that are then refused. It changes only by an operator decision (docs/deploy.md).',
     });
 
+    // Secrets Manager generates the key at the first deploy: the template holds only the generator's
+    // settings, never the value, and a later deploy does not regenerate it (GenerateSecretString
+    // applies on creation only).
+    const accountKeySecret = new Secret(this, 'AccountKeySecret', {
+      secretName: name(ACCOUNT_KEY_SECRET.id),
+      description: `payrelay ${config.stage}: the key of the payout items' account fingerprints (${ACCOUNT_KEY_SECRET.fields.join(', ')}). Generated at the first deploy; never change or rotate it.`,
+      generateSecretString: { secretStringTemplate: '{}', generateStringKey: 'key', passwordLength: 64, excludePunctuation: true },
+      removalPolicy,
+    });
+    Validations.of(accountKeySecret).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-SMG4',
+      reason:
+        "The key of the account fingerprints stored on every payout item: a rotated key would make each stored fingerprint unequal to its own account's, so a redelivered request for a stored payout would be refused as a conflict. It is never sent anywhere and only the worker, enqueue and retry read it.",
+    });
+
     const vpc = config.egress.staticIps ? this.staticEgress(config, name, removalPolicy, config.logRetentionDays as RetentionDays) : undefined;
 
     let apiDomain: DomainName | undefined;
@@ -168,6 +186,7 @@ export class PayrelayStatefulStack extends Stack {
       checksQueue,
       providerSecret,
       kycSecret,
+      accountKeySecret,
       apiDomain,
       byId: {
         tables: Object.fromEntries([...tables].map(([id, { table }]) => [id, table])),
@@ -178,7 +197,7 @@ export class PayrelayStatefulStack extends Stack {
           [CHECKS_QUEUE.id]: checksQueue,
           [CHECKS_QUEUE.deadLetterQueue.id]: checksDlq,
         },
-        secrets: { [PROVIDER_SECRET.id]: providerSecret, [KYC_SECRET.id]: kycSecret },
+        secrets: { [PROVIDER_SECRET.id]: providerSecret, [KYC_SECRET.id]: kycSecret, [ACCOUNT_KEY_SECRET.id]: accountKeySecret },
       },
       vpc,
       egressIps: this.egressIps,

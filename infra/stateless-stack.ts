@@ -302,6 +302,7 @@ export class PayrelayStatelessStack extends Stack {
     output(OUTPUT.payoutsDlqUrl, stateful.payoutsDlq.queueUrl, 'Dead-letter queue of payout requests (PAYOUTS_DLQ_URL)');
     output(OUTPUT.providerSecretArn, stateful.providerSecret.secretArn, 'Provider credentials secret (PROVIDER_SECRET_ID)');
     output(OUTPUT.kycSecretArn, stateful.kycSecret.secretArn, 'KYC app id and callback token secret (KYC_SECRET_ID)');
+    output(OUTPUT.accountKeySecretArn, stateful.accountKeySecret.secretArn, "Key of the payouts' account fingerprints (ACCOUNT_KEY_SECRET_ID; generated, never rotated)");
     output(OUTPUT.payoutApiBaseUrl, config.payoutApiBaseUrl, 'Payout service base URL the functions call (PAYOUT_API_BASE_URL)');
     output(OUTPUT.kycApiBaseUrl, config.kycApiBaseUrl, 'KYC service base URL the functions call (KYC_API_BASE_URL)');
     output(

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
 import {
   CreateTableCommand,
   DynamoDBClient,
@@ -16,6 +17,7 @@ import {
   COLLECTIONS_TABLE,
   EVENTS_TABLE,
   KYC_SECRET,
+  ACCOUNT_KEY_SECRET,
   KYC_TABLE,
   CHECKS_QUEUE,
   PAYOUTS_QUEUE,
@@ -203,9 +205,13 @@ export async function startLocalAws(options: LocalAwsOptions = {}): Promise<Loca
     });
     const checks = await createQueueWithDeadLetters(sqsClient, stage, CHECKS_QUEUE, { visibilityTimeoutSeconds, maxReceiveCount: CHECKS_QUEUE.defaultMaxReceiveCount });
 
+    // The account key is generated, as the deploy's Secrets Manager generator does; the emulators keep
+    // no state across starts, so neither do the fingerprints it makes.
+    const accountKey = { key: randomBytes(48).toString('base64url') };
     for (const [name, value] of [
       [names.providerSecret, options.secrets?.provider],
       [names.kycSecret, options.secrets?.kyc],
+      [resourceName(stage, ACCOUNT_KEY_SECRET.id), accountKey],
     ] as const) {
       await secretsClient.send(new CreateSecretCommand({ Name: name, SecretString: value ? JSON.stringify(value) : undefined }));
     }

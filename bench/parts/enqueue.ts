@@ -170,7 +170,9 @@ export const enqueue: Part = async ({ options, progress }) => {
     const warmCheck = await checkPayoutFile(warmPath, 'csv', { merchant });
     if (warmCheck.errorCount > 0) throw new Error(`the warm run's file has ${warmCheck.errorCount} error(s)`);
     const journal = openEnqueueJournal(join(dir, 'journal'), `${table} ${queueUrl}`);
-    const warmReport = await enqueuePayouts(payoutRequests(warmPath, 'csv'), { repository: createPayoutRepository(table), sqs: sqsClient(), queueUrl, journal });
+    const { accountFingerprintsFromSecret } = await import('@shared/adapters/account-fingerprint');
+    const fingerprints = accountFingerprintsFromSecret(emulators.env.ACCOUNT_KEY_SECRET_ID as string);
+    const warmReport = await enqueuePayouts(payoutRequests(warmPath, 'csv'), { repository: createPayoutRepository(table), sqs: sqsClient(), queueUrl, fingerprints, journal });
     journal.close();
     if (warmReport.enqueued.length !== ENQUEUE_SHORT_ROWS) throw new Error(`the warm run enqueued ${warmReport.enqueued.length} of ${ENQUEUE_SHORT_ROWS} rows`);
     const warmUsed = process.cpuUsage(warmCpu);

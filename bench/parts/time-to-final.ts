@@ -2,6 +2,7 @@ import { createPayoutRepository } from '@shared/adapters/payout-repository';
 import { createProcessPayout } from '@shared/app/process-payout';
 import { credentialsFromCachedSecret } from '@shared/adapters/credentials';
 import type { PayoutCheckQueue, PayoutProvider } from '@shared/ports/payouts';
+import { testFingerprints } from '@test/factories/ports';
 import type { Clock } from '@shared/ports/runtime';
 import { RECONCILE_DEFAULTS, createReconciler } from '@shared/app/reconcile-payouts';
 import { SUBMITTED_CHECK_SECONDS } from '@shared/domain/payout';
@@ -86,7 +87,7 @@ export const timeToFinal: Part = async ({ options, progress }): Promise<PartResu
       const telemetry = { count: () => undefined, seconds: () => undefined };
       const settings = { reviewAfterMs: 1440 * MINUTE, notFoundGraceMs: 15 * MINUTE, resubmitUnknownNotFound: false, ...RECONCILE_DEFAULTS };
       const common = { repository, provider, credentials, clock, telemetry, log: silent };
-      const pay = createProcessPayout({ ...common, checks, settings: { nameMatchThreshold: 0.85, kycGating: false } });
+      const pay = createProcessPayout({ ...common, checks, fingerprints: testFingerprints, settings: { nameMatchThreshold: 0.85, kycGating: false } });
       const reconciler = createReconciler({ ...common, checks, settings });
 
       const requests = payoutRequests(partner.platform_merchant_id, `final-${settleSeconds}-${Date.now().toString(36)}`, n);

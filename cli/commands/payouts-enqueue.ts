@@ -8,6 +8,7 @@ import { checkPayoutFile, formatOf, formatRowError, payoutFileSize, payoutReques
 import { CliError, EXIT, describeError, printTable, shellWord } from '../output';
 import { startProgress } from '../progress';
 import { requireEnv, type Target } from '../target';
+import { targetFingerprints } from '../operator';
 
 interface EnqueueOpts {
   file: string;
@@ -165,6 +166,7 @@ async function enqueueAction(opts: EnqueueOpts, cmd: Command): Promise<void> {
         repository: createPayoutRepository(tableName),
         sqs: sqsClient(),
         queueUrl,
+        fingerprints: await targetFingerprints(target),
         journal,
         signal: controller.signal,
         onProgress: (done) => sending.update(done),

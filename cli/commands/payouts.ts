@@ -5,7 +5,7 @@ import { contextOf, listLimit, nonEmptyText, parseSince, refuseEmptyRange, upper
 import { registerEnqueueCommand } from './payouts-enqueue';
 import { CliError, EXIT, optionsText, printListing, printRecord, printTable, shellWord } from '../output';
 import { registerRedriveCommand } from './dlq';
-import { identityOf, operatorDeps, operatorName, pickOne, type IdentityOptions } from '../operator';
+import { identityOf, operatorDeps, operatorName, pickOne, targetFingerprints, type IdentityOptions } from '../operator';
 import { requireEnv } from '../target';
 
 /** The shared adapters, imported only after the target env is applied (they read it at load). */
@@ -187,7 +187,7 @@ function registerResolveAndRetry(payouts: Command): void {
         const { createPayoutQueue } = await import('@shared/adapters/payout-queue');
         const by = await operatorName(target, opts.by);
         const queue = createPayoutQueue(requireEnv(target, 'PAYOUTS_QUEUE_URL'));
-        const result = await retryPayout({ ...deps, queue }, { identity: identityOf(payout), newReference: opts.newReference, by, accountNumber: opts.accountNumber });
+        const result = await retryPayout({ ...deps, queue, fingerprints: await targetFingerprints(target) }, { identity: identityOf(payout), newReference: opts.newReference, by, accountNumber: opts.accountNumber });
         ctx.out.result({ original: payoutSummary(result.original), retry: payoutSummary(result.retry), sent: result.sent }, () => {
           console.log(
             result.sent

@@ -7,7 +7,7 @@ import type { DeadLetterQueue } from '@shared/ports/dead-letters';
 import type { QuarantineStore } from '@shared/ports/quarantine';
 import type { SigningSecrets } from '@shared/signing';
 import type { KycServiceClient } from '@shared/providers/kyc-client';
-import { operatorDepsFor, operatorName, targetSigningSecrets } from '../operator';
+import { operatorDepsFor, operatorName, targetFingerprints, targetSigningSecrets } from '../operator';
 import { requireEnv, type Target } from '../target';
 import { consoleLog } from './log';
 
@@ -66,7 +66,7 @@ export async function createConsoleServices(target: Target): Promise<ConsoleServ
     kyc: createKycRepository({ tableName: requireEnv(target, 'KYC_TABLE_NAME') }),
     collections: createCollectionRepository({ tableName: requireEnv(target, 'COLLECTIONS_TABLE_NAME') }),
     kycClient,
-    operator: { ...operator.deps, queue: createPayoutQueue(queueUrl) },
+    operator: { ...operator.deps, queue: createPayoutQueue(queueUrl), fingerprints: await targetFingerprints(target) },
     dlq,
     quarantine: createQuarantineStore({ tableName: requireEnv(target, 'QUARANTINE_TABLE_NAME') }),
     signingSecrets: () => targetSigningSecrets(target),

@@ -36,6 +36,8 @@ export interface PayoutItem {
   version: number;
   amount: string;
   account_masked: string;
+  /** The account's keyed fingerprint (PayoutRecord.accountFingerprint). */
+  account_fp?: string;
   account_code: string;
   expected_name?: string;
   verified_name?: string;
@@ -86,6 +88,7 @@ export function toItem(payout: Payout): PayoutItem {
     version: r.version,
     amount: r.amount,
     account_masked: r.accountMasked,
+    account_fp: r.accountFingerprint,
     account_code: r.accountCode,
     expected_name: r.expectedName,
     verified_name: r.verifiedName,
@@ -125,6 +128,7 @@ export function fromItem(item: PayoutItem): Payout {
     version: item.version,
     amount: item.amount,
     accountMasked: item.account_masked,
+    accountFingerprint: item.account_fp,
     accountCode: item.account_code,
     expectedName: item.expected_name,
     verifiedName: item.verified_name,

@@ -16,7 +16,7 @@ import { withCredentialRefresh } from './credential-refresh';
 import { countOutcome } from './outcome-metrics';
 import { ConcurrentModificationError } from '@shared/domain/errors';
 import type { Clock, Log, Telemetry } from '@shared/ports/runtime';
-import type { CredentialsSource, KycApproval, PayoutCheckQueue, PayoutItemStore, PayoutProvider, ProviderCredentials } from '@shared/ports/payouts';
+import type { AccountFingerprints, CredentialsSource, KycApproval, PayoutCheckQueue, PayoutItemStore, PayoutProvider, ProviderCredentials } from '@shared/ports/payouts';
 
 /**
  * The provider could not be reached (or refused our keys even after a refresh) before anything was
@@ -62,6 +62,8 @@ export interface ProcessPayoutDeps {
   readonly repository: PayoutItemStore;
   readonly provider: PayoutProvider;
   readonly credentials: CredentialsSource;
+  /** Each new payout stores its account's fingerprint; a request for a stored payout must match it. */
+  readonly fingerprints: AccountFingerprints;
   /** Required when settings.kycGating is on. */
   readonly kyc?: KycApproval;
   /** The checks queue: the first delayed check of each submitted payout. Without it, the sweep finds it. */
@@ -113,14 +115,16 @@ type Verification = Promise<{ verifiedName?: string; rejection?: string }>;
  * same request has none. The name and the KYC subject count as much as the amount and the account: a
  * retry token or a resubmission verifies with the request it is given, so a request without the
  * stored `expected_name` or `user_reference` would otherwise pay past the name policy or KYC gating
- * the first request asked for. Only the account's mask is stored, so another account with the same
- * last four digits and code is caught later, by the holder's name the verification returns.
+ * the first request asked for. The account is compared by its keyed fingerprint, which tells apart
+ * two accounts with the same last four digits and code; a payout stored without one (before it
+ * existed) is compared by its mask, and a same-mask account then only by the verified holder's name.
  */
-function fieldsDifferingFromStored(payout: Payout, request: PayoutRequest): string[] {
+function fieldsDifferingFromStored(payout: Payout, request: PayoutRequest, accountFingerprint: string): string[] {
   const r = payout.record;
+  const otherAccount = r.accountMasked !== maskAccount(request.account_number) || (r.accountFingerprint !== undefined && r.accountFingerprint !== accountFingerprint);
   const checks: Array<[string, boolean]> = [
     ['amount', r.amount !== request.amount],
-    ['account_number', r.accountMasked !== maskAccount(request.account_number)],
+    ['account_number', otherAccount],
     ['account_code', r.accountCode !== request.account_code],
     ['expected_name', r.expectedName !== request.expected_name],
     ['user_reference', r.userReference !== request.user_reference],
@@ -141,7 +145,7 @@ const MAX_ROUNDS = 5;
  * @throws RetryLaterError when the provider was unavailable before anything was accepted
  */
 export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRequest) => Promise<ProcessPayoutResult> {
-  const { repository, provider, credentials, clock, telemetry, log, settings } = deps;
+  const { repository, provider, credentials, fingerprints, clock, telemetry, log, settings } = deps;
   if (settings.kycGating && !deps.kyc) throw new Error('KYC gating is on but no KYC approval reader was given');
 
   async function save(previous: Payout, next: Payout): Promise<Payout> {
@@ -404,7 +408,7 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
     }
     if (payout.maySubmit) {
       // A one-time token: a retry after "not sent", or a resubmission the reconciler authorized.
-      // Only the account mask is stored, so verify again and insist on the same account holder.
+      // The account matched the stored one above; verify again all the same and insist on the same holder.
       const verdict = await (early ?? verify(request, creds));
       const stored = payout.record.verifiedName;
       if (verdict.rejection !== undefined && stored === undefined && payout.state === 'SUBMITTING') {
@@ -425,7 +429,9 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
 
   return async function processPayout(request) {
     const identity = requestIdentity(request);
-    let creds = await credentials.get();
+    // Both cached after the first payout of an instance; read side by side on the first.
+    const [current, accountFingerprint] = await Promise.all([credentials.get(), fingerprints.of(request)]);
+    let creds = current;
     if (request.platform_merchant_id !== creds.platformMerchantId) {
       // The merchant may have changed a moment ago (`payrelay secrets put provider`) while the cache
       // still holds the old secret: one fresh read before anything is refused as misrouted for good.
@@ -442,11 +448,11 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
     // One conditional write records ACCEPTED, VERIFYING and, when a verification is under way, the
     // intent to pay (SUBMITTING): the intent is then no write in line after the verification's
     // answer, and Payout waits for both (settleIntent). A misrouted request is created VERIFYING.
-    const verifying = acceptRequest(request, now).startVerifying(now);
+    const verifying = acceptRequest(request, now, { accountFingerprint }).startVerifying(now);
     const { created, payout: stored } = await repository.createAccepted(early ? verifying.startSubmitting(now) : verifying);
     let payout = stored;
     if (!created) {
-      const differ = fieldsDifferingFromStored(payout, request);
+      const differ = fieldsDifferingFromStored(payout, request, accountFingerprint);
       if (differ.length > 0) {
         log.error('payout request conflicts with the stored payout of the same identity; not applied', {
           payoutKey: payout.key,

@@ -2,12 +2,18 @@ import { maskAccount } from '@shared/domain/account';
 import { payoutKey, type PayoutIdentity } from '@shared/domain/identity';
 import type { Payout } from '@shared/domain/payout';
 import { acceptRequest, checkPayoutRequest, describePayoutRequestProblems } from '@shared/messages/payout-request';
-import type { PayoutRequestQueue } from '@shared/ports/payouts';
+import type { AccountFingerprints, PayoutRequestQueue } from '@shared/ports/payouts';
 import { InvalidOperatorInputError, OperatorActionRefusedError, PayoutNotFoundError } from './operator-errors';
 import { askProvider, type OperatorDeps } from './resolve-payout';
 
 export interface RetryDeps extends OperatorDeps {
   readonly queue: PayoutRequestQueue;
+  /**
+   * The stack's account fingerprints: the full number is checked against the first payout's
+   * fingerprint, and the new payout stores its own. Absent for a stack deployed before the key
+   * existed; the number is then checked by its mask alone.
+   */
+  readonly fingerprints?: AccountFingerprints;
 }
 
 export interface RetryRequest {
@@ -31,11 +37,17 @@ export interface RetryResult {
   readonly sent: boolean;
 }
 
-/** The beneficiary's full number: the provider's record of the first payout, else the operator's. */
-function accountNumberFor(original: Payout, fromProvider: unknown, given: string | undefined): string {
-  const mask = original.record.accountMasked;
+/**
+ * The beneficiary's full number: the provider's record of the first payout, else the operator's,
+ * provided it is the first payout's account: the same mask and, when both are known, the same
+ * fingerprint (a number that differs only in its hidden digits is another account).
+ */
+async function accountNumberFor(original: Payout, fromProvider: unknown, given: string | undefined, fingerprints: AccountFingerprints | undefined): Promise<string> {
+  const { accountMasked: mask, accountFingerprint, accountCode } = original.record;
+  const isTheAccount = async (number: string): Promise<boolean> =>
+    maskAccount(number) === mask && (accountFingerprint === undefined || fingerprints === undefined || (await fingerprints.of({ account_code: accountCode, account_number: number })) === accountFingerprint);
   const provider = (fromProvider as { customer?: { accountNumber?: unknown } } | undefined)?.customer?.accountNumber;
-  if (typeof provider === 'string' && maskAccount(provider) === mask) return provider;
+  if (typeof provider === 'string' && (await isTheAccount(provider))) return provider;
   if (given === undefined) {
     throw new InvalidOperatorInputError(
       `payrelay keeps only the masked account (${mask}) and the provider's record does not give it: pass the full number with --account-number`,
@@ -43,6 +55,9 @@ function accountNumberFor(original: Payout, fromProvider: unknown, given: string
   }
   const number = given.trim();
   if (maskAccount(number) !== mask) throw new InvalidOperatorInputError(`the account number given does not match the first payout's account ${mask}`);
+  if (!(await isTheAccount(number))) {
+    throw new InvalidOperatorInputError(`the account number given is not the first payout's account: its last digits match ${mask}, the digits before them do not`);
+  }
   return number;
 }
 
@@ -83,7 +98,7 @@ export async function retryPayout(deps: RetryDeps, request: RetryRequest): Promi
     version: 1,
     ...identity,
     amount: first.record.amount,
-    account_number: accountNumberFor(first, answer.raw, request.accountNumber),
+    account_number: await accountNumberFor(first, answer.raw, request.accountNumber, deps.fingerprints),
     account_code: first.record.accountCode,
     ...(first.record.expectedName !== undefined ? { expected_name: first.record.expectedName } : {}),
     ...(first.record.userReference !== undefined ? { user_reference: first.record.userReference } : {}),
@@ -106,7 +121,8 @@ export async function retryPayout(deps: RetryDeps, request: RetryRequest): Promi
     original = await deps.repository.save(first, first.retriedWith(identity.withdrawal_reference, request.by, now));
   }
 
-  const { created, payout: retry } = await deps.repository.createAccepted(acceptRequest(message, now, { retryOf: ref }));
+  const accountFingerprint = await deps.fingerprints?.of(message);
+  const { created, payout: retry } = await deps.repository.createAccepted(acceptRequest(message, now, { retryOf: ref, accountFingerprint }));
   if (!created && retry.record.retryOf !== ref) throw taken();
   // A rerun after an interruption sends again only while nothing processed the new payout yet.
   const sent = created || retry.state === 'ACCEPTED';

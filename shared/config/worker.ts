@@ -26,6 +26,8 @@ export const workerEnvSchema = v.pipe(
   v.object({
     ...providerEnvSchema.entries,
     PAYOUTS_TABLE_NAME: requiredString,
+    /** The secret holding the key of the payouts' account fingerprints. */
+    ACCOUNT_KEY_SECRET_ID: requiredString,
     PAYOUTS_DLQ_URL: requiredString,
     /** The queue this worker consumes: a provider's Retry-After delays a message's next delivery on it. */
     PAYOUTS_QUEUE_URL: requiredString,

@@ -112,6 +112,11 @@ export interface PayoutRecord {
   readonly version: number;
   readonly amount: string;
   readonly accountMasked: string;
+  /**
+   * The account's keyed fingerprint (AccountFingerprints): tells apart two accounts with the same
+   * mask. Absent on payouts stored before it existed, or created where the key was not at hand.
+   */
+  readonly accountFingerprint?: string;
   readonly accountCode: string;
   readonly expectedName?: string;
   readonly verifiedName?: string;
@@ -175,6 +180,7 @@ export interface NewPayout {
   readonly identity: PayoutIdentity;
   readonly amount: string;
   readonly accountMasked: string;
+  readonly accountFingerprint?: string;
   readonly accountCode: string;
   readonly expectedName?: string;
   readonly userReference?: string;

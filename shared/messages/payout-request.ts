@@ -168,11 +168,11 @@ export function requestIdentity(request: PayoutIdentity): PayoutIdentity {
 }
 
 /**
- * The new ACCEPTED payout of a valid request. The worker and `payouts enqueue` both create payouts
- * this way, so a stored payout compares equal however it was created. Only the mask of the account
- * number is kept.
+ * The new ACCEPTED payout of a valid request. The worker, `payouts enqueue` and `payouts retry` all
+ * create payouts this way, so a stored payout compares equal however it was created. Only the mask
+ * of the account number is kept, with the account's keyed fingerprint when the creator has the key.
  */
-export function acceptRequest(request: PayoutRequest, now: Date, links: { retryOf?: string } = {}): Payout {
+export function acceptRequest(request: PayoutRequest, now: Date, extra: { retryOf?: string; accountFingerprint?: string } = {}): Payout {
   return Payout.accept(
     {
       identity: requestIdentity(request),
@@ -182,7 +182,7 @@ export function acceptRequest(request: PayoutRequest, now: Date, links: { retryO
       expectedName: request.expected_name,
       userReference: request.user_reference,
       metadata: request.metadata,
-      ...links,
+      ...extra,
     },
     now,
   );

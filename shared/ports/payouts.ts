@@ -124,6 +124,16 @@ export interface CredentialsSource {
   get(options?: { forceFetch?: boolean }): Promise<ProviderCredentials>;
 }
 
+/**
+ * Keyed fingerprints of beneficiary accounts. payrelay stores only an account's mask, which two
+ * accounts can share; the fingerprint tells them apart without storing the number, and without the
+ * key it cannot be turned back into one (an account number has only about 10^10 values to try).
+ */
+export interface AccountFingerprints {
+  /** The fingerprint of an account (its bank or network code and its full number). */
+  of(account: { readonly account_code: string; readonly account_number: string }): Promise<string>;
+}
+
 export interface VerifyAccountAnswer {
   readonly success: boolean;
   readonly message?: string;

@@ -1,6 +1,8 @@
 import type { PayoutIdentity } from '@shared/domain/identity';
 import { Payout } from '@shared/domain/payout';
 import type { Clock, Log, Telemetry } from '@shared/ports/runtime';
+import type { AccountFingerprints } from '@shared/ports/payouts';
+import { accountFingerprint } from '@shared/adapters/account-fingerprint';
 
 /*
  * Test doubles of the runtime ports, one copy for every test: a clock a test moves, a log that
@@ -67,3 +69,9 @@ export function payoutInState(state: BuildableState, identity: PayoutIdentity, n
   if (state === 'FAILED') return submitted.failed('provider reports FAILED', now, 'FAILED');
   return submitted.needsReview('contradictory answers', now);
 }
+
+/** The account key of the tests' fingerprints (nothing real). */
+export const TEST_ACCOUNT_KEY = 'test-account-key-0123456789abcdef0123456789abcdef';
+
+/** Account fingerprints under TEST_ACCOUNT_KEY, as the worker makes them from its secret. */
+export const testFingerprints: AccountFingerprints = { of: async (account) => accountFingerprint(TEST_ACCOUNT_KEY, account) };

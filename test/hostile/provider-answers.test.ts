@@ -11,7 +11,7 @@ import { mapProviderStatus } from '@shared/providers/status-map';
 import { memoryRepository } from '@test/property/memory-repository';
 import { fuzzSeed } from '@test/property/runs';
 import { requestCount } from './hostile-stack';
-import { noTelemetry, silentLog } from '@test/factories/ports';
+import { noTelemetry, silentLog, testFingerprints } from '@test/factories/ports';
 
 /*
  * Rule 2 against a hostile provider: the real PayoutServiceClient and use cases talk to a local
@@ -103,6 +103,7 @@ function payoutWorker(client: PayoutServiceClient) {
     repository,
     provider: client,
     credentials: { get: async () => credentials },
+    fingerprints: testFingerprints,
     clock: { now: () => new Date() },
     telemetry: noTelemetry,
     log: silentLog,
@@ -221,7 +222,7 @@ describe('hostile provider answers', () => {
       };
       // A payout the provider accepted (SUBMITTED), then one status check with the hostile answer.
       next.payout = { kind: 'accept', status: 200, body: JSON.stringify({ success: true, message: 'ok', data: { withdrawal_reference: REFERENCE, status: 'PENDING' } }) };
-      await createProcessPayout({ ...deps, settings: { nameMatchThreshold: 0.85, kycGating: false } })(request);
+      await createProcessPayout({ ...deps, fingerprints: testFingerprints, settings: { nameMatchThreshold: 0.85, kycGating: false } })(request);
       next.getPayout = answer;
       clock += 2 * 60_000;
       const reconcile = createReconcilePayouts({

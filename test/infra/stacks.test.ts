@@ -79,7 +79,7 @@ function functionProps(template: Template, functionId: string): Record<string, u
 }
 
 /** Stateful resources by the logical-id prefix CDK gives them in the data stack. */
-const RESOURCE_PREFIXES = ['PayoutsTable', 'EventsTable', 'KycTable', 'QuarantineTable', 'CollectionsTable', 'PayoutsQueue', 'PayoutsDlq', 'CallbackApplyFailures', 'PayoutChecksQueue', 'PayoutChecksDlq', 'ProviderSecret', 'KycSecret'] as const;
+const RESOURCE_PREFIXES = ['PayoutsTable', 'EventsTable', 'KycTable', 'QuarantineTable', 'CollectionsTable', 'PayoutsQueue', 'PayoutsDlq', 'CallbackApplyFailures', 'PayoutChecksQueue', 'PayoutChecksDlq', 'ProviderSecret', 'KycSecret', 'AccountKeySecret'] as const;
 
 /**
  * The IAM actions a function's role grants (inline policies and managed policies), keyed by the
@@ -214,12 +214,17 @@ describe('stateful stack', () => {
     expect(policies.length).toBeGreaterThanOrEqual(4);
   });
 
-  it('creates every secret empty: no value and no generator a deploy could write over the stored keys', () => {
+  it('creates the keys\' secrets empty (no value, no generator a deploy could write over them), and only the account key generated, never a value', () => {
     for (const template of [prod.stateful, dev.stateful, adopted.stateful]) {
       const secrets = Object.values(resourcesOf(template, 'AWS::SecretsManager::Secret'));
-      expect(secrets.map((s) => s.Properties.Name).sort()).toEqual(expect.arrayContaining([expect.stringMatching(/-provider$/), expect.stringMatching(/-kyc$/)]));
+      expect(secrets.map((s) => String(s.Properties.Name).replace(/^payrelay-[a-z0-9-]+?-(provider|kyc|account-key)$/, '$1')).sort()).toEqual(['account-key', 'kyc', 'provider']);
       for (const secret of secrets) {
-        expect(Object.keys(secret.Properties).filter((key) => /SecretString|GenerateSecretString/.test(key)), String(secret.Properties.Name)).toEqual([]);
+        const valueKeys = Object.keys(secret.Properties).filter((key) => /SecretString|GenerateSecretString/.test(key));
+        if (String(secret.Properties.Name).endsWith('-account-key')) {
+          // Secrets Manager generates it once, at creation: the template holds the generator's settings only.
+          expect(valueKeys).toEqual(['GenerateSecretString']);
+          expect(secret.Properties.GenerateSecretString).toMatchObject({ GenerateStringKey: 'key', SecretStringTemplate: '{}', PasswordLength: 64 });
+        } else expect(valueKeys, String(secret.Properties.Name)).toEqual([]);
       }
       // Nothing else may write a secret value either (a rotation schedule or a version resource).
       expect(Object.keys(template.findResources('AWS::SecretsManager::RotationSchedule'))).toEqual([]);
@@ -277,6 +282,8 @@ describe('functions', () => {
       EventsTable: dynamo('GetItem', 'UpdateItem'),
       'EventsTable/index/by-reference': dynamo('Query'),
       ProviderSecret: SECRET_READ,
+      // The key of the account fingerprints each new payout stores.
+      AccountKeySecret: SECRET_READ,
       KycSecret: SECRET_READ,
       PayoutsDlq: ['sqs:SendMessage'],
       // The event source's set; ChangeMessageVisibility is also the worker's own grant (a Retry-After delays a message).
@@ -350,6 +357,7 @@ describe('functions', () => {
       OwnLogGroup: LOGS,
       PayoutsTable: dynamo('GetItem', 'PutItem'),
       ProviderSecret: SECRET_READ,
+      AccountKeySecret: SECRET_READ,
       PayoutsDlq: ['sqs:SendMessage'],
       PayoutsQueue: CONSUME,
       PayoutChecksQueue: ['sqs:SendMessage'],

@@ -16,7 +16,7 @@ import {
 import { memoryRepository } from './memory-repository';
 import { fuzzSeed, runs, scaledTimeout } from './runs';
 import { PAYOUT_STATE_RANK } from '@test/support/payout-rank';
-import { noTelemetry, silentLog } from '@test/factories/ports';
+import { noTelemetry, silentLog, testFingerprints } from '@test/factories/ports';
 
 /*
  * Rule 1 under races, explored by fast-check's scheduler: several deliveries of one payout request
@@ -152,6 +152,7 @@ describe('payout races (property, fast-check scheduler)', () => {
             repository: repo,
             provider,
             credentials: { get: async () => credentials },
+            fingerprints: testFingerprints,
             clock: { now: () => new Date(clock) },
             telemetry: noTelemetry,
             log: silentLog,

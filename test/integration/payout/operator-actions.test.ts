@@ -12,7 +12,7 @@ import { parsePayoutRequest, payoutRequestSchema, type PayoutRequestInput } from
 import { METRIC } from '@shared/observability/metric-names';
 import { PayoutServiceClient } from '@shared/providers/payout-client';
 import { MERCHANT_ID, PARTNER_CODE, RECONCILE_SETTINGS, expectAtMostOneExecution, identityOf, ledgerOf, request, startHarness, type Harness } from './harness';
-import { MovableClock, countingTelemetry, silentLog } from '@test/factories/ports';
+import { MovableClock, countingTelemetry, silentLog, testFingerprints } from '@test/factories/ports';
 import * as v from '@shared/validation/valibot';
 
 /*
@@ -35,7 +35,7 @@ function system() {
   const clock = new MovableClock();
   const credentials = credentialsFromCachedSecret({ get: async () => h.sim.admin.credentials(PARTNER_CODE, MERCHANT_ID) });
   const deps = { repository: h.repository, credentials, clock, telemetry, log: silentLog, provider: client };
-  const process = createProcessPayout({ ...deps, settings: { nameMatchThreshold: 0.85, kycGating: false } });
+  const process = createProcessPayout({ ...deps, fingerprints: testFingerprints, settings: { nameMatchThreshold: 0.85, kycGating: false } });
   const reconcile = createReconcilePayouts({ ...deps, settings: RECONCILE_SETTINGS });
   const queue = createPayoutQueue(h.aws.queueUrls.payouts, h.sqs);
   return {
@@ -192,6 +192,28 @@ describe('payouts retry', () => {
     expect(result.sent).toBe(true);
     expect((await payoutOf(r))?.record.retriedAs).toBe(`${r.withdrawal_reference}-b`);
     expect(await s.work()).toBe(1);
+  });
+
+  it('checks a full account number the operator gives against the first payout\'s fingerprint, not its mask alone', async () => {
+    const s = system();
+    const r = request({ amount: '40.00' });
+    // Refused, then unknown to the provider for the whole grace period: FAILED, and GetPayout gives no account.
+    h.sim.admin.setFaults('payout', { refusalRate: 1, refusals: [{ status: 400, body: '{"success":false,"message":"Transaction could not be processed"}' }], times: 1 });
+    await s.pay(r);
+    await s.reconcile();
+    s.clock.advance(16 * MINUTE);
+    await s.reconcile();
+    expect((await payoutOf(r))?.state).toBe('FAILED');
+    const retry = (accountNumber?: string) =>
+      retryPayout({ ...s.deps, queue: s.queue, fingerprints: testFingerprints }, { identity: identityOf(r), newReference: `${r.withdrawal_reference}-r`, by: 'ama@ops', accountNumber });
+    await expect(retry()).rejects.toThrow(/pass the full number with --account-number/);
+    // The same last four digits, other digits before them: another account.
+    await expect(retry(`0555${r.account_number.slice(4)}`)).rejects.toThrow(/is not the first payout's account: its last digits match/);
+    expect((await payoutOf(r))?.record.retriedAs).toBeUndefined();
+    const result = await retry(r.account_number);
+    expect(result.retry.record.accountFingerprint).toBe(await testFingerprints.of(r));
+    expect(await s.work()).toBe(1);
+    expect(ledgerOf(h.sim, `${r.withdrawal_reference}-r`)).toMatchObject({ executions: 1 });
   });
 
   it('is refused unless FAILED, and while the provider could still deliver the first payout', async () => {

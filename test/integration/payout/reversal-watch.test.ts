@@ -12,7 +12,7 @@ import { payoutRequestSchema, type PayoutRequestInput } from '@shared/messages/p
 import type { PayoutProvider } from '@shared/ports/payouts';
 import type { Clock } from '@shared/ports/runtime';
 import { PayoutServiceClient } from '@shared/providers/payout-client';
-import { noTelemetry, silentLog } from '@test/factories/ports';
+import { noTelemetry, silentLog, testFingerprints } from '@test/factories/ports';
 import { MERCHANT_ID, PARTNER_CODE, RECONCILE_SETTINGS, identityOf, request, startHarness, type Harness } from './harness';
 import * as v from '@shared/validation/valibot';
 
@@ -56,7 +56,7 @@ function system(settings: Partial<ReconcileSettings> = {}) {
     },
   };
   const deps = { repository: h.repository, provider, credentials, clock, telemetry: noTelemetry, log: silentLog };
-  const process = createProcessPayout({ ...deps, settings: { nameMatchThreshold: 0.85, kycGating: false } });
+  const process = createProcessPayout({ ...deps, fingerprints: testFingerprints, settings: { nameMatchThreshold: 0.85, kycGating: false } });
   return { reconciler: createReconciler({ ...deps, settings: { ...SETTINGS, ...settings } }), pay: (r: PayoutRequestInput) => process(v.parse(payoutRequestSchema, r)) };
 }
 

@@ -13,7 +13,7 @@ import { METRIC } from '@shared/observability/metric-names';
 import { PayoutServiceClient, credentialsFromSecret } from '@shared/providers/payout-client';
 import { mapProviderStatus } from '@shared/providers/status-map';
 import { MERCHANT_ID, PARTNER_CODE, RECONCILE_SETTINGS, expectAtMostOneExecution, identityOf, ledgerOf, request, startHarness, type Harness } from './harness';
-import { MovableClock, countingTelemetry, silentLog } from '@test/factories/ports';
+import { MovableClock, countingTelemetry, silentLog, testFingerprints } from '@test/factories/ports';
 import { SimulatedCrash, installCrashInjector } from '@test/chaos/crash-injector';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -51,6 +51,7 @@ function system(
   const common = { repository: options.repository ?? h.repository, credentials, clock, telemetry, log: silentLog };
   const process = createProcessPayout({
     ...common,
+    fingerprints: testFingerprints,
     provider: options.provider ?? client,
     kyc: options.kyc,
     settings: { nameMatchThreshold: 0.85, kycGating: false, ...options.worker },
@@ -642,6 +643,25 @@ describe('worker outcomes the simulator produces only through explicit ports', (
     expect(await system().pay(imposter)).toMatchObject({ outcome: 'conflict', state: 'SUBMITTING' });
     expect((await payoutOf(r))?.record.submitRetryAllowed).toBe(true);
     expect(ledgerOf(h.sim, r.withdrawal_reference)).toBeUndefined();
+  });
+
+  it('tells apart two accounts with the same mask by their fingerprints, even before any verification answered', async () => {
+    // No expected_name and no verified holder stored: the fingerprint is all that tells them apart.
+    const r = request({ expected_name: undefined });
+    h.sim.admin.setFaults('accountVerification', { errorRate: 1, times: 1 });
+    await expect(system().pay(r)).rejects.toBeInstanceOf(RetryLaterError);
+    const released = await payoutOf(r);
+    expect(released?.record).toMatchObject({ state: 'SUBMITTING', submitRetryAllowed: true, verifiedName: undefined });
+    expect(released?.record.accountFingerprint).toBe(await testFingerprints.of(r));
+    h.sim.admin.addAccount({ account_code: 'MTN', account_number: '0555553456', account_name: 'Esi Darko', currencies: ['GHS'] });
+    const sameMask = { ...r, account_number: '0555553456' };
+    expect(maskAccount(sameMask.account_number)).toBe(released?.record.accountMasked);
+    expect(await system().pay(sameMask)).toMatchObject({ outcome: 'conflict', reason: 'account_number differs from the stored payout of this identity' });
+    expect((await payoutOf(r))?.record.submitRetryAllowed).toBe(true);
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toBeUndefined();
+    // The request stored, delivered again, pays once.
+    expect(await system().pay(r)).toMatchObject({ outcome: 'submitted', state: 'SUBMITTED' });
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ executions: 1 });
   });
 
   it('hands a not-sent SUBMITTING that no delivery retries to NEEDS_REVIEW at the review deadline', async () => {

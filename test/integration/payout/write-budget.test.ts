@@ -11,7 +11,7 @@ import { payoutKey } from '@shared/domain/identity';
 import { acceptRequest, payoutRequestSchema } from '@shared/messages/payout-request';
 import { PayoutServiceClient } from '@shared/providers/payout-client';
 import { MERCHANT_ID, PARTNER_CODE, RECONCILE_SETTINGS, identityOf, request, startHarness, type Harness } from './harness';
-import { noTelemetry, silentLog } from '@test/factories/ports';
+import { noTelemetry, silentLog, testFingerprints } from '@test/factories/ports';
 import { PAYOUTS_TABLE, REVERSAL_WATCH_MARK_KEY } from '@shared/config/resources';
 import { indexWriteUnits } from '@bench/lib/gsi-writes';
 import * as v from '@shared/validation/valibot';
@@ -90,7 +90,7 @@ function worker(clock: Clock) {
     },
     getPayout: (identity, creds) => client.getPayout(identity, creds),
   };
-  const process = createProcessPayout({ repository, provider, credentials, clock, telemetry, log: silentLog, settings: { nameMatchThreshold: 0.85, kycGating: false } });
+  const process = createProcessPayout({ repository, provider, credentials, fingerprints: testFingerprints, clock, telemetry, log: silentLog, settings: { nameMatchThreshold: 0.85, kycGating: false } });
   return { repository, credentials, telemetry, provider, process };
 }
 

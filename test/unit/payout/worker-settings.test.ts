@@ -10,6 +10,7 @@ import { workerEnvSchema } from '@shared/config/worker';
 
 const ENV = {
   PAYOUTS_TABLE_NAME: 'payouts',
+  ACCOUNT_KEY_SECRET_ID: 'account-key',
   PAYOUTS_DLQ_URL: 'http://127.0.0.1:9/000000000000/payouts-dlq',
   PAYOUTS_QUEUE_URL: 'http://127.0.0.1:9/000000000000/payouts',
   PAYOUT_CHECKS_QUEUE_URL: 'http://127.0.0.1:9/000000000000/payout-checks',

@@ -18,6 +18,7 @@ import * as v from '@shared/validation/valibot';
 
 const ENV = {
   PAYOUTS_TABLE_NAME: 'payouts',
+  ACCOUNT_KEY_SECRET_ID: 'account-key',
   PAYOUTS_DLQ_URL: 'dlq',
   PAYOUTS_QUEUE_URL: 'queue',
   PAYOUT_CHECKS_QUEUE_URL: 'checks',

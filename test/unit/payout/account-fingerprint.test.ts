@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { accountFingerprint } from '@shared/adapters/account-fingerprint';
+
+const KEY = 'unit-test-account-key-0123456789abcdef0123456789';
+const account = { account_code: 'MTN', account_number: '0244123456' };
+
+describe('account fingerprint', () => {
+  it('is 16 base64url characters, the same for the same account and key', () => {
+    const fingerprint = accountFingerprint(KEY, account);
+    expect(fingerprint).toMatch(/^[A-Za-z0-9_-]{16}$/);
+    expect(accountFingerprint(KEY, { ...account })).toBe(fingerprint);
+  });
+
+  it('differs for another number with the same mask, another code, or another key', () => {
+    const fingerprint = accountFingerprint(KEY, account);
+    expect(accountFingerprint(KEY, { ...account, account_number: '0555123456' })).not.toBe(fingerprint);
+    expect(accountFingerprint(KEY, { ...account, account_code: 'VOD' })).not.toBe(fingerprint);
+    expect(accountFingerprint(`${KEY}x`, account)).not.toBe(fingerprint);
+  });
+
+  it('keeps the code and the number apart (no two accounts share one input)', () => {
+    expect(accountFingerprint(KEY, { account_code: '05', account_number: '71234' })).not.toBe(accountFingerprint(KEY, { account_code: '057', account_number: '1234' }));
+  });
+});
