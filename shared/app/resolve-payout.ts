@@ -79,6 +79,9 @@ export async function resolvePayout(deps: OperatorDeps, request: ResolveRequest)
             `the provider still holds it as ${answer.status || '(no status)'}: it could still be delivered`
         : answer.found && request.as === 'succeeded' && answer.outcome === 'failed'
           ? `the provider says ${answer.status ?? ''}: the payout failed`
+        : !answer.found && request.as === 'failed' && payout.acknowledged
+          ? // "Not found" after the provider held the reference is a lagging or lost record, not a failure.
+            `the provider acknowledged it${payout.record.acknowledgedAt ? ` at ${payout.record.acknowledgedAt}` : ''} and now says it does not know it: it could still be delivered`
           : undefined;
   if (disagreement && !force) {
     throw new OperatorActionRefusedError(`not resolved: ${disagreement}. Give --force with your evidence to resolve it against the provider's answer`, 'provider');

@@ -61,6 +61,12 @@ async function accountNumberFor(original: Payout, fromProvider: unknown, given: 
   return number;
 }
 
+/** Whether the payout became FAILED on the provider's own word (GetPayout or a definite refusal), not an operator's. */
+function failedByProvider(payout: Payout): boolean {
+  const entry = payout.record.history.findLast((h) => h.to === 'FAILED' && h.from !== 'FAILED');
+  return entry !== undefined && entry.by === undefined;
+}
+
 /**
  * Retries a FAILED payout as a new payout to the same beneficiary for the same amount, under a new
  * withdrawal_reference, linked both ways (retriedAs on the first, retryOf on the new one). Refused
@@ -92,6 +98,14 @@ export async function retryPayout(deps: RetryDeps, request: RetryRequest): Promi
   if (answer === undefined) throw new OperatorActionRefusedError(`not retried: the provider could not be asked (${line}); try again later`, 'provider');
   if (answer.found && answer.outcome !== 'failed') {
     throw new OperatorActionRefusedError(`not retried: the provider says ${answer.status ?? ''} for ${ref}, so it could still be delivered`, 'provider');
+  }
+  if (!answer.found && first.acknowledged && !failedByProvider(first)) {
+    // An operator made it FAILED (with --force) although the provider had held the reference: its
+    // "not found" now may be a lagging or lost record of a payout that is still delivered.
+    throw new OperatorActionRefusedError(
+      `not retried: the provider acknowledged ${ref} and now says it does not know it, so it could still be delivered; settle it with the provider first`,
+      'provider',
+    );
   }
 
   const parsed = checkPayoutRequest({

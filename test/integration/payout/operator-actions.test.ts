@@ -129,6 +129,28 @@ describe('payouts resolve', () => {
     expect((await payoutOf(r))?.record.history.at(-1)?.providerAnswer).toBe('COMPLETED (succeeded); overridden with --force');
   });
 
+  it('refuses --as failed, and then a retry, when the provider acknowledged the payout and now says it does not know it', async () => {
+    const s = system();
+    const r = await inReview(s);
+    expect((await payoutOf(r))?.acknowledged).toBe(true);
+    // The provider's read side loses the payout it showed: "not found" is a lagging or lost record.
+    h.sim.admin.setFaults('getPayout', { flapRate: 1 });
+    try {
+      await expect(resolvePayout(s.deps, { identity: identityOf(r), as: 'failed', by: 'ama@ops', evidence: 'customer says not received' })).rejects.toThrow(
+        /the provider acknowledged it at .* and now says it does not know it: it could still be delivered. Give --force/,
+      );
+      expect((await payoutOf(r))?.state).toBe('NEEDS_REVIEW');
+      const forced = await resolvePayout(s.deps, { identity: identityOf(r), as: 'failed', by: 'ama@ops', evidence: 'provider ticket 77: lost', force: true });
+      expect(forced.forced).toBe(true);
+      await expect(retryPayout({ ...s.deps, queue: s.queue }, { identity: identityOf(r), newReference: `${r.withdrawal_reference}-r`, by: 'ama@ops', accountNumber: r.account_number })).rejects.toThrow(
+        /acknowledged .* now says it does not know it, so it could still be delivered; settle it with the provider first/,
+      );
+      expect(await s.work()).toBe(0);
+    } finally {
+      h.sim.admin.clearFaults();
+    }
+  });
+
   it('refuses --as succeeded when the provider says failed', async () => {
     const s = system();
     const r = await inReview(s);
