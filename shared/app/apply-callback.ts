@@ -173,28 +173,43 @@ const SUBJECT_CALLBACKS_PAGE = 25;
  */
 const SUBJECT_CALLBACKS_READ = 50;
 
+/** Which of a subject's stored callbacks a look at its waiting ones may skip. */
+export interface WaitingLookScope {
+  /** Only callbacks received at or after this time (ISO): older ones cannot change the answer. */
+  readonly receivedSince?: string;
+  /** The callback the subject already reflects (its lastEventId): applied, no need to read it. */
+  readonly reflected?: string;
+}
+
 /**
  * Applies now the KYC callbacks stored for one subject and not applied yet (store-and-ack: the
  * applier runs after the 200, normally within a second, longer when it fails), oldest first, through
  * the applier's own use case; returns how many it applied. The worker's KYC gate calls it before it
- * would refuse a payout, so a refusal never rests on an approval we hold but have not applied.
- * One Query on the `by-reference` index per page (at most SUBJECT_CALLBACKS_READ callbacks), then
- * one GetItem per listed callback of the subject's app, a page's at once: the index holds no apply state.
+ * answers, so neither an approval nor a refusal rests on a subject that lags the callbacks we hold
+ * (a rejection stored while the applier fails, an approval not applied yet).
+ * One Query on the `by-reference` index per page (at most SUBJECT_CALLBACKS_READ callbacks, newest
+ * first), then one GetItem per listed callback of the subject's app in `scope`, a page's at once: the
+ * index holds no apply state.
  * @throws whatever a read or a projection write throws (nothing is refused on a failed look)
  */
-export async function applyWaitingKycCallbacks(deps: ApplyWaitingKycDeps, ref: KycSubjectRef): Promise<number> {
+export async function applyWaitingKycCallbacks(deps: ApplyWaitingKycDeps, ref: KycSubjectRef, scope: WaitingLookScope = {}): Promise<number> {
   const waiting: StoredEvent[] = [];
+  const since = scope.receivedSince;
   let read = 0;
   let cursor: string | undefined;
   do {
     const page = await deps.events.listCallbacks({ reference: ref.userReference, source: 'kyc', limit: SUBJECT_CALLBACKS_PAGE, cursor });
-    const ofSubject = page.events.filter((listed) => listed.recognized && listed.appId === ref.appId);
-    // Read at once: this is the path of a payout about to be refused, and a page holds at most 25.
-    for (const stored of await Promise.all(ofSubject.map((listed) => deps.events.get(listed.eventId)))) {
+    const inScope = page.events.filter(
+      (listed) => listed.recognized && listed.appId === ref.appId && listed.eventId !== scope.reflected && (since === undefined || listed.receivedAt >= since),
+    );
+    // Read at once: a page holds at most 25, and the payout waits for the answer.
+    for (const stored of await Promise.all(inScope.map((listed) => deps.events.get(listed.eventId)))) {
       if (stored !== undefined && stored.appliedAt === undefined) waiting.push(stored);
     }
     read += page.events.length;
     cursor = page.cursor;
+    // Newest first: once a page reaches before `since`, the rest is older still.
+    if (since !== undefined && page.events.some((listed) => listed.receivedAt < since)) break;
   } while (cursor !== undefined && read < SUBJECT_CALLBACKS_READ);
   let applied = 0;
   for (const stored of waiting.reverse()) {

@@ -2,7 +2,7 @@ import { isApprovalConfirmed, needsConfirmation, type KycSubject } from '@shared
 import type { KycSubjectRef } from '@shared/ports/kyc';
 import type { KycApproval } from '@shared/ports/payouts';
 import type { Telemetry } from '@shared/ports/runtime';
-import { applyWaitingKycCallbacks, type ApplyWaitingKycDeps } from './apply-callback';
+import { applyWaitingKycCallbacks, type ApplyWaitingKycDeps, type WaitingLookScope } from './apply-callback';
 import { confirmKycApproval, type ConfirmKycDeps } from './confirm-kyc-approval';
 
 /** Thrown by the approval reader when the KYC service could not be asked in time. */
@@ -19,11 +19,20 @@ export interface KycApprovalReaderOptions extends ConfirmKycDeps {
   /** Upper bound on the confirming pull; the worker must not wait on a slow provider for long. */
   pullTimeoutMs?: number;
   /**
-   * The stored callbacks: before "not approved", the subject's callbacks stored and not yet applied
-   * are applied (see applyWaitingKycCallbacks). Read only on that path, never for an approved subject.
+   * The stored callbacks: before any answer, the subject's callbacks stored and not yet applied are
+   * applied (see applyWaitingKycCallbacks); for an approval, only those received since it.
    */
   events: ApplyWaitingKycDeps['events'];
   telemetry: Telemetry;
+}
+
+/** How far before an approval's own time a callback may have been received (the provider's clock against ours). */
+const APPROVAL_LOOK_MARGIN_MS = 5 * 60_000;
+
+/** The callbacks that could still overturn an approval: received since it (an undated one: all), itself excepted. */
+function approvalScope(subject: KycSubject): WaitingLookScope {
+  const at = Date.parse(subject.occurredAt);
+  return { reflected: subject.lastEventId, ...(Number.isNaN(at) ? {} : { receivedSince: new Date(at - APPROVAL_LOOK_MARGIN_MS).toISOString() }) };
 }
 
 /**
@@ -35,9 +44,12 @@ export interface KycApprovalReaderOptions extends ConfirmKycDeps {
  * that contradicts the approval (rejected) is "not approved".
  *
  * Callbacks are applied after their 200 (store-and-ack), so the subject may lag what is stored: before
- * answering "not approved", the subject's stored callbacks not yet applied are applied here, through
- * the applier's use case, and the subject decided again. Only the would-refuse path pays that look;
- * when it fails, the answer is "not yet" (KycConfirmationUnavailableError), never a refusal.
+ * answering, the subject's stored callbacks not yet applied are applied here, through the applier's
+ * use case, and the subject decided again. An approval looks only at callbacks received since the
+ * approval's own time (less APPROVAL_LOOK_MARGIN_MS for the two clocks), without the approval
+ * itself: usually one Query and no read, and a rejection stored while the applier fails still
+ * stops the payout. A refusal looks at them all. When the look fails, the answer is "not yet"
+ * (KycConfirmationUnavailableError), never approved and never a refusal.
  */
 export function createKycApprovalReader(options: KycApprovalReaderOptions): KycApproval {
   const timeoutMs = options.pullTimeoutMs ?? 3000;
@@ -85,10 +97,10 @@ export function createKycApprovalReader(options: KycApprovalReaderOptions): KycA
     }
   }
 
-  /** Applies the subject's waiting callbacks; how many. A failed look is a wait, never a refusal. */
-  async function applyWaiting(ref: KycSubjectRef): Promise<number> {
+  /** Applies the subject's waiting callbacks in `scope`; how many. A failed look is a wait, never an answer. */
+  async function applyWaiting(ref: KycSubjectRef, scope: WaitingLookScope): Promise<number> {
     try {
-      return await applyWaitingKycCallbacks(options, ref);
+      return await applyWaitingKycCallbacks(options, ref, scope);
     } catch (error) {
       throw new KycConfirmationUnavailableError(`stored KYC callbacks could not be applied: ${(error as Error).name}`);
     }
@@ -98,7 +110,7 @@ export function createKycApprovalReader(options: KycApprovalReaderOptions): KycA
     async check(userReference) {
       const { ref, subject } = await findSubject(userReference);
       const decision = await decide(ref, subject);
-      if (decision === 'approved' || (await applyWaiting(ref)) === 0) return decision;
+      if ((await applyWaiting(ref, decision === 'approved' && subject ? approvalScope(subject) : {})) === 0) return decision;
       return decide(ref, await options.subjects.getSubject(ref));
     },
   };

@@ -64,9 +64,24 @@ export class KycSubjectMismatchError extends Error {
   override name = 'KycSubjectMismatchError';
 }
 
-/** The ordering key of an event; plain string comparison orders events (ISO times have fixed width). */
+/** The ordering key of an event, `rank|time|event id`; compare two with isAfter. */
 export function eventPosition(event: KycCallbackEvent, eventId: string): string {
   return `${KYC_PHASE_RANK[event.phase]}|${event.occurredAt}|${eventId}`;
+}
+
+/**
+ * Whether position `a` orders after `b`: rank first, then the event's time, then its id. An event
+ * without a readable time (stored as an empty time) orders before every event of its rank that has
+ * one, so it never outranks a later, dated answer. Compared field by field, not as one string: as
+ * one string, the empty time's `|` sorted after every digit, and an undated approval beat a dated
+ * rejection. Works on positions stored before this function existed (same format).
+ */
+export function isAfter(a: string, b: string): boolean {
+  const [rankA = '', timeA = '', ...idA] = a.split('|');
+  const [rankB = '', timeB = '', ...idB] = b.split('|');
+  if (rankA !== rankB) return Number(rankA) > Number(rankB);
+  if (timeA !== timeB) return timeA === '' ? false : timeB === '' ? true : timeA > timeB;
+  return idA.join('|') > idB.join('|');
 }
 
 const isFinal = (decision: KycDecision): decision is FinalKycDecision =>
@@ -90,16 +105,16 @@ export function applyKycEvent(
     throw new KycSubjectMismatchError(`event for ${event.userReference} applied to subject ${current.userReference}`);
   }
   const position = eventPosition(event, eventId);
-  const wins = current === undefined || position > current.position;
+  const wins = current === undefined || isAfter(position, current.position);
 
   const seen = new Set<FinalKycDecision>(current?.finalDecisionsSeen ?? []);
   if (isFinal(event.decision)) seen.add(event.decision);
   const finalDecisionsSeen = [...seen].sort();
 
   const profileWins =
-    event.profile !== undefined && (current?.profilePosition === undefined || position > current.profilePosition);
+    event.profile !== undefined && (current?.profilePosition === undefined || isAfter(position, current.profilePosition));
   // Like the profile, the order id merges by position, not arrival: a late event that names it still counts.
-  const orderWins = event.orderId !== undefined && (current?.orderPosition === undefined || position > current.orderPosition);
+  const orderWins = event.orderId !== undefined && (current?.orderPosition === undefined || isAfter(position, current.orderPosition));
 
   if (current !== undefined && !wins && !profileWins && !orderWins && finalDecisionsSeen.length === current.finalDecisionsSeen.length) {
     return { subject: current, changed: false, newlyFlagged: false };

@@ -6,7 +6,7 @@ import { createKycRepository, subjectKey, type KycRepository } from '@shared/ada
 import { kycVerifier } from '@shared/adapters/kyc-verifier';
 import { confirmPendingApprovals, type ConfirmKycDeps } from '@shared/app/confirm-kyc-approval';
 import type { KycApproval } from '@shared/ports/payouts';
-import type { KycSubject } from '@shared/domain/kyc-subject';
+import { isApprovalConfirmed, type KycSubject } from '@shared/domain/kyc-subject';
 import { METRIC } from '@shared/observability/metric-names';
 import { metrics } from '@shared/observability/metrics';
 import { logger } from '@shared/observability/logger';
@@ -190,7 +190,7 @@ describe('KYC callbacks posted by the simulator', () => {
     expect(await gate.check('user-slow-pull')).toBe('approved');
   });
 
-  it('reads no stored callback for an approved subject, looks before a refusal, and waits (throws) when it cannot look', async () => {
+  it('reads only the callbacks that could overturn an approval, looks at all before a refusal, and waits (throws) when it cannot look', async () => {
     const orderId = await stack.order('user-gate-reads');
     await advance({ order_id: orderId, action: 'finish', decision: 'approved' });
     const store = createEventStore({ tableName: stack.local.names.eventsTable, client: stack.doc });
@@ -202,10 +202,15 @@ describe('KYC callbacks posted by the simulator', () => {
       unapplied: (until) => (calls.push('unapplied'), store.unapplied(until)),
     };
     const reader = createKycApprovalReader({ ...gateDeps, events, appId: async () => stack.appId });
-    // The first check confirms the approval by a pull; neither check reads a stored callback.
+    // The first check confirms the approval by a pull. Each check lists the user's callbacks once and
+    // reads only those received around and after the approval, never the approval itself; none is waiting.
     expect(await reader.check('user-gate-reads')).toBe('approved');
     expect(await reader.check('user-gate-reads')).toBe('approved');
-    expect(calls).toEqual([]);
+    expect(calls.filter((c) => c === 'listCallbacks')).toHaveLength(2);
+    expect(calls.filter((c) => c === 'markApplied')).toHaveLength(0);
+    const journey = (await store.listCallbacks({ reference: 'user-gate-reads', source: 'kyc', limit: 25 })).events.length;
+    expect(calls.filter((c) => c === 'get').length).toBeLessThan(2 * journey);
+    calls.length = 0;
     // A user with no callbacks at all: one Query of that user's callbacks, then "not approved".
     expect(await reader.check('user-gate-never-seen')).toBe('not_approved');
     expect(calls).toEqual(['listCallbacks']);
@@ -216,7 +221,26 @@ describe('KYC callbacks posted by the simulator', () => {
       appId: async () => stack.appId,
     });
     await expect(blind.check('user-gate-never-seen')).rejects.toThrow(/stored KYC callbacks could not be applied: ResourceNotFoundException/);
-    expect(await blind.check('user-gate-reads')).toBe('approved');
+    // An approval too: a rejection stored and not applied could be among them.
+    await expect(blind.check('user-gate-reads')).rejects.toBeInstanceOf(KycConfirmationUnavailableError);
+  });
+
+  it('refuses a confirmed approval once a later rejection is stored, before the applier has applied it', async () => {
+    const orderId = await stack.order('user-late-rejection');
+    await advance({ order_id: orderId, action: 'finish', decision: 'approved' });
+    expect(await gate.check('user-late-rejection')).toBe('approved');
+    expect(isApprovalConfirmed((await subject('user-late-rejection')) as KycSubject)).toBe(true);
+    // Stored and acknowledged (200), not applied: the applier is failing, say.
+    const rejection = callback('user-late-rejection', {
+      status: 'completed',
+      event: 'applicantReviewed',
+      timestamp: new Date(Date.now() + 1000).toISOString(),
+      meta_data: { kyc_note: 'Fraud suspected', kyc_status: 'rejected' },
+    });
+    expect((await stack.kycCallback(kycCallbackEvent(CALLBACK_TOKEN, rejection))).statusCode).toBe(200);
+    expect((await subjects.getSubject({ appId: stack.appId, userReference: 'user-late-rejection' }))?.decision).toBe('approved');
+    expect(await gate.check('user-late-rejection')).toBe('not_approved');
+    expect((await subjects.getSubject({ appId: stack.appId, userReference: 'user-late-rejection' }))?.decision).toBe('rejected');
   });
 
   it('makes the gate wait (throw) while the status endpoint lags an approval, and refuse a rejected or contradicted one', async () => {

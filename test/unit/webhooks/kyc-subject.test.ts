@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { KycCallbackEvent } from '@shared/domain/callbacks';
 import {
   applyKycEvent,
+  isAfter,
   isApprovalConfirmed,
   KycSubjectMismatchError,
   needsConfirmation,
@@ -131,6 +132,30 @@ describe('KYC subject projection', () => {
     expect(rejected.confirmedAt).toBeUndefined();
     const reapproved = applyKycEvent(rejected, APP, { ...approved, occurredAt: '2026-11-22T10:00:00.000Z' }, 'e11', NOW).subject;
     expect(needsConfirmation(reapproved)).toBe(true);
+  });
+
+  it('orders an approval without a readable time before a dated rejection, whichever arrives first', () => {
+    const undatedApproval = { ...approved, occurredAt: '' };
+    for (const order of [
+      [[undatedApproval, 'kyc#fff'], [rejectedLater, 'kyc#000']],
+      [[rejectedLater, 'kyc#000'], [undatedApproval, 'kyc#fff']],
+    ] as Array<Array<[KycCallbackEvent, string]>>) {
+      const confirmedFirst = applyAll([order[0] as [KycCallbackEvent, string]]) as KycSubject;
+      const start = confirmedFirst.decision === 'approved' ? recordPull(confirmedFirst, 'approved', 'approved', NOW) : confirmedFirst;
+      const subject = applyAll([order[1] as [KycCallbackEvent, string]], start);
+      expect(subject?.decision).toBe('rejected');
+      expect(isApprovalConfirmed(subject as KycSubject)).toBe(false);
+      expect(subject?.decisionChanged).toBe(true);
+    }
+  });
+
+  it('orders positions by rank, then time (none before any), then event id', () => {
+    expect(isAfter('2|2026-11-22T09:30:00.000Z|kyc#a', '2||kyc#z')).toBe(true);
+    expect(isAfter('2||kyc#z', '2|2026-11-22T09:30:00.000Z|kyc#a')).toBe(false);
+    expect(isAfter('2||kyc#b', '2||kyc#a')).toBe(true);
+    expect(isAfter('1|2026-11-22T09:30:00.000Z|kyc#a', '2|2026-11-22T09:00:00.000Z|kyc#a')).toBe(false);
+    expect(isAfter('2|2026-11-22T09:31:00.000Z|kyc#a', '2|2026-11-22T09:30:00.000Z|kyc#b')).toBe(true);
+    expect(isAfter('2|2026-11-22T09:30:00.000Z|kyc#a', '2|2026-11-22T09:30:00.000Z|kyc#a')).toBe(false);
   });
 
   it('never applies an event to another user', () => {
