@@ -331,8 +331,40 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
   }
 
   /**
+   * Whether `next`, decided from `payout`, rests on GetPayout showing that the provider holds the
+   * reference where `payout` did not know it yet (first acknowledgement, or the end of a not-found run).
+   */
+  function showsProviderHolds(payout: Payout, next: Payout): boolean {
+    const newly = payout.record.acknowledgedAt === undefined || payout.record.notFoundSince !== undefined;
+    return newly && next.record.acknowledgedAt !== undefined && next.record.notFoundSince === undefined;
+  }
+
+  /**
+   * After a lost race: the provider's answer that it holds the reference is carried to the fresh
+   * version, as the worker's outcome is (saveOutcome). The sweep and a delayed check may read the same
+   * version and ask GetPayout side by side; if the writer that won recorded "not found", dropping the
+   * other's "PENDING" would leave the not-found run unbroken, and a refused payout FAILED (or an
+   * ambiguous one resubmitted) while the provider holds it (rule 1). Only while the fresh version is
+   * still open in UNKNOWN or SUBMITTED after the same Payout call; anything else moved it on.
+   */
+  async function carryHeld(payout: Payout, next: Payout): Promise<void> {
+    const fresh = await repository.get(payout.record.identity);
+    if (!fresh || (fresh.state !== 'UNKNOWN' && fresh.state !== 'SUBMITTED') || fresh.record.submitAttempts !== payout.record.submitAttempts) return;
+    if (!showsProviderHolds(fresh, next)) return;
+    try {
+      await repository.save(fresh, fresh.heldByProvider(next.record.providerStatus ?? '', clock.now()));
+      log.info('provider holds the payout: carried to the version a racing writer stored', { payoutKey: fresh.key, state: fresh.state });
+    } catch (error) {
+      if (!(error instanceof ConcurrentModificationError)) throw error;
+      // Moved again meanwhile: the next look asks GetPayout again before any decision rests on "not found".
+      log.warn('provider holds the payout: not carried, moved again meanwhile', { payoutKey: fresh.key });
+    }
+  }
+
+  /**
    * Decides and writes the next version of one payout, then schedules its next check. Undefined when
-   * another writer moved the payout first (the write changed nothing; that writer carries it on).
+   * another writer moved the payout first (the write changed nothing; that writer carries it on,
+   * plus this look's evidence that the provider holds the payout: carryHeld).
    */
   async function step(payout: Payout, now: Date): Promise<Payout | undefined> {
     const next = await decide(payout, now);
@@ -341,8 +373,9 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
     try {
       await repository.save(payout, next);
     } catch (error) {
-      if (error instanceof ConcurrentModificationError) return undefined;
-      throw error;
+      if (!(error instanceof ConcurrentModificationError)) throw error;
+      if (showsProviderHolds(payout, next)) await carryHeld(payout, next);
+      return undefined;
     }
     if (next.state !== payout.state) {
       countOutcome(telemetry, next);

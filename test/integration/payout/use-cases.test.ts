@@ -540,6 +540,48 @@ describe('"not found" is an unbroken run, and a refusal is settled through GetPa
     expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ calls: 1, executions: 1 });
   });
 
+  it('keeps the provider\'s "PENDING" when a racing look wrote "not found" first: the run is broken, the refusal is not FAILED', async () => {
+    const r = request();
+    let race = false;
+    // The sweep and a delayed check read one version and ask GetPayout side by side; the other writer wins.
+    const racing = new Proxy(h.repository, {
+      get(target, prop, receiver) {
+        if (prop !== 'save') {
+          const value = Reflect.get(target, prop, receiver) as unknown;
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        }
+        return async (previous: Payout, next: Payout) => {
+          if (race && previous.record.notFoundSince !== undefined && next.record.notFoundSince === undefined) {
+            race = false;
+            await target.save(previous, previous.notFound(new Date(Date.parse(next.record.updatedAt))));
+          }
+          return target.save(previous, next);
+        };
+      },
+    });
+    const clock = () => s.clock.now();
+    const reads = scriptedReads(r, ['notFound', 'PENDING', 'notFound', 'notFound', 'notFound'], clock);
+    const s = system({ reads: reads.provider, repository: racing });
+    h.sim.admin.setFaults('payout', { refusalRate: 1, refusals: [{ status: 400, body: '{"success":false,"message":"Transaction could not be processed"}' }], times: 1 });
+    expect(await s.pay(r)).toMatchObject({ outcome: 'unknown', state: 'UNKNOWN' });
+    s.clock.advance(MINUTE);
+    await s.reconcile();
+    expect((await payoutOf(r))?.record.notFoundSince).toBeDefined();
+    s.clock.advance(13 * MINUTE);
+    race = true;
+    await s.reconcile();
+    expect(race).toBe(false);
+    const held = await payoutOf(r);
+    expect(held?.record).toMatchObject({ state: 'SUBMITTED', notFoundSince: undefined, providerStatus: 'PENDING' });
+    expect(held?.record.acknowledgedAt).toBeDefined();
+    // "Not found" from now on: an acknowledged payout goes to review after the grace period, never FAILED.
+    for (let i = 0; i < 3; i++) {
+      s.clock.advance(10 * MINUTE);
+      await s.reconcile();
+    }
+    expect((await payoutOf(r))?.state).toBe('NEEDS_REVIEW');
+  });
+
   it.each([false, true])('a refusal the provider does not hold for the whole grace period is FAILED "refused; the provider does not hold it" (resubmission %s)', async (resubmit) => {
     const s = system({ reconcile: { resubmitUnknownNotFound: resubmit } });
     const r = request();
