@@ -79,6 +79,13 @@ export async function resolvePayout(deps: OperatorDeps, request: ResolveRequest)
             `the provider still holds it as ${answer.status || '(no status)'}: it could still be delivered`
         : answer.found && request.as === 'succeeded' && answer.outcome === 'failed'
           ? `the provider says ${answer.status ?? ''}: the payout failed`
+        : answer.found && request.as === 'succeeded' && answer.outcome === 'reversed'
+          ? `the provider says ${answer.status ?? ''}: the money came back`
+        : answer.found && request.as === 'succeeded' && answer.outcome !== 'succeeded'
+          ? // SUCCEEDED tells the business the beneficiary has the money: not while the provider has not said so.
+            `the provider still holds it as ${answer.status || '(no status)'}: it is not delivered yet`
+        : !answer.found && request.as === 'succeeded'
+          ? `the provider does not know this payout: nothing shows it was paid`
         : !answer.found && request.as === 'failed' && payout.acknowledged
           ? // "Not found" after the provider held the reference is a lagging or lost record, not a failure.
             `the provider acknowledged it${payout.record.acknowledgedAt ? ` at ${payout.record.acknowledgedAt}` : ''} and now says it does not know it: it could still be delivered`

@@ -151,11 +151,29 @@ describe('payouts resolve', () => {
     }
   });
 
-  it('refuses --as succeeded when the provider says failed', async () => {
+  it('refuses --as succeeded when the provider says failed, still pending, or does not know the payout; --force records the override', async () => {
     const s = system();
     const r = await inReview(s);
+    // Still PENDING at the provider (the harness never settles by itself).
+    await expect(resolvePayout(s.deps, { identity: identityOf(r), as: 'succeeded', ...audit })).rejects.toThrow(/the provider still holds it as PENDING: it is not delivered yet/);
     h.sim.admin.settlePayout(identityOf(r), 'failed');
-    await expect(resolvePayout(s.deps, { identity: identityOf(r), as: 'succeeded', ...audit })).rejects.toBeInstanceOf(OperatorActionRefusedError);
+    await expect(resolvePayout(s.deps, { identity: identityOf(r), as: 'succeeded', ...audit })).rejects.toThrow(/: the payout failed/);
+    // Never sent: the provider does not know it.
+    const never = request();
+    h.sim.admin.setFaults('accountVerification', { errorRate: 1 });
+    try {
+      await s.pay(never).catch(() => undefined);
+      for (let i = 0; i < 3 && (await payoutOf(never))?.state !== 'NEEDS_REVIEW'; i++) {
+        s.clock.advance(61 * MINUTE);
+        await s.reconcile();
+      }
+    } finally {
+      h.sim.admin.clearFaults();
+    }
+    expect((await payoutOf(never))?.state).toBe('NEEDS_REVIEW');
+    await expect(resolvePayout(s.deps, { identity: identityOf(never), as: 'succeeded', ...audit })).rejects.toThrow(/does not know this payout: nothing shows it was paid/);
+    const forced = await resolvePayout(s.deps, { identity: identityOf(never), as: 'succeeded', ...audit, force: true });
+    expect(forced.providerAnswer).toMatch(/overridden with --force/);
   });
 
   it('refuses a payout that is not NEEDS_REVIEW, empty evidence, and an unknown payout', async () => {
