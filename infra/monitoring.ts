@@ -178,6 +178,16 @@ export class PayrelayMonitoring extends Construct {
       threshold: config.alarms.api5xxPer5Minutes,
       description: 'The callback API answered 5xx: a provider callback may not have been stored.',
     });
+    alarm('WebhookUnrecognized', {
+      metric: metric(METRIC.webhookUnrecognized, 'Sum'),
+      threshold: 0,
+      description: 'An authentic callback payrelay does not recognize (an unknown status word, a new shape) was stored and not applied: a KYC rejection or a payout status may be in it.',
+    });
+    alarm('KycDecisionChanged', {
+      metric: metric(METRIC.kycDecisionChanged, 'Sum'),
+      threshold: 0,
+      description: "A KYC subject's final answer changed (for example approved, then rejected): payouts may already have been paid on the earlier answer.",
+    });
     alarm('CallbackApplyFailed', {
       metric: callbackApplyFailures.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
       threshold: 0,

@@ -652,7 +652,7 @@ describe('alarms and dashboard', () => {
     TreatMissingData: 'notBreaching',
   });
   /** The stage-wide alarms, an errors and a throttles alarm per function, and KycCallbacksRecovered with the catch-up (prod). */
-  const alarmCount = (template: Template) => 11 + 2 * deployed(template).length + (template === prod.stateless ? 1 : 0);
+  const alarmCount = (template: Template) => 13 + 2 * deployed(template).length + (template === prod.stateless ? 1 : 0);
 
   it('alarm on the queues: DLQ depth and the age of the oldest payout request', () => {
     expect(alarmNamed(prod.stateless, 'payrelay-prod-DlqNotEmpty')).toMatchObject({
@@ -719,6 +719,11 @@ describe('alarms and dashboard', () => {
     });
     expect(JSON.stringify(alarmNamed(prod.stateless, 'payrelay-prod-CallbackApplyFailed').Dimensions)).toContain('CallbackApplyFailures');
     expect(alarmNamed(prod.stateless, 'payrelay-prod-CallbacksAppliedLate')).toMatchObject(anyCount(METRIC.callbacksAppliedLate));
+  });
+
+  it('alarm on an authentic callback payrelay does not recognize, and on a KYC answer that changed', () => {
+    expect(alarmNamed(prod.stateless, 'payrelay-prod-WebhookUnrecognized')).toMatchObject(anyCount(METRIC.webhookUnrecognized));
+    expect(alarmNamed(prod.stateless, 'payrelay-prod-KycDecisionChanged')).toMatchObject(anyCount(METRIC.kycDecisionChanged));
   });
 
   it('alarm on 401 spikes, API 5xx, and each function\'s errors and throttles', () => {
