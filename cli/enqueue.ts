@@ -1,7 +1,7 @@
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Payout, PayoutState } from '@shared/domain/payout';
 import type { AccountFingerprints, PayoutRepository } from '@shared/ports/payouts';
-import { acceptRequest, type PayoutRequest } from '@shared/messages/payout-request';
+import { acceptRequest, fieldsDifferingFromStored, type PayoutRequest } from '@shared/messages/payout-request';
 import type { EnqueueJournal } from './enqueue-journal';
 import { identityKey } from './payout-file';
 
@@ -52,9 +52,14 @@ export interface EnqueueReport {
   /** Of `enqueued`: rows an earlier, stopped run recorded ACCEPTED without (surely) sending them. */
   readonly recovered: string[];
   readonly skipped: Array<{ withdrawal_reference: string; state: PayoutState }>;
+  /**
+   * Rows whose identity is recorded with other data (a corrected amount, another account): not sent,
+   * since the stored payout goes ahead as first recorded; a new reference is the way to pay the row.
+   */
+  readonly conflicts: Array<{ withdrawal_reference: string; state: PayoutState; differ: string[] }>;
   /** Rows recorded as ACCEPTED whose message SQS refused even after retries. */
   readonly failed: Array<{ withdrawal_reference: string; reason: string }>;
-  /** Rows handled (enqueued + skipped + failed). Fewer than the file's rows when the run was stopped. */
+  /** Rows handled (enqueued + skipped + conflicts + failed). Fewer than the file's rows when the run was stopped. */
   handled: number;
   /** True when the signal stopped the run before every row was handled. */
   interrupted: boolean;
@@ -100,7 +105,7 @@ export async function enqueuePayouts(
   options: EnqueueOptions = {},
 ): Promise<EnqueueReport> {
   const now = deps.now ?? (() => new Date());
-  const report: EnqueueReport = { enqueued: [], recovered: [], skipped: [], failed: [], handled: 0, interrupted: false };
+  const report: EnqueueReport = { enqueued: [], recovered: [], skipped: [], conflicts: [], failed: [], handled: 0, interrupted: false };
   const batches = batchesOf(requests);
   let failure: { error: unknown } | undefined;
   let exhausted = false;
@@ -109,14 +114,19 @@ export async function enqueuePayouts(
     const keys = batch.map(identityKey);
     deps.journal?.recording(keys);
     // The creates of a batch are independent single-item conditional writes: run them together.
-    const created = await Promise.all(
-      batch.map(async (request) => deps.repository.createAccepted(acceptRequest(request, now(), { accountFingerprint: await deps.fingerprints?.of(request) }))),
-    );
+    const prints = await Promise.all(batch.map(async (request) => deps.fingerprints?.of(request)));
+    const created = await Promise.all(batch.map((request, i) => deps.repository.createAccepted(acceptRequest(request, now(), { accountFingerprint: prints[i] }))));
     const toSend: PayoutRequest[] = [];
     const settledNow: string[] = [];
     batch.forEach((request, i) => {
       const { created: isNew, payout } = created[i] as { created: boolean; payout: Payout };
       const key = keys[i] as string;
+      const differ = isNew ? [] : fieldsDifferingFromStored(payout, request, prints[i]);
+      if (differ.length > 0) {
+        settledNow.push(key);
+        report.conflicts.push({ withdrawal_reference: request.withdrawal_reference, state: payout.state, differ });
+        return;
+      }
       const leftUnsent = payout.state === 'ACCEPTED' && deps.journal?.wasLeftUnsent(key) === true;
       const resend =
         leftUnsent ||

@@ -69,13 +69,17 @@ interface Timing {
 function printReport(ctx: CommandContext, rows: number, report: EnqueueReport, timing: Timing): void {
   ctx.out.result({ rows, ...report, timing }, () => {
     printTable(
-      ['rows', 'enqueued', 'of which recovered', 'skipped (already recorded)', 'failed', 'not reached'],
-      [[rows, report.enqueued.length, report.recovered.length, report.skipped.length, report.failed.length, rows - report.handled]],
+      ['rows', 'enqueued', 'of which recovered', 'skipped (already recorded)', 'conflicts', 'failed', 'not reached'],
+      [[rows, report.enqueued.length, report.recovered.length, report.skipped.length, report.conflicts.length, report.failed.length, rows - report.handled]],
     );
     if (report.skipped.length > 0) {
       printTable(['skipped reference', 'current state'], report.skipped.slice(0, 20).map((s) => [s.withdrawal_reference, s.state]));
       if (report.skipped.length > 20) console.log(`... and ${report.skipped.length - 20} more`);
     }
+    for (const c of report.conflicts.slice(0, 20)) {
+      console.error(`conflict: ${c.withdrawal_reference}: ${c.differ.join(', ')} ${c.differ.length === 1 ? 'differs' : 'differ'} from the payout recorded under it (${c.state})`);
+    }
+    if (report.conflicts.length > 20) console.error(`... and ${report.conflicts.length - 20} more conflicts`);
     for (const f of report.failed.slice(0, 20)) console.error(`not sent: ${f.withdrawal_reference}: ${f.reason}`);
     if (report.failed.length > 20) console.error(`... and ${report.failed.length - 20} more not sent`);
     const perSecond = timing.sendSeconds > 0 ? ` (${Math.round(report.handled / timing.sendSeconds)} rows/s)` : '';
@@ -205,6 +209,13 @@ async function enqueueAction(opts: EnqueueOpts, cmd: Command): Promise<void> {
   }
   if (report.failed.length > 0) {
     throw new CliError(`${report.failed.length} message(s) not sent (their payouts are recorded ACCEPTED): run the same command again to send them: ${sameCommand()}`);
+  }
+  if (report.conflicts.length > 0) {
+    throw new CliError(
+      `${report.conflicts.length} row(s) name a reference already recorded with other data; nothing was sent for them, and the recorded payouts go ahead as first recorded. ` +
+        'To pay a corrected row, give it a new withdrawal_reference (and settle the recorded one: `payrelay payouts status <reference>`)',
+      EXIT.invalidInput,
+    );
   }
 }
 

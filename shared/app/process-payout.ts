@@ -1,8 +1,7 @@
-import { maskAccount } from '@shared/domain/account';
 import type { PayoutIdentity } from '@shared/domain/identity';
 import { checkName, normalizeName } from '@shared/domain/name-policy';
 import { Payout, SUBMITTED_CHECK_SECONDS } from '@shared/domain/payout';
-import { acceptRequest, requestIdentity, type PayoutRequest } from '@shared/messages/payout-request';
+import { acceptRequest, fieldsDifferingFromStored, requestIdentity, type PayoutRequest } from '@shared/messages/payout-request';
 import {
   ProviderAmbiguousError,
   ProviderError,
@@ -109,28 +108,6 @@ function refusesTheAccount(error: ProviderRejectedError): boolean {
 
 /** A verification under way: the verified name, or why the payout is refused. */
 type Verification = Promise<{ verifiedName?: string; rejection?: string }>;
-
-/**
- * The fields of a request that differ from the stored payout of its identity: a redelivery of the
- * same request has none. The name and the KYC subject count as much as the amount and the account: a
- * retry token or a resubmission verifies with the request it is given, so a request without the
- * stored `expected_name` or `user_reference` would otherwise pay past the name policy or KYC gating
- * the first request asked for. The account is compared by its keyed fingerprint, which tells apart
- * two accounts with the same last four digits and code; a payout stored without one (before it
- * existed) is compared by its mask, and a same-mask account then only by the verified holder's name.
- */
-function fieldsDifferingFromStored(payout: Payout, request: PayoutRequest, accountFingerprint: string): string[] {
-  const r = payout.record;
-  const otherAccount = r.accountMasked !== maskAccount(request.account_number) || (r.accountFingerprint !== undefined && r.accountFingerprint !== accountFingerprint);
-  const checks: Array<[string, boolean]> = [
-    ['amount', r.amount !== request.amount],
-    ['account_number', otherAccount],
-    ['account_code', r.accountCode !== request.account_code],
-    ['expected_name', r.expectedName !== request.expected_name],
-    ['user_reference', r.userReference !== request.user_reference],
-  ];
-  return checks.filter(([, differs]) => differs).map(([field]) => field);
-}
 
 /** How many times one request re-reads the payout after losing a conditional write. */
 const MAX_ROUNDS = 5;

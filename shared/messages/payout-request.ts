@@ -158,6 +158,30 @@ export function parsePayoutRequest(body: string): PayoutRequest {
   throw new InvalidPayoutRequestError(`invalid payout request: ${problems}`, identity.success ? identity.output : undefined, problems);
 }
 
+/**
+ * The fields of a request that differ from the stored payout of its identity: a redelivery of the
+ * same request has none. The name and the KYC subject count as much as the amount and the account: a
+ * retry token or a resubmission verifies with the request it is given, so a request without the
+ * stored `expected_name` or `user_reference` would otherwise pay past the name policy or KYC gating
+ * the first request asked for. The account is compared by its keyed fingerprint, which tells apart
+ * two accounts with the same last four digits and code; a payout stored without one (before it
+ * existed) is compared by its mask, and a same-mask account then only by the verified holder's name.
+ * The worker and `payouts enqueue` both judge a request for a stored identity with it.
+ */
+export function fieldsDifferingFromStored(payout: Payout, request: PayoutRequest, accountFingerprint?: string): string[] {
+  const r = payout.record;
+  const otherAccount =
+    r.accountMasked !== maskAccount(request.account_number) || (r.accountFingerprint !== undefined && accountFingerprint !== undefined && r.accountFingerprint !== accountFingerprint);
+  const checks: Array<[string, boolean]> = [
+    ['amount', r.amount !== request.amount],
+    ['account_number', otherAccount],
+    ['account_code', r.accountCode !== request.account_code],
+    ['expected_name', r.expectedName !== request.expected_name],
+    ['user_reference', r.userReference !== request.user_reference],
+  ];
+  return checks.filter(([, differs]) => differs).map(([field]) => field);
+}
+
 /** The payout identity a request names (its other fields stay out of the key). */
 export function requestIdentity(request: PayoutIdentity): PayoutIdentity {
   return {

@@ -172,6 +172,32 @@ describe('payrelay payouts enqueue: the merchant', () => {
   });
 });
 
+describe('payrelay payouts enqueue: a file run again', () => {
+  it('sends nothing for a row whose reference is recorded with other data, says which fields, exits 3; the same rows are skipped', async () => {
+    const first = file('first.csv', [HEADER, `${MERCHANT},GHS,C-1,10.00,0244123456,MTN`, `${MERCHANT},GHS,C-2,20.00,0244123456,MTN`].join('\n'));
+    expect((await cli(['payouts', 'enqueue', '--file', first])).code).toBe(0);
+    await drainQueue();
+    // C-1 corrected (amount), C-2 to another account with the same last four digits, C-3 new.
+    const corrected = file(
+      'corrected.csv',
+      [HEADER, `${MERCHANT},GHS,C-1,15.00,0244123456,MTN`, `${MERCHANT},GHS,C-2,20.00,0555123456,MTN`, `${MERCHANT},GHS,C-3,30.00,0244123456,MTN`].join('\n'),
+    );
+    const again = await cli(['--json', 'payouts', 'enqueue', '--file', corrected]);
+    expect(again.code).toBe(3);
+    const report = JSON.parse(again.stdout) as { enqueued: string[]; skipped: unknown[]; conflicts: Array<{ withdrawal_reference: string; differ: string[] }> };
+    expect(report.enqueued).toEqual(['C-3']);
+    expect(report.conflicts).toEqual([
+      { withdrawal_reference: 'C-1', state: 'ACCEPTED', differ: ['amount'] },
+      { withdrawal_reference: 'C-2', state: 'ACCEPTED', differ: ['account_number'] },
+    ]);
+    expect(again.stderr).toContain('payrelay: 2 row(s) name a reference already recorded with other data; nothing was sent for them');
+    expect([...(await drainQueue()).keys()]).toEqual(['C-3']);
+    const same = await cli(['--json', 'payouts', 'enqueue', '--file', first]);
+    expect(same.code).toBe(0);
+    expect((JSON.parse(same.stdout) as { skipped: unknown[] }).skipped).toHaveLength(2);
+  });
+});
+
 describe('payrelay payouts enqueue: an interrupted run', () => {
   const N = 200;
 
