@@ -353,8 +353,8 @@ export function registerKycCommands(program: Command): void {
         } else console.log('  no callback received for this user yet');
         console.log('At the KYC service (verification-status):');
         if (provider && typeof provider === 'object') {
-          const p = provider as Record<string, unknown>;
-          printRecord({ status: p.status, order_status: (p.order as Record<string, unknown> | undefined)?.status, error: p.error });
+          const p = provider as { status?: unknown; error?: unknown; record?: { order?: { status?: unknown } } };
+          printRecord({ status: p.status, order_status: p.record?.order?.status, error: p.error });
         }
       });
     });

@@ -93,6 +93,16 @@ describe('payrelay kyc catch-up on the local stack', () => {
     expect(await storedEvents()).toHaveLength(events.length);
   });
 
+  it('kyc status shows the subject here and the KYC service\'s own status and order status', async () => {
+    await stack.sim.admin.advanceKyc({ order_id: await stack.order('e2e-status'), action: 'finish', decision: 'approved' });
+    await subject('e2e-status');
+    const out = await cli(['kyc', 'status', 'e2e-status', '--app-id', stack.appId]);
+    expect(out.code).toBe(0);
+    const provider = out.stdout.slice(out.stdout.indexOf('At the KYC service'));
+    expect(provider).toMatch(/│ status +│ approved +│/);
+    expect(provider).toMatch(/│ order_status +│ completed +│/);
+  });
+
   it('refuses a garbage /responses answer with one clear line and exit 5, storing nothing', async () => {
     const before = await storedEvents();
     const out = await cli(['kyc', 'catch-up', '--kyc-url', garbage.url]);
