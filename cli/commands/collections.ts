@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { ORDER_STATUSES, PAYMENT_STATUSES, type Collection, type CollectionOrderStatus, type CollectionPaymentStatus } from '@shared/domain/collection';
-import { contextOf, listLimit, parseSince, upperCaseChoice, withExample, type CommandContext } from '../context';
+import { contextOf, listLimit, nonEmptyText, parseSince, upperCaseChoice, withExample, type CommandContext } from '../context';
 import { CliError, EXIT, optionsText, printListing, printRecord, printTable, shellWord } from '../output';
 import { payoutServiceFor } from '../operator';
 import { requireEnv } from '../target';
@@ -43,7 +43,7 @@ function registerCreate(collections: Command): void {
       .command('create')
       .requiredOption('--amount <amount>', 'the amount to collect, a decimal string valid for the currency (e.g. 40 or 40.50)')
       .requiredOption('--currency <code>', 'the currency of the amount (e.g. GHS)')
-      .option('--order-id <id>', "payrelay's id of the order, sent as partner_order_id (default: a new col-<date>-<hex> id)"),
+      .option('--order-id <id>', "payrelay's id of the order, sent as partner_order_id (default: a new col-<date>-<hex> id)", nonEmptyText),
     'payrelay collections create --amount 40 --currency GHS',
     'payrelay collections create --amount 12.50 --currency GHS --order-id INV-2026-0042',
   )
@@ -109,12 +109,12 @@ function registerStatusAndList(collections: Command): void {
   withExample(
     collections
       .command('list')
-      .option('--since <time>', 'oldest creation time: ISO 8601 or a duration back from now (30m, 6h, 2d)', '7d')
-      .option('--until <time>', 'newest creation time, exclusive (same forms; default: now)')
+      .option('--since <time>', 'oldest creation time: ISO 8601 or a duration back from now (30m, 6h, 2d)', nonEmptyText, '7d')
+      .option('--until <time>', 'newest creation time, exclusive (same forms; default: now)', nonEmptyText)
       .addOption(upperCaseChoice(new Option('--order-status <status>', 'only orders in this order status (any case)'), ORDER_STATUSES))
       .addOption(upperCaseChoice(new Option('--payment-status <status>', 'only orders in this payment status (any case)'), PAYMENT_STATUSES))
       .option('--limit <n>', 'show at most n, newest first (at most 1000)', listLimit, 100)
-      .option('--cursor <cursor>', 'the next page: the cursor printed under the previous page'),
+      .option('--cursor <cursor>', 'the next page: the cursor printed under the previous page', nonEmptyText),
     'payrelay collections list',
     'payrelay collections list --since 30d --payment-status PAID',
   )

@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { CALLBACK_SOURCES, receivedDayOf, type CallbackSource } from '@shared/domain/callbacks';
-import { calendarDay, contextOf, listLimit, parseSince, positiveInt, refuseEmptyRange, withExample } from '../context';
+import { calendarDay, contextOf, listLimit, nonEmptyText, parseSince, positiveInt, refuseEmptyRange, withExample } from '../context';
 import { CliError, EXIT, optionsText, printListing, printTable } from '../output';
 import { requireEnv } from '../target';
 import { cliLog, noTelemetry } from '../log';
@@ -67,8 +67,8 @@ function timeRangeCommand(parent: Command, name: string, sinceExamples: string, 
   return withExample(
     parent
       .command(name)
-      .requiredOption('--since <time>', `start: ISO 8601 time or a duration back from now (${sinceExamples})`)
-      .option('--until <time>', 'end, exclusive (default: now)'),
+      .requiredOption('--since <time>', `start: ISO 8601 time or a duration back from now (${sinceExamples})`, nonEmptyText)
+      .option('--until <time>', 'end, exclusive (default: now)', nonEmptyText),
     ...examples,
   );
 }
@@ -101,7 +101,7 @@ function registerListCommand(events: Command): void {
       .option('--reference <reference>', 'only callbacks naming this withdrawal_reference or user_reference')
       .addOption(new Option('--source <source>', 'only callbacks from this source').choices([...CALLBACK_SOURCES]))
       .option('--limit <n>', 'show at most n, newest first (at most 1000)', listLimit, 50)
-      .option('--cursor <cursor>', 'the next page: the cursor printed under the previous page'),
+      .option('--cursor <cursor>', 'the next page: the cursor printed under the previous page', nonEmptyText),
     'payrelay events list',
     'payrelay events list --reference WD-2024-0001',
     'payrelay --json events list --day 2026-11-20 --source kyc --limit 200',
@@ -150,7 +150,7 @@ function registerQuarantineCommands(events: Command): void {
   withExample(
     quarantine
       .command('list')
-      .option('--since <time>', 'oldest: ISO 8601 time or a duration back from now (30m, 6h, 2d)', '7d')
+      .option('--since <time>', 'oldest: ISO 8601 time or a duration back from now (30m, 6h, 2d)', nonEmptyText, '7d')
       .option('--limit <n>', 'most to list, newest first', positiveInt, 50),
     'payrelay events quarantine list',
     'payrelay --json events quarantine list --since 2026-11-20',

@@ -304,7 +304,7 @@ export function registerKycCommands(program: Command): void {
   withExample(
     kyc
       .command('catch-up')
-      .option('--since <time>', "only callbacks whose own timestamp is at or after this: ISO 8601 time or a duration back from now (30m, 6h, 2d)")
+      .option('--since <time>', "only callbacks whose own timestamp is at or after this: ISO 8601 time or a duration back from now (30m, 6h, 2d)", nonEmptyText)
       .option('--dry-run', 'count what would be recovered; store and apply nothing'),
     'payrelay kyc catch-up --dry-run',
     'payrelay kyc catch-up --since 2d',

@@ -79,9 +79,9 @@ function registerStatusAndList(payouts: Command): void {
       .addOption(upperCaseChoice(new Option('--state <state>', 'payouts in this state (any case)'), PAYOUT_STATES).makeOptionMandatory())
       .option('--limit <n>', 'show at most n, newest change first (at most 1000)', listLimit, 100)
       .option('--merchant <platform_merchant_id>', 'only payouts of this merchant', nonEmptyText)
-      .option('--since <time>', 'only payouts last changed at or after this time: ISO 8601 or a duration back from now (30m, 6h, 2d)')
-      .option('--until <time>', 'only payouts last changed at or before this time (same forms as --since)')
-      .option('--cursor <cursor>', 'the next page: the cursor printed under the previous page'),
+      .option('--since <time>', 'only payouts last changed at or after this time: ISO 8601 or a duration back from now (30m, 6h, 2d)', nonEmptyText)
+      .option('--until <time>', 'only payouts last changed at or before this time (same forms as --since)', nonEmptyText)
+      .option('--cursor <cursor>', 'the next page: the cursor printed under the previous page', nonEmptyText),
     'payrelay payouts list --state NEEDS_REVIEW',
   )
     .description('list payouts in one state, newest change first, a page at a time (reads an index, never the whole table)')

@@ -288,6 +288,15 @@ describe('a bad option value', () => {
       [['payouts', 'retry', 'WD-1', '--new-reference', 'WD-2', '--by', ''], "'--by <name>'"],
       [['dlq', 'delete', 'id-1', '--reason', 'poison', '--by', ' '], "'--by <name>'"],
       [['kyc', 'status', 'user-1', '--app-id', ''], "'--app-id <id>'"],
+      // Left out, these mean "until now" or "the first page" or "a new order id".
+      [['events', 'replay', '--since', '1h', '--until', ''], "'--until <time>'"],
+      [['events', 'backfill-references', '--since', '1d', '--until', ' '], "'--until <time>'"],
+      [['events', 'list', '--cursor', ''], "'--cursor <cursor>'"],
+      [['payouts', 'list', '--state', 'FAILED', '--cursor', ''], "'--cursor <cursor>'"],
+      [['payouts', 'list', '--state', 'FAILED', '--until', ''], "'--until <time>'"],
+      [['collections', 'list', '--cursor', ' '], "'--cursor <cursor>'"],
+      [['collections', 'list', '--since', ''], "'--since <time>'"],
+      [['collections', 'create', '--amount', '10', '--order-id', ''], "'--order-id <id>'"],
     ] as const) {
       const { code, stderr } = await runCaptured([...args]);
       expect({ code, line: stderr.split('\n')[0] }, args.join(' ')).toEqual({
