@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import { ORDER_STATUSES, PAYMENT_STATUSES, type Collection, type CollectionOrderStatus, type CollectionPaymentStatus } from '@shared/domain/collection';
 import { contextOf, listLimit, nonEmptyText, parseSince, upperCaseChoice, withExample, type CommandContext } from '../context';
-import { CliError, EXIT, optionsText, printListing, printRecord, printTable, shellWord } from '../output';
+import { CliError, EXIT, describeError, exitCodeOf, optionsText, printListing, printRecord, printTable, shellWord } from '../output';
 import { payoutServiceFor } from '../operator';
 import { requireEnv } from '../target';
 import { cliLog } from '../log';
@@ -59,10 +59,20 @@ function registerCreate(collections: Command): void {
       try {
         const { createCollection } = await import('@shared/app/collections');
         const { systemClock } = await import('@shared/adapters/system-clock');
-        const created = await createCollection(
-          { collections, provider, credentials, clock: systemClock, log: cliLog },
-          { partnerOrderId: opts.orderId ?? newOrderId(), amount: opts.amount, currency: opts.currency.trim().toUpperCase() },
-        );
+        const order = { partnerOrderId: opts.orderId ?? newOrderId(), amount: opts.amount, currency: opts.currency.trim().toUpperCase() };
+        let created;
+        try {
+          created = await createCollection({ collections, provider, credentials, clock: systemClock, log: cliLog }, order);
+        } catch (error) {
+          const { ProviderError } = await import('@shared/providers/provider-errors');
+          if (!(error instanceof ProviderError) || (error.kind !== 'unavailable' && error.kind !== 'unauthorized')) throw error;
+          // Recorded ("requested") before it is sent: a rerun without the id would leave this one so for good.
+          throw new CliError(
+            `${describeError(error)}. Collection ${order.partnerOrderId} was not sent (\`payrelay collections status ${shellWord(order.partnerOrderId)}\` shows it); ` +
+              `once that is fixed, send it with the same id: payrelay collections create --amount ${shellWord(order.amount)} --currency ${order.currency} --order-id ${shellWord(order.partnerOrderId)}`,
+            exitCodeOf(error),
+          );
+        }
         const { collection, virtualAccountNumber } = created;
         ctx.out.result({ ...collectionSummary(collection), virtual_account_number: virtualAccountNumber ?? null }, () => {
           printRecord({ ...collectionSummary(collection), virtual_account_number: virtualAccountNumber });

@@ -79,4 +79,15 @@ describe('payrelay collections, end to end through the local stack', () => {
     expect(json(replayRun)).toMatchObject({ applied: 0, unchanged: 1 });
     // Seven CLI processes in two rounds: seconds on an idle machine, longer on a loaded one.
   }, 120_000);
+
+  it('an order that could not be sent is recorded, and the error line gives the command that sends it with its id', async () => {
+    // Nothing listens on port 9: the request never reaches a provider.
+    const unsent = await cli(['--provider-url', 'http://127.0.0.1:9', 'collections', 'create', '--amount', '7', '--currency', 'GHS']);
+    expect(unsent.code).toBe(5);
+    const line = unsent.stderr.trim().split('\n').at(-1) ?? '';
+    const id = /--order-id (col-\S+)$/.exec(line)?.[1];
+    expect(line).toMatch(/^payrelay: .*Collection col-\S+ was not sent .*send it with the same id: payrelay collections create --amount 7 --currency GHS --order-id col-\S+$/);
+    expect(json(await cli(['--json', 'collections', 'status', id ?? '']))).toMatchObject({ order_id: id, creation: 'requested' });
+    expect(json(await cli(['--json', 'collections', 'create', '--amount', '7', '--currency', 'GHS', '--order-id', id ?? '']))).toMatchObject({ order_id: id, creation: 'accepted' });
+  }, 60_000);
 });
