@@ -162,6 +162,16 @@ export function createReconcilePayouts(deps: ReconcileDeps): (options?: { budget
 }
 
 /**
+ * A setting's span in a reason: whole minutes as "1440 minutes" (the wording docs and alarms quote),
+ * a fraction (a local stack's test settings) in seconds, so "0.5" reads "30 seconds", not "1 minutes".
+ */
+function spanText(ms: number): string {
+  if (ms % 60_000 === 0) return ms === 60_000 ? '1 minute' : `${ms / 60_000} minutes`;
+  const seconds = Math.round(ms / 1000);
+  return seconds === 1 ? '1 second' : `${seconds} seconds`;
+}
+
+/**
  * The reconciler's use cases over one set of ports. The sweep and the delayed checks share one
  * decision and one write path (a conditional write on the state and version read), and the provider's
  * Retry-After pause, which holds for every payout while the function stays warm.
@@ -224,11 +234,11 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
     // payout paid late on a retry is not sent to review at its first look.
     const overdue = payout.ageMs(now) >= settings.reviewAfterMs;
     const pendingTooLong = payout.sinceLatestIntentMs(now) >= settings.reviewAfterMs;
-    const reviewMinutes = Math.round(settings.reviewAfterMs / 60_000);
+    const reviewWindow = spanText(settings.reviewAfterMs);
 
     // Nothing was sent yet: the message owns the payout. If no delivery finishes it in time, a person looks.
     if (payout.state === 'ACCEPTED' || payout.state === 'VERIFYING') {
-      if (overdue) return payout.needsReview(`not processed within ${reviewMinutes} minutes; nothing was paid`, now);
+      if (overdue) return payout.needsReview(`not processed within ${reviewWindow}; nothing was paid`, now);
       return payout.checked(now, { nextCheckAt: new Date(Date.parse(r.createdAt) + settings.reviewAfterMs) });
     }
     // A worker may still be inside the Payout call.
@@ -243,7 +253,7 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
     const asked = await askProvider(payout, now);
     if ('error' in asked) {
       log.warn('GetPayout failed; will check again', { payoutKey: payout.key, error: asked.error.name });
-      if (pendingTooLong) return payout.needsReview(`still open after ${reviewMinutes} minutes; status unavailable`, now);
+      if (pendingTooLong) return payout.needsReview(`still open after ${reviewWindow}; status unavailable`, now);
       return payout.checked(now, asked.notBefore ? { notBefore: asked.notBefore } : {});
     }
     const { answer } = asked;
@@ -264,13 +274,13 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
         log.warn('unrecognized provider status; not final', { payoutKey: payout.key, providerStatus: status });
       }
       const held = payout.heldByProvider(status, now);
-      if (pendingTooLong) return held.needsReview(`still ${status || 'open'} after ${reviewMinutes} minutes`, now);
+      if (pendingTooLong) return held.needsReview(`still ${status || 'open'} after ${reviewWindow}`, now);
       if (answer.outcome === 'gateway_error') {
         // Not final, never success; but the provider calls it an error, so a person looks sooner.
         log.warn('provider reports a gateway error; not final', { payoutKey: payout.key, providerStatus: status });
         const gatewayReviewMs = settings.gatewayErrorReviewAfterMs ?? GATEWAY_ERROR_REVIEW_MINUTES_DEFAULT * 60_000;
         if (payout.ageMs(now) >= gatewayReviewMs) {
-          return held.needsReview(`provider reports ${status} (a gateway error) ${Math.round(gatewayReviewMs / 60_000)} minutes or more after acceptance`, now);
+          return held.needsReview(`provider reports ${status} (a gateway error) ${spanText(gatewayReviewMs)} or more after acceptance`, now);
         }
       }
       return held;
@@ -279,7 +289,7 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
     // The provider does not know this withdrawal_reference.
     if (payout.state === 'SUBMITTING' && r.submitRetryAllowed) {
       // Expected: the call was never sent. The message may retry; the review deadline bounds the wait.
-      if (overdue) return payout.needsReview(`not processed within ${reviewMinutes} minutes; nothing was paid`, now);
+      if (overdue) return payout.needsReview(`not processed within ${reviewWindow}; nothing was paid`, now);
       const deadline = Date.parse(r.createdAt) + settings.reviewAfterMs;
       return payout.checked(now, { nextCheckAt: new Date(Math.min(now.getTime() + NOT_SENT_RECHECK_MS, deadline)) });
     }
@@ -288,19 +298,19 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
     ).notFound(now);
     // The grace period counts from the start of the current unbroken not-found run.
     if (base.notFoundForMs(now) < settings.notFoundGraceMs) return base;
-    const graceMinutes = Math.round(settings.notFoundGraceMs / 60_000);
+    const grace = spanText(settings.notFoundGraceMs);
     if (base.acknowledged) {
       const since = base.record.acknowledgedAt ? ` at ${base.record.acknowledgedAt}` : '';
       return base.needsReview(
-        `contradictory provider answers: the provider acknowledged this reference${since}, and has not known it for ${graceMinutes} minutes since ${base.record.notFoundSince}`,
+        `contradictory provider answers: the provider acknowledged this reference${since}, and has not known it for ${grace} since ${base.record.notFoundSince}`,
         now,
       );
     }
     if (base.record.refusedAt !== undefined) {
-      return base.failed(`refused; the provider does not hold it (not found for ${graceMinutes} minutes after the refusal)`, now);
+      return base.failed(`refused; the provider does not hold it (not found for ${grace} after the refusal)`, now);
     }
     if (base.record.resubmitAuthorized) {
-      if (overdue) return base.needsReview(`resubmission authorized but not done within ${reviewMinutes} minutes`, now);
+      if (overdue) return base.needsReview(`resubmission authorized but not done within ${reviewWindow}`, now);
       return base;
     }
     if (settings.resubmitUnknownNotFound) {
@@ -311,7 +321,7 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
       return base.authorizeResubmit(now, settings.notFoundGraceMs);
     }
     return base.needsReview(
-      `provider does not know this withdrawal_reference after ${graceMinutes} minutes (resubmission disabled)`,
+      `provider does not know this withdrawal_reference after ${grace} (resubmission disabled)`,
       now,
     );
   }
