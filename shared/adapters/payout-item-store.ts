@@ -68,6 +68,8 @@ export interface PayoutItem {
   nextCheckAt?: string;
   /** Present only in UNKNOWN and final states: this is what makes the `by-state` index sparse. */
   listShard?: string;
+  /** The quarantine nudge's throttle (PayoutRecord.mismatchNudgedAt). */
+  mismatchNudgedAt?: string;
   /** A random id of the write that stored this version (see createPayoutItemStore's putItem); not part of the payout. */
   writeId?: string;
 }
@@ -113,6 +115,7 @@ export function toItem(payout: Payout): PayoutItem {
     openShard: !open ? undefined : payout.isFinal ? watchShardOf(pk, SHARDS.open) : openShardOf(pk, SHARDS.open),
     nextCheckAt: open ? r.nextCheckAt : undefined,
     listShard: listShardOf(pk, r.state),
+    mismatchNudgedAt: r.mismatchNudgedAt,
   };
 }
 
@@ -129,6 +132,7 @@ export function fromItem(item: PayoutItem): Payout {
     amount: item.amount,
     accountMasked: item.account_masked,
     accountFingerprint: item.account_fp,
+    mismatchNudgedAt: item.mismatchNudgedAt,
     accountCode: item.account_code,
     expectedName: item.expected_name,
     verifiedName: item.verified_name,

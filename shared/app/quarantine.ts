@@ -56,8 +56,9 @@ export async function quarantineMismatch(
     deps.settings.maxPerHour,
   );
   deps.telemetry.count(outcome === 'hour-full' ? METRIC.quarantineFull : METRIC.notificationQuarantined);
+  // A full hour is a flood: it nudges nothing either (the reconciler's schedule still looks).
   const payoutsDue =
-    withdrawalReference === undefined
+    withdrawalReference === undefined || outcome === 'hour-full'
       ? 0
       : await deps.payouts.markDueNow(withdrawalReference, receivedAt, { atMostEveryMs: deps.settings.nudgeEveryMinutes * 60_000 });
   deps.log.warn(

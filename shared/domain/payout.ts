@@ -120,6 +120,11 @@ export interface PayoutRecord {
   readonly accountCode: string;
   readonly expectedName?: string;
   readonly verifiedName?: string;
+  /**
+   * When a quarantined notification last made this payout due (the nudge's throttle, written by the
+   * nudge itself). Carried unchanged by every version, so that a write does not reset the throttle.
+   */
+  readonly mismatchNudgedAt?: string;
   readonly userReference?: string;
   readonly metadata?: Record<string, string>;
   /** Last raw status word from the provider (Payout acceptance or GetPayout). */

@@ -208,6 +208,19 @@ describe('payout repository on dynalite', () => {
     expect(await repo.markDueNow('no-such-reference', now)).toBe(0);
   });
 
+  it('keeps the quarantine nudge\'s throttle through later writes of the payout', async () => {
+    const { payout } = await repo.createAccepted(fresh('nudge-1'));
+    const every = 15 * 60_000;
+    expect(await repo.markDueNow('nudge-1', at(1), { atMostEveryMs: every })).toBe(1);
+    const stored = (await repo.get(id('nudge-1'))) as Payout;
+    expect(stored.record.mismatchNudgedAt).toBe(at(1).toISOString());
+    // The worker (or a reconciler look) writes a new version meanwhile.
+    await repo.save(stored, stored.startVerifying(at(2)));
+    expect(payout.version).toBeLessThan(((await repo.get(id('nudge-1'))) as Payout).version);
+    expect(await repo.markDueNow('nudge-1', at(5), { atMostEveryMs: every })).toBe(0);
+    expect(await repo.markDueNow('nudge-1', at(17), { atMostEveryMs: every })).toBe(1);
+  });
+
   it('lists payouts by state', async () => {
     const rejected = (await repo.listByState({ state: 'REJECTED', limit: 100 })).payouts;
     expect(rejected.map((p) => p.record.identity.withdrawal_reference)).toEqual(expect.arrayContaining(['sparse-1', 'hint-1']));
