@@ -78,6 +78,9 @@ export async function run(argv: readonly string[]): Promise<number> {
       return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
     console.error(`payrelay: ${describeError(error)}`);
-    return exitCodeOf(error);
+    const code = exitCodeOf(error);
+    // As commander ends its own usage errors (showHelpAfterError above).
+    if (code === EXIT.usage) console.error('(run with --help for usage)');
+    return code;
   }
 }

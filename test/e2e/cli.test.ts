@@ -340,7 +340,7 @@ describe('without a running stack', () => {
 
   it('refuses a kyc order without an option its kind requires as a usage error (exit 2), before looking for a stack', async () => {
     const { code, stderr } = await cli(['kyc', 'order', 'create', '--individual', '--reference', 'user-42'], { PAYRELAY_STATE_FILE: join(dir, 'none.json') });
-    expect([code, stderr.trim()]).toEqual([2, 'payrelay: --full-name is required for --individual']);
+    expect([code, stderr.trim()]).toEqual([2, 'payrelay: --full-name is required for --individual\n(run with --help for usage)']);
   });
 
   it('refuses an empty --since/--until range (exit 3) before looking for a stack', async () => {

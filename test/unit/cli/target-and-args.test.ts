@@ -227,7 +227,8 @@ describe('a bad option value', () => {
       printed.mockClear();
       const { code } = await runCaptured(args);
       expect(code, args.join(' ')).toBe(EXIT.usage);
-      expect(printed).toHaveBeenCalledTimes(1);
+      // The refusal, then the pointer to --help that every usage error ends with.
+      expect(printed.mock.calls.map((call) => String(call[0])).slice(1)).toEqual(['(run with --help for usage)']);
       return String(printed.mock.calls[0]?.[0]);
     };
     const signingHint = '; to choose the signing profile, use --signing-profile <profile>';
