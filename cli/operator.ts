@@ -25,7 +25,11 @@ export function pickOne(reference: string, found: readonly Payout[], opts: Ident
   const matching = found.filter(
     (p) => (!opts.currency || p.record.identity.currency === opts.currency) && (!opts.merchant || p.record.identity.platform_merchant_id === opts.merchant),
   );
-  if (matching.length === 0) throw new CliError(`no payout with withdrawal_reference ${reference}`, EXIT.notFound);
+  if (matching.length === 0) {
+    const filters = [opts.merchant && `merchant ${opts.merchant}`, opts.currency && `currency ${opts.currency}`].filter(Boolean).join(' and ');
+    const others = found.length > 0 ? ` (${found.length} with other ${opts.merchant && opts.currency ? 'merchants or currencies' : opts.merchant ? 'merchants' : 'currencies'})` : '';
+    throw new CliError(`no payout with withdrawal_reference ${reference}${filters ? ` for ${filters}${others}` : ''}`, EXIT.notFound);
+  }
   if (matching.length > 1) {
     const which = matching.map((p) => `${p.record.identity.platform_merchant_id}/${p.record.identity.currency}`).join(', ');
     throw new CliError(`${matching.length} payouts have withdrawal_reference ${reference} (${which}): pick one with --merchant and --currency`, EXIT.invalidInput);

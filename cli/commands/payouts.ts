@@ -1,6 +1,7 @@
 import type { Command} from 'commander';
 import { Option } from 'commander';
 import { PAYOUT_STATES, type Payout, type PayoutState } from '@shared/domain/payout';
+import { MAX_WITHDRAWAL_REFERENCE_LENGTH } from '@shared/messages/payout-request';
 import { contextOf, listLimit, nonEmptyText, parseSince, refuseEmptyRange, upperCaseChoice, withExample, type CommandContext } from '../context';
 import { registerEnqueueCommand } from './payouts-enqueue';
 import { CliError, EXIT, optionsText, printListing, printRecord, printTable, shellWord } from '../output';
@@ -42,6 +43,9 @@ export function payoutSummary(payout: Payout): Record<string, unknown> {
 async function findByReference(ctx: CommandContext, reference: string): Promise<Payout[]> {
   // Refused before any stack is looked for: an empty reference names no payout.
   if (reference.trim() === '') throw new CliError('withdrawal_reference is empty: give the reference the payout was requested with', EXIT.invalidInput);
+  if (reference.length > MAX_WITHDRAWAL_REFERENCE_LENGTH) {
+    throw new CliError(`withdrawal_reference is longer than ${MAX_WITHDRAWAL_REFERENCE_LENGTH} characters: no payout has such a reference`, EXIT.invalidInput);
+  }
   const { repository } = await adapters(ctx);
   return repository.findByReference(reference);
 }
@@ -167,7 +171,7 @@ function registerResolveAndRetry(payouts: Command): void {
       payouts
         .command('retry')
         .argument('<withdrawal_reference>', 'the FAILED payout')
-        .requiredOption('--new-reference <withdrawal_reference>', 'the reference of the new payout (same merchant and currency)')
+        .requiredOption('--new-reference <withdrawal_reference>', 'the reference of the new payout (same merchant and currency)', nonEmptyText)
         .option('--account-number <digits>', "the beneficiary's full number, when the provider's record does not give it (must match the stored mask)")
         .option('--by <name>', 'who retries (default: your AWS identity for --stack, else your OS user)', nonEmptyText),
     ),

@@ -4,12 +4,15 @@ import { isWellFormedText, payoutKey, type PayoutIdentity } from '@shared/domain
 import { parseAmount } from '@shared/domain/money';
 import { Payout } from '@shared/domain/payout';
 
+/** The longest withdrawal_reference (or merchant id, or user reference) a payout request may carry. */
+export const MAX_WITHDRAWAL_REFERENCE_LENGTH = 128;
+
 /** A reference that becomes part of a table key: trimmed, 1 to 128 characters, well-formed Unicode. */
 const reference = v.pipe(
   v.string(),
   v.trim(),
   v.minLength(1),
-  v.maxLength(128),
+  v.maxLength(MAX_WITHDRAWAL_REFERENCE_LENGTH),
   v.check(isWellFormedText, 'must be well-formed Unicode text (no lone surrogates)'),
 );
 

@@ -211,6 +211,8 @@ describe('a bad option value', () => {
       // Longer than any reference a KYC callback is applied with: said before the table refuses the key.
       expect((await runCaptured(['kyc', 'status', 'u'.repeat(3000)])).code).toBe(EXIT.invalidInput);
       expect(printed).toHaveBeenCalledWith('payrelay: user_reference is longer than 128 characters: no KYC subject has such a reference');
+      expect((await runCaptured(['payouts', 'status', 'w'.repeat(5000)])).code).toBe(EXIT.invalidInput);
+      expect(printed).toHaveBeenCalledWith('payrelay: withdrawal_reference is longer than 128 characters: no payout has such a reference');
     } finally {
       printed.mockRestore();
     }
@@ -287,6 +289,7 @@ describe('a bad option value', () => {
       [['payouts', 'list', '--state', 'FAILED', '--merchant', ''], "'--merchant <platform_merchant_id>'"],
       [['payouts', 'resolve', 'WD-1', '--as', 'failed', '--evidence', 'ticket 7', '--merchant', ''], "'--merchant <platform_merchant_id>'"],
       [['payouts', 'retry', 'WD-1', '--new-reference', 'WD-2', '--by', ''], "'--by <name>'"],
+      [['payouts', 'retry', 'WD-1', '--new-reference', ' '], "'--new-reference <withdrawal_reference>'"],
       [['dlq', 'delete', 'id-1', '--reason', 'poison', '--by', ' '], "'--by <name>'"],
       [['kyc', 'status', 'user-1', '--app-id', ''], "'--app-id <id>'"],
       // Left out, these mean "until now" or "the first page" or "a new order id".
