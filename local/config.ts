@@ -44,6 +44,9 @@ export function loadLocalConfig(path = LOCAL_CONFIG_PATH): LocalConfig {
   try {
     raw = JSON.parse(readFileSync(path, 'utf8'));
   } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new LocalConfigError(`no such file: ${path} (--config names the local config file; the default is ${LOCAL_CONFIG_PATH})`);
+    if (error instanceof SyntaxError) throw new LocalConfigError(`${path} is not valid JSON: ${error.message}`);
     throw new LocalConfigError(`cannot read ${path}: ${(error as Error).message}`);
   }
   const parsed = v.safeParse(localConfigSchema, raw);

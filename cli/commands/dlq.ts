@@ -97,8 +97,9 @@ export function registerDlqCommands(program: Command): void {
       const { showDeadLetter } = await import('@shared/app/dead-letters');
       const shown = await showDeadLetter(queue, id);
       ctx.out.result(shown, () => {
-        const { body, attributes, identity, ...rest } = shown;
-        printRecord({ ...rest, payout: identityText(identity), attributes });
+        const { body, attributes, identity, sentAt, ...rest } = shown;
+        // The same label as `dlq list`: the time of the first send, kept through every redrive.
+        printRecord({ 'first sent': sentAt, ...rest, payout: identityText(identity), attributes });
         console.log(body);
       });
     });
