@@ -1,7 +1,7 @@
 import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPayoutQueue } from '@shared/adapters/payout-queue';
-import { InvalidOperatorInputError, OperatorActionRefusedError, PayoutNotFoundError } from '@shared/app/operator-errors';
+import { InvalidOperatorInputError, PayoutNotFoundError } from '@shared/app/operator-errors';
 import { createProcessPayout } from '@shared/app/process-payout';
 import { credentialsFromCachedSecret } from '@shared/adapters/credentials';
 import { createReconcilePayouts } from '@shared/app/reconcile-payouts';
