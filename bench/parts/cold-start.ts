@@ -97,6 +97,7 @@ const HANDLER_ENV: Record<string, string> = {
   PAYOUT_CHECKS_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/000000000000/payrelay-bench-payout-checks',
   PROVIDER_SECRET_ID: 'payrelay-bench-provider',
   KYC_SECRET_ID: 'payrelay-bench-kyc',
+  ACCOUNT_KEY_SECRET_ID: 'payrelay-bench-account-key',
   PAYOUT_API_BASE_URL: 'https://payout.provider.invalid',
   KYC_API_BASE_URL: 'https://kyc.provider.invalid',
   // What PayrelayFunction sets on every function.
