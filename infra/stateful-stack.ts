@@ -145,8 +145,8 @@ export class PayrelayStatefulStack extends Stack {
     });
 
     // Secrets Manager generates the key at the first deploy: the template holds only the generator's
-    // settings, never the value, and a later deploy does not regenerate it (GenerateSecretString
-    // applies on creation only).
+    // settings, never the value. A later deploy keeps it as long as these settings stay as they are:
+    // CloudFormation generates a new value when GenerateSecretString changes (the synth test pins it).
     const accountKeySecret = new Secret(this, 'AccountKeySecret', {
       secretName: name(ACCOUNT_KEY_SECRET.id),
       description: `payrelay ${config.stage}: the key of the payout items' account fingerprints (${ACCOUNT_KEY_SECRET.fields.join(', ')}). Generated at the first deploy; never change or rotate it.`,

@@ -6,30 +6,45 @@ import { cachedSecret } from './secrets';
 /** The account key secret: at least 32 characters, as Secrets Manager generated it. */
 const accountKeySchema = v.object({ key: v.pipe(v.string(), v.minLength(32, 'must be at least 32 characters')) });
 
-/** Keeps the key for an hour: it never changes (resources.ts, ACCOUNT_KEY_SECRET). */
-const KEY_MAX_AGE_SECONDS = 3600;
-
 /** Bytes of the HMAC kept: 96 bits, so that two accounts never share one by chance, in 16 characters. */
 const FINGERPRINT_BYTES = 12;
 
+/** Bytes of the key id: enough to tell a replaced key from the one before it. */
+const KEY_ID_BYTES = 3;
+
+const hmac = (key: string, text: string): Buffer => createHmac('sha256', key).update(text).digest();
+
 /**
- * An account's fingerprint under `key`: HMAC-SHA256 of a versioned label, the account code and the
- * full number, cut to 16 base64url characters. The label keeps this use of the key apart from any other.
+ * An account's fingerprint under `key`: `<key id>.<fingerprint>`, where the fingerprint is HMAC-SHA256
+ * of a versioned label, the account code and the full number, cut to 16 base64url characters, and
+ * the key id (4 characters) names the key it was made with. The label keeps this use of the key apart
+ * from any other. Fingerprints are compared only under the same key id (sameAccount in
+ * shared/domain/account.ts), so a key replaced by mistake makes stored fingerprints unknown, not false.
  */
 export function accountFingerprint(key: string, account: { readonly account_code: string; readonly account_number: string }): string {
-  return createHmac('sha256', key)
-    .update(`payrelay account fingerprint v1\n${account.account_code}\n${account.account_number}`)
-    .digest()
-    .subarray(0, FINGERPRINT_BYTES)
-    .toString('base64url');
+  const keyId = hmac(key, 'payrelay account key id v1').subarray(0, KEY_ID_BYTES).toString('base64url');
+  const fingerprint = hmac(key, `payrelay account fingerprint v1\n${account.account_code}\n${account.account_number}`).subarray(0, FINGERPRINT_BYTES).toString('base64url');
+  return `${keyId}.${fingerprint}`;
 }
 
-/** Fingerprints under the key held in the secret `secretId` (read once, then cached). */
+/**
+ * Fingerprints under the key held in the secret `secretId`. The key never changes, so it is read
+ * once per process, and the first payouts of a batch share that one read; a failed read is tried
+ * again by the next call.
+ */
 export function accountFingerprintsFromSecret(secretId: string): AccountFingerprints {
-  const secret = cachedSecret(secretId, accountKeySchema, KEY_MAX_AGE_SECONDS);
+  const secret = cachedSecret(secretId, accountKeySchema);
+  let key: Promise<string> | undefined;
   return {
     async of(account) {
-      return accountFingerprint((await secret.get()).key, account);
+      key ??= secret.get().then(
+        (value) => value.key,
+        (error: unknown) => {
+          key = undefined;
+          throw error;
+        },
+      );
+      return accountFingerprint(await key, account);
     },
   };
 }

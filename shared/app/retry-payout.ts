@@ -1,4 +1,4 @@
-import { maskAccount } from '@shared/domain/account';
+import { mayBeSameAccount, maskAccount } from '@shared/domain/account';
 import { payoutKey, type PayoutIdentity } from '@shared/domain/identity';
 import type { Payout } from '@shared/domain/payout';
 import { acceptRequest, checkPayoutRequest, describePayoutRequestProblems } from '@shared/messages/payout-request';
@@ -45,7 +45,10 @@ export interface RetryResult {
 async function accountNumberFor(original: Payout, fromProvider: unknown, given: string | undefined, fingerprints: AccountFingerprints | undefined): Promise<string> {
   const { accountMasked: mask, accountFingerprint, accountCode } = original.record;
   const isTheAccount = async (number: string): Promise<boolean> =>
-    maskAccount(number) === mask && (accountFingerprint === undefined || fingerprints === undefined || (await fingerprints.of({ account_code: accountCode, account_number: number })) === accountFingerprint);
+    mayBeSameAccount(
+      { masked: mask, fingerprint: accountFingerprint },
+      { masked: maskAccount(number), fingerprint: await fingerprints?.of({ account_code: accountCode, account_number: number }) },
+    );
   const provider = (fromProvider as { customer?: { accountNumber?: unknown } } | undefined)?.customer?.accountNumber;
   if (typeof provider === 'string' && (await isTheAccount(provider))) return provider;
   if (given === undefined) {

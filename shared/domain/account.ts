@@ -49,6 +49,24 @@ export function maskAccount(accountNumber: string): string {
   return '*'.repeat(value.length - 4) + value.slice(-4);
 }
 
+/** An account as payrelay keeps it: its mask and, when it was made, its keyed fingerprint (`<key id>.<value>`). */
+export interface KeptAccount {
+  readonly masked: string;
+  readonly fingerprint?: string;
+}
+
+/**
+ * Whether an account given may be the account kept: the masks match and, when both fingerprints
+ * were made under the same key, so do they. Under different keys (a key replaced by mistake) or
+ * without one, only the mask can tell, so the answer is yes when the masks match.
+ */
+export function mayBeSameAccount(kept: KeptAccount, given: KeptAccount): boolean {
+  if (kept.masked !== given.masked) return false;
+  if (kept.fingerprint === undefined || given.fingerprint === undefined) return true;
+  const keyOf = (fingerprint: string): string => fingerprint.slice(0, Math.max(0, fingerprint.indexOf('.')));
+  return keyOf(kept.fingerprint) !== keyOf(given.fingerprint) || kept.fingerprint === given.fingerprint;
+}
+
 /** JSON members whose string value is an account or phone number (`"account_number": "0123456789"`). */
 const ACCOUNT_MEMBER = /("(?:account_number|accountNumber|account_no|phone|msisdn)"\s*:\s*")((?:[^"\\]|\\.)*)(")/g;
 

@@ -1,5 +1,5 @@
 import * as v from '@shared/validation/valibot';
-import { maskAccount, parseAccountCode } from '@shared/domain/account';
+import { mayBeSameAccount, maskAccount, parseAccountCode } from '@shared/domain/account';
 import { isWellFormedText, payoutKey, type PayoutIdentity } from '@shared/domain/identity';
 import { parseAmount } from '@shared/domain/money';
 import { Payout } from '@shared/domain/payout';
@@ -173,8 +173,10 @@ export function parsePayoutRequest(body: string): PayoutRequest {
  */
 export function fieldsDifferingFromStored(payout: Payout, request: PayoutRequest, accountFingerprint?: string): string[] {
   const r = payout.record;
-  const otherAccount =
-    r.accountMasked !== maskAccount(request.account_number) || (r.accountFingerprint !== undefined && accountFingerprint !== undefined && r.accountFingerprint !== accountFingerprint);
+  const otherAccount = !mayBeSameAccount(
+    { masked: r.accountMasked, fingerprint: r.accountFingerprint },
+    { masked: maskAccount(request.account_number), fingerprint: accountFingerprint },
+  );
   const checks: Array<[string, boolean]> = [
     ['amount', r.amount !== request.amount],
     ['account_number', otherAccount],

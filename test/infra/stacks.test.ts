@@ -223,7 +223,8 @@ describe('stateful stack', () => {
         if (String(secret.Properties.Name).endsWith('-account-key')) {
           // Secrets Manager generates it once, at creation: the template holds the generator's settings only.
           expect(valueKeys).toEqual(['GenerateSecretString']);
-          expect(secret.Properties.GenerateSecretString).toMatchObject({ GenerateStringKey: 'key', SecretStringTemplate: '{}', PasswordLength: 64 });
+          // Pinned whole: CloudFormation generates a new value when this property changes.
+          expect(secret.Properties.GenerateSecretString).toEqual({ GenerateStringKey: 'key', SecretStringTemplate: '{}', PasswordLength: 64, ExcludePunctuation: true });
         } else expect(valueKeys, String(secret.Properties.Name)).toEqual([]);
       }
       // Nothing else may write a secret value either (a rotation schedule or a version resource).
