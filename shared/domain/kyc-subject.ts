@@ -64,17 +64,26 @@ export class KycSubjectMismatchError extends Error {
   override name = 'KycSubjectMismatchError';
 }
 
+/**
+ * The time of an undated rejection in its position: after every ISO time, so that a rejection whose
+ * time cannot be read outranks every answer of its phase (the safe direction), as an undated approval
+ * (an empty time) is outranked by every dated one.
+ */
+const UNDATED_REJECTION = '~';
+
 /** The ordering key of an event, `rank|time|event id`; compare two with isAfter. */
 export function eventPosition(event: KycCallbackEvent, eventId: string): string {
-  return `${KYC_PHASE_RANK[event.phase]}|${event.occurredAt}|${eventId}`;
+  const time = event.occurredAt === '' && event.decision === 'rejected' ? UNDATED_REJECTION : event.occurredAt;
+  return `${KYC_PHASE_RANK[event.phase]}|${time}|${eventId}`;
 }
 
 /**
  * Whether position `a` orders after `b`: rank first, then the event's time, then its id. An event
- * without a readable time (stored as an empty time) orders before every event of its rank that has
- * one, so it never outranks a later, dated answer. Compared field by field, not as one string: as
- * one string, the empty time's `|` sorted after every digit, and an undated approval beat a dated
- * rejection. Works on positions stored before this function existed (same format).
+ * without a readable time (an empty time) orders before every event of its rank that has one, so an
+ * undated approval never outranks a dated rejection; an undated rejection carries UNDATED_REJECTION,
+ * which orders after every time. Compared field by field, not as one string: as one string, the
+ * empty time's `|` sorted after every digit, so any undated event beat every dated one. Works on
+ * positions stored before this function existed (same format).
  */
 export function isAfter(a: string, b: string): boolean {
   const [rankA = '', timeA = '', ...idA] = a.split('|');

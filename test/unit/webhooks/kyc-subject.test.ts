@@ -149,6 +149,20 @@ describe('KYC subject projection', () => {
     }
   });
 
+  it('orders an undated rejection after a dated approval, whichever arrives first: the safe direction', () => {
+    const undatedRejection = { ...rejectedLater, occurredAt: '' };
+    for (const order of [
+      [[approved, 'kyc#000'], [undatedRejection, 'kyc#fff']],
+      [[undatedRejection, 'kyc#fff'], [approved, 'kyc#000']],
+    ] as Array<Array<[KycCallbackEvent, string]>>) {
+      const first = applyAll([order[0] as [KycCallbackEvent, string]]) as KycSubject;
+      const start = first.decision === 'approved' ? recordPull(first, 'approved', 'approved', NOW) : first;
+      const subject = applyAll([order[1] as [KycCallbackEvent, string]], start);
+      expect(subject?.decision).toBe('rejected');
+      expect(isApprovalConfirmed(subject as KycSubject)).toBe(false);
+    }
+  });
+
   it('orders positions by rank, then time (none before any), then event id', () => {
     expect(isAfter('2|2026-11-22T09:30:00.000Z|kyc#a', '2||kyc#z')).toBe(true);
     expect(isAfter('2||kyc#z', '2|2026-11-22T09:30:00.000Z|kyc#a')).toBe(false);
