@@ -354,15 +354,28 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
    * version, as the worker's outcome is (saveOutcome). The sweep and a delayed check may read the same
    * version and ask GetPayout side by side; if the writer that won recorded "not found", dropping the
    * other's "PENDING" would leave the not-found run unbroken, and a refused payout FAILED (or an
-   * ambiguous one resubmitted) while the provider holds it (rule 1). Only while the fresh version is
-   * still open in UNKNOWN or SUBMITTED after the same Payout call; anything else moved it on.
+   * ambiguous one resubmitted) while the provider holds it (rule 1). Only after the same Payout call:
+   * open in UNKNOWN or SUBMITTED, the acknowledgement moves it on as any look would; FAILED (the
+   * winner's "not found" ended the run) stays FAILED with the acknowledgement noted (heldAfterFailed).
    */
   async function carryHeld(payout: Payout, next: Payout): Promise<void> {
     const fresh = await repository.get(payout.record.identity);
-    if (!fresh || (fresh.state !== 'UNKNOWN' && fresh.state !== 'SUBMITTED') || fresh.record.submitAttempts !== payout.record.submitAttempts) return;
-    if (!showsProviderHolds(fresh, next)) return;
+    if (!fresh || fresh.record.submitAttempts !== payout.record.submitAttempts) return;
+    const status = next.record.providerStatus ?? '';
+    let carried: Payout;
+    if (fresh.state === 'FAILED' && fresh.record.acknowledgedAt === undefined) {
+      // The racing look made it FAILED on its "not found": FAILED stays, the acknowledgement is noted
+      // so that no retry pays it again while GetPayout does not know it (retryPayout).
+      carried = fresh.heldAfterFailed(status, clock.now());
+      log.error('provider holds a payout a concurrent look has just made FAILED; acknowledgement recorded, settle it with the provider', {
+        payoutKey: fresh.key,
+        providerStatus: status,
+      });
+    } else if ((fresh.state === 'UNKNOWN' || fresh.state === 'SUBMITTED') && showsProviderHolds(fresh, next)) {
+      carried = fresh.heldByProvider(status, clock.now());
+    } else return;
     try {
-      await repository.save(fresh, fresh.heldByProvider(next.record.providerStatus ?? '', clock.now()));
+      await repository.save(fresh, carried);
       log.info('provider holds the payout: carried to the version a racing writer stored', { payoutKey: fresh.key, state: fresh.state });
     } catch (error) {
       if (!(error instanceof ConcurrentModificationError)) throw error;

@@ -6,6 +6,9 @@ import type { Clock, Log, Telemetry } from '@shared/ports/runtime';
 import { withCredentialRefresh } from './credential-refresh';
 import { countOutcome } from './outcome-metrics';
 
+/** What a forced resolve's recorded provider answer ends with (retryPayout reads it). */
+export const OVERRIDDEN_WITH_FORCE = 'overridden with --force';
+
 export interface OperatorDeps {
   readonly repository: PayoutRepository;
   readonly provider: PayoutProvider;
@@ -95,7 +98,7 @@ export async function resolvePayout(deps: OperatorDeps, request: ResolveRequest)
   }
 
   const to = request.as === 'succeeded' ? 'SUCCEEDED' : 'FAILED';
-  const providerAnswer = disagreement ? `${line}; overridden with --force` : line;
+  const providerAnswer = disagreement ? `${line}; ${OVERRIDDEN_WITH_FORCE}` : line;
   const next = payout.resolveByOperator(to, { by, evidence, providerAnswer }, deps.clock.now());
   await deps.repository.save(payout, next);
   countOutcome(deps.telemetry, next);

@@ -4,7 +4,7 @@ import type { Payout } from '@shared/domain/payout';
 import { acceptRequest, checkPayoutRequest, describePayoutRequestProblems } from '@shared/messages/payout-request';
 import type { AccountFingerprints, PayoutRequestQueue } from '@shared/ports/payouts';
 import { InvalidOperatorInputError, OperatorActionRefusedError, PayoutNotFoundError } from './operator-errors';
-import { askProvider, type OperatorDeps } from './resolve-payout';
+import { OVERRIDDEN_WITH_FORCE, askProvider, type OperatorDeps } from './resolve-payout';
 
 export interface RetryDeps extends OperatorDeps {
   readonly queue: PayoutRequestQueue;
@@ -64,10 +64,16 @@ async function accountNumberFor(original: Payout, fromProvider: unknown, given: 
   return number;
 }
 
-/** Whether the payout became FAILED on the provider's own word (GetPayout or a definite refusal), not an operator's. */
-function failedByProvider(payout: Payout): boolean {
+/**
+ * Whether the payout's FAILED rests on the provider's own failure word: GetPayout's status (the
+ * reconciler keeps it as `providerStatus`; a FAILED from "not found" or a refusal has none), or an
+ * operator's resolve that GetPayout agreed with (not overridden with --force).
+ */
+function failedOnProviderWord(payout: Payout): boolean {
   const entry = payout.record.history.findLast((h) => h.to === 'FAILED' && h.from !== 'FAILED');
-  return entry !== undefined && entry.by === undefined;
+  if (entry === undefined) return false;
+  if (entry.by !== undefined) return !(entry.providerAnswer ?? '').includes(OVERRIDDEN_WITH_FORCE);
+  return payout.record.providerStatus !== undefined && payout.record.providerStatus !== '';
 }
 
 /**
@@ -102,9 +108,10 @@ export async function retryPayout(deps: RetryDeps, request: RetryRequest): Promi
   if (answer.found && answer.outcome !== 'failed') {
     throw new OperatorActionRefusedError(`not retried: the provider says ${answer.status ?? ''} for ${ref}, so it could still be delivered`, 'provider');
   }
-  if (!answer.found && first.acknowledged && !failedByProvider(first)) {
-    // An operator made it FAILED (with --force) although the provider had held the reference: its
-    // "not found" now may be a lagging or lost record of a payout that is still delivered.
+  if (!answer.found && first.acknowledged && !failedOnProviderWord(first)) {
+    // The provider had held the reference, and its FAILED rests on no word of the provider's (an
+    // operator's --force, or "not found" while a racing look saw it held): "not found" now may be a
+    // lagging or lost record of a payout that is still delivered.
     throw new OperatorActionRefusedError(
       `not retried: the provider acknowledged ${ref} and now says it does not know it, so it could still be delivered; settle it with the provider first`,
       'provider',

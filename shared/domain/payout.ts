@@ -610,6 +610,20 @@ export class Payout {
   }
 
   /**
+   * A racing look's answer shows the provider holds a payout that another look has just made FAILED
+   * on a not-found run. FAILED is final and stays; the acknowledgement is recorded with a history
+   * note, so that `payouts retry` refuses to pay it again while GetPayout does not know it.
+   */
+  heldAfterFailed(providerStatus: string, now: Date): Payout {
+    if (this.state !== 'FAILED') throw new IllegalTransitionError(this.state, this.state);
+    const word = providerStatus === '' ? 'a record without a status word' : providerStatus;
+    const reason = `provider holds the payout (${word}) after all: a concurrent look had found it unknown; settle it with the provider before any retry`;
+    const entry: PayoutHistoryEntry = { from: this.state, to: this.state, at: iso(now), reason };
+    const noted = this.next({ acknowledgedAt: this.record.acknowledgedAt ?? iso(now), reason }, now);
+    return new Payout({ ...noted.record, history: [...noted.record.history, entry] });
+  }
+
+  /**
    * Records a reconciliation look that did not change the state, and schedules the next one.
    * `notBefore`: the provider's Retry-After; the next check is no earlier.
    */

@@ -5,6 +5,7 @@ import { RetryLaterError, createProcessPayout, type ProcessPayoutSettings } from
 import { credentialsFromCachedSecret } from '@shared/adapters/credentials';
 import type { KycApproval, PayoutProvider, PayoutRepository } from '@shared/ports/payouts';
 import { createReconciler, type ReconcileSettings } from '@shared/app/reconcile-payouts';
+import { retryPayout } from '@shared/app/retry-payout';
 import { payoutCheck } from '@shared/messages/payout-check';
 import { Payout } from '@shared/domain/payout';
 import { maskAccount } from '@shared/domain/account';
@@ -580,6 +581,47 @@ describe('"not found" is an unbroken run, and a refusal is settled through GetPa
       await s.reconcile();
     }
     expect((await payoutOf(r))?.state).toBe('NEEDS_REVIEW');
+  });
+
+  it('notes the provider\'s "PENDING" on a payout a racing look has just made FAILED, and a retry of it is then refused', async () => {
+    const r = request();
+    let race = false;
+    // The winner's look found "not found" at the end of the grace period and wrote FAILED.
+    const racing = new Proxy(h.repository, {
+      get(target, prop, receiver) {
+        if (prop !== 'save') {
+          const value = Reflect.get(target, prop, receiver) as unknown;
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        }
+        return async (previous: Payout, next: Payout) => {
+          if (race && previous.record.notFoundSince !== undefined && next.record.notFoundSince === undefined) {
+            race = false;
+            await target.save(previous, previous.failed('refused; the provider does not hold it (a racing look)', new Date(Date.parse(next.record.updatedAt))));
+          }
+          return target.save(previous, next);
+        };
+      },
+    });
+    const reads = scriptedReads(r, ['notFound', 'PENDING'], () => s.clock.now());
+    const s = system({ reads: reads.provider, repository: racing });
+    h.sim.admin.setFaults('payout', { refusalRate: 1, refusals: [{ status: 400, body: '{"success":false,"message":"Transaction could not be processed"}' }], times: 1 });
+    expect(await s.pay(r)).toMatchObject({ outcome: 'unknown', state: 'UNKNOWN' });
+    s.clock.advance(MINUTE);
+    await s.reconcile();
+    s.clock.advance(15 * MINUTE);
+    race = true;
+    await s.reconcile();
+    const failed = await payoutOf(r);
+    expect(failed?.state).toBe('FAILED');
+    expect(failed?.acknowledged).toBe(true);
+    expect(failed?.record.history.at(-1)).toMatchObject({ from: 'FAILED', to: 'FAILED', reason: expect.stringMatching(/^provider holds the payout \(PENDING\) after all/) });
+    let sent = 0;
+    const credentials = credentialsFromCachedSecret({ get: async () => h.sim.admin.credentials(PARTNER_CODE, MERCHANT_ID) });
+    const deps = { repository: h.repository, provider: client, credentials, clock: s.clock, log: silentLog, telemetry, queue: { send: async () => void (sent += 1) } };
+    await expect(retryPayout(deps, { identity: identityOf(r), newReference: `${r.withdrawal_reference}-r`, by: 'ama@ops', accountNumber: r.account_number })).rejects.toThrow(
+      /acknowledged .* now says it does not know it, so it could still be delivered/,
+    );
+    expect(sent).toBe(0);
   });
 
   it.each([false, true])('a refusal the provider does not hold for the whole grace period is FAILED "refused; the provider does not hold it" (resubmission %s)', async (resubmit) => {
