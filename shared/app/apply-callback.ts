@@ -198,7 +198,14 @@ export async function applyWaitingKycCallbacks(deps: ApplyWaitingKycDeps, ref: K
   let read = 0;
   let cursor: string | undefined;
   do {
-    const page = await deps.events.listCallbacks({ reference: ref.userReference, source: 'kyc', limit: SUBJECT_CALLBACKS_PAGE, cursor });
+    // The index's sort key is the time received: the Query itself leaves out what came before `since`.
+    const page = await deps.events.listCallbacks({
+      reference: ref.userReference,
+      source: 'kyc',
+      limit: SUBJECT_CALLBACKS_PAGE,
+      cursor,
+      ...(since !== undefined ? { receivedFrom: new Date(since) } : {}),
+    });
     const inScope = page.events.filter(
       (listed) => listed.recognized && listed.appId === ref.appId && listed.eventId !== scope.reflected && (since === undefined || listed.receivedAt >= since),
     );
@@ -208,8 +215,6 @@ export async function applyWaitingKycCallbacks(deps: ApplyWaitingKycDeps, ref: K
     }
     read += page.events.length;
     cursor = page.cursor;
-    // Newest first: once a page reaches before `since`, the rest is older still.
-    if (since !== undefined && page.events.some((listed) => listed.receivedAt < since)) break;
   } while (cursor !== undefined && read < SUBJECT_CALLBACKS_READ);
   let applied = 0;
   for (const stored of waiting.reverse()) {

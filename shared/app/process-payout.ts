@@ -385,7 +385,8 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
     }
     if (payout.maySubmit) {
       // A one-time token: a retry after "not sent", or a resubmission the reconciler authorized.
-      // The account matched the stored one above; verify again all the same and insist on the same holder.
+      // The account passed the comparison above (by fingerprint, or by mask for a payout stored without
+      // one); verify again all the same and insist on the same holder.
       const verdict = await (early ?? verify(request, creds));
       const stored = payout.record.verifiedName;
       if (verdict.rejection !== undefined && stored === undefined && payout.state === 'SUBMITTING') {

@@ -279,7 +279,7 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
         // Not final, never success; but the provider calls it an error, so a person looks sooner.
         log.warn('provider reports a gateway error; not final', { payoutKey: payout.key, providerStatus: status });
         const gatewayReviewMs = settings.gatewayErrorReviewAfterMs ?? GATEWAY_ERROR_REVIEW_MINUTES_DEFAULT * 60_000;
-        if (payout.ageMs(now) >= gatewayReviewMs) {
+        if (payout.sinceLatestIntentMs(now) >= gatewayReviewMs) {
           return held.needsReview(`provider reports ${status} (a gateway error) ${spanText(gatewayReviewMs)} or more after acceptance`, now);
         }
       }
