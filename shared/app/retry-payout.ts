@@ -52,9 +52,12 @@ async function accountNumberFor(original: Payout, fromProvider: unknown, given: 
   const provider = (fromProvider as { customer?: { accountNumber?: unknown } } | undefined)?.customer?.accountNumber;
   if (typeof provider === 'string' && (await isTheAccount(provider))) return provider;
   if (given === undefined) {
-    throw new InvalidOperatorInputError(
-      `payrelay keeps only the masked account (${mask}) and the provider's record does not give it: pass the full number with --account-number`,
-    );
+    // The provider's number may be written another way (a country prefix) than the request that was fingerprinted.
+    const why =
+      typeof provider === 'string' && provider.length >= 4 && provider.slice(-4) === mask.slice(-4)
+        ? `the provider's record gives a number ending like it that is not the account stored (written another way, or another account)`
+        : `the provider's record does not give it`;
+    throw new InvalidOperatorInputError(`payrelay keeps only the masked account (${mask}) and ${why}: pass the full number with --account-number`);
   }
   const number = given.trim();
   if (maskAccount(number) !== mask) throw new InvalidOperatorInputError(`the account number given does not match the first payout's account ${mask}`);
