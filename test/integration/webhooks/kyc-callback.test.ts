@@ -6,6 +6,7 @@ import { createKycRepository, subjectKey, type KycRepository } from '@shared/ada
 import { kycVerifier } from '@shared/adapters/kyc-verifier';
 import { confirmPendingApprovals, type ConfirmKycDeps } from '@shared/app/confirm-kyc-approval';
 import type { KycApproval } from '@shared/ports/payouts';
+import type { StoredEvent } from '@shared/ports/callbacks';
 import { isApprovalConfirmed, type KycSubject } from '@shared/domain/kyc-subject';
 import { METRIC } from '@shared/observability/metric-names';
 import { metrics } from '@shared/observability/metrics';
@@ -195,18 +196,26 @@ describe('KYC callbacks posted by the simulator', () => {
     await advance({ order_id: orderId, action: 'finish', decision: 'approved' });
     const store = createEventStore({ tableName: stack.local.names.eventsTable, client: stack.doc });
     const calls: string[] = [];
+    const reads: string[] = [];
     const events: KycApprovalReaderOptions['events'] = {
       listCallbacks: (query) => (calls.push('listCallbacks'), store.listCallbacks(query)),
-      get: (eventId) => (calls.push('get'), store.get(eventId)),
+      get: (eventId) => (calls.push('get'), reads.push(eventId), store.get(eventId)),
       markApplied: (eventId, at) => (calls.push('markApplied'), store.markApplied(eventId, at)),
       unapplied: (until) => (calls.push('unapplied'), store.unapplied(until)),
     };
     const reader = createKycApprovalReader({ ...gateDeps, events, appId: async () => stack.appId });
+    // A callback of this user stored, not applied, an hour before the approval: outside the approval's
+    // look (it could not outrank the approval), so neither listed nor read.
+    const journeyEvents = (await store.listCallbacks({ reference: 'user-gate-reads', source: 'kyc', limit: 25 })).events;
+    const model = (await store.get(journeyEvents[0]?.eventId ?? '')) as StoredEvent;
+    const early = { ...model, eventId: 'kyc#an-hour-before-the-approval', receivedAt: new Date(Date.now() - 3_600_000).toISOString(), appliedAt: undefined };
+    expect(await store.putOnce(early)).toBe('stored');
     // The first check confirms the approval by a pull. Each check lists the user's callbacks once and
     // reads only those received around and after the approval, never the approval itself; none is waiting.
     expect(await reader.check('user-gate-reads')).toBe('approved');
     expect(await reader.check('user-gate-reads')).toBe('approved');
     expect(calls.filter((c) => c === 'listCallbacks')).toHaveLength(2);
+    expect(reads).not.toContain(early.eventId);
     expect(calls.filter((c) => c === 'markApplied')).toHaveLength(0);
     const journey = (await store.listCallbacks({ reference: 'user-gate-reads', source: 'kyc', limit: 25 })).events.length;
     expect(calls.filter((c) => c === 'get').length).toBeLessThan(2 * journey);
