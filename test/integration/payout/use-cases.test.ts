@@ -465,6 +465,31 @@ describe('gateway error words are not final, and get their own shorter review wi
   });
 });
 
+/**
+ * The harness's repository with a racing look: once armed, the first write whose look saw the
+ * provider hold the payout (it ends a not-found run) finds `winner`'s version written first, as a
+ * look that read the same version and answered "not found" would have written it.
+ */
+function racingLook(winner: (previous: Payout, at: Date) => Payout) {
+  let armed = false;
+  const repository = new Proxy(h.repository, {
+    get(target, prop, receiver) {
+      if (prop !== 'save') {
+        const value = Reflect.get(target, prop, receiver) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      }
+      return async (previous: Payout, next: Payout) => {
+        if (armed && previous.record.notFoundSince !== undefined && next.record.notFoundSince === undefined) {
+          armed = false;
+          await target.save(previous, winner(previous, new Date(Date.parse(next.record.updatedAt))));
+        }
+        return target.save(previous, next);
+      };
+    },
+  });
+  return { repository, arm: () => void (armed = true), armed: () => armed };
+}
+
 describe('"not found" is an unbroken run, and a refusal is settled through GetPayout', () => {
   /**
    * Runs the reconciler each time the payout is due, `checks` times or until it is final, and after
@@ -543,35 +568,20 @@ describe('"not found" is an unbroken run, and a refusal is settled through GetPa
 
   it('keeps the provider\'s "PENDING" when a racing look wrote "not found" first: the run is broken, the refusal is not FAILED', async () => {
     const r = request();
-    let race = false;
     // The sweep and a delayed check read one version and ask GetPayout side by side; the other writer wins.
-    const racing = new Proxy(h.repository, {
-      get(target, prop, receiver) {
-        if (prop !== 'save') {
-          const value = Reflect.get(target, prop, receiver) as unknown;
-          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-        }
-        return async (previous: Payout, next: Payout) => {
-          if (race && previous.record.notFoundSince !== undefined && next.record.notFoundSince === undefined) {
-            race = false;
-            await target.save(previous, previous.notFound(new Date(Date.parse(next.record.updatedAt))));
-          }
-          return target.save(previous, next);
-        };
-      },
-    });
+    const racing = racingLook((previous, at) => previous.notFound(at));
     const clock = () => s.clock.now();
     const reads = scriptedReads(r, ['notFound', 'PENDING', 'notFound', 'notFound', 'notFound'], clock);
-    const s = system({ reads: reads.provider, repository: racing });
+    const s = system({ reads: reads.provider, repository: racing.repository });
     h.sim.admin.setFaults('payout', { refusalRate: 1, refusals: [{ status: 400, body: '{"success":false,"message":"Transaction could not be processed"}' }], times: 1 });
     expect(await s.pay(r)).toMatchObject({ outcome: 'unknown', state: 'UNKNOWN' });
     s.clock.advance(MINUTE);
     await s.reconcile();
     expect((await payoutOf(r))?.record.notFoundSince).toBeDefined();
     s.clock.advance(13 * MINUTE);
-    race = true;
+    racing.arm();
     await s.reconcile();
-    expect(race).toBe(false);
+    expect(racing.armed()).toBe(false);
     const held = await payoutOf(r);
     expect(held?.record).toMatchObject({ state: 'SUBMITTED', notFoundSince: undefined, providerStatus: 'PENDING' });
     expect(held?.record.acknowledgedAt).toBeDefined();
@@ -585,31 +595,16 @@ describe('"not found" is an unbroken run, and a refusal is settled through GetPa
 
   it('notes the provider\'s "PENDING" on a payout a racing look has just made FAILED, and a retry of it is then refused', async () => {
     const r = request();
-    let race = false;
     // The winner's look found "not found" at the end of the grace period and wrote FAILED.
-    const racing = new Proxy(h.repository, {
-      get(target, prop, receiver) {
-        if (prop !== 'save') {
-          const value = Reflect.get(target, prop, receiver) as unknown;
-          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-        }
-        return async (previous: Payout, next: Payout) => {
-          if (race && previous.record.notFoundSince !== undefined && next.record.notFoundSince === undefined) {
-            race = false;
-            await target.save(previous, previous.failed('refused; the provider does not hold it (a racing look)', new Date(Date.parse(next.record.updatedAt))));
-          }
-          return target.save(previous, next);
-        };
-      },
-    });
+    const racing = racingLook((previous, at) => previous.failed('refused; the provider does not hold it (a racing look)', at));
     const reads = scriptedReads(r, ['notFound', 'PENDING'], () => s.clock.now());
-    const s = system({ reads: reads.provider, repository: racing });
+    const s = system({ reads: reads.provider, repository: racing.repository });
     h.sim.admin.setFaults('payout', { refusalRate: 1, refusals: [{ status: 400, body: '{"success":false,"message":"Transaction could not be processed"}' }], times: 1 });
     expect(await s.pay(r)).toMatchObject({ outcome: 'unknown', state: 'UNKNOWN' });
     s.clock.advance(MINUTE);
     await s.reconcile();
     s.clock.advance(15 * MINUTE);
-    race = true;
+    racing.arm();
     await s.reconcile();
     const failed = await payoutOf(r);
     expect(failed?.state).toBe('FAILED');
