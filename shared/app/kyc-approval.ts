@@ -47,8 +47,8 @@ function approvalScope(subject: KycSubject): WaitingLookScope {
  * answering, the subject's stored callbacks not yet applied are applied here, through the applier's
  * use case, and the subject decided again. An approval looks only at callbacks received since the
  * approval's own time (less APPROVAL_LOOK_MARGIN_MS for the two clocks), without the approval
- * itself: usually one Query and no read, and a rejection stored while the applier fails still
- * stops the payout. A refusal looks at them all. When the look fails, the answer is "not yet"
+ * itself: one Query that starts there and a read per callback it lists (the journey's last steps,
+ * anything since), and a rejection stored while the applier fails still stops the payout. A refusal looks at them all. When the look fails, the answer is "not yet"
  * (KycConfirmationUnavailableError), never approved and never a refusal.
  */
 export function createKycApprovalReader(options: KycApprovalReaderOptions): KycApproval {

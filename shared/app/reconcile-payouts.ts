@@ -363,7 +363,8 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
     if (!fresh || fresh.record.submitAttempts !== payout.record.submitAttempts) return;
     const status = next.record.providerStatus ?? '';
     let carried: Payout;
-    if (fresh.state === 'FAILED' && fresh.record.acknowledgedAt === undefined) {
+    // A FAILED from "not found" carries no provider status (a failure word would be kept as one).
+    if (fresh.state === 'FAILED' && fresh.record.acknowledgedAt === undefined && !fresh.record.providerStatus) {
       // The racing look made it FAILED on its "not found": FAILED stays, the acknowledgement is noted
       // so that no retry pays it again while GetPayout does not know it (retryPayout).
       carried = fresh.heldAfterFailed(status, clock.now());
