@@ -18,10 +18,10 @@ export interface IdentityOptions {
 }
 
 /**
- * The one payout a reference and the identity options name. Several payouts may share a
- * withdrawal_reference (one per merchant and currency): then the options must pick one.
+ * The payouts of a reference the identity options leave; none is exit 4, saying which option left
+ * none when the reference has payouts under other merchants or currencies.
  */
-export function pickOne(reference: string, found: readonly Payout[], opts: IdentityOptions): Payout {
+export function matchingAll(reference: string, found: readonly Payout[], opts: IdentityOptions): Payout[] {
   const matching = found.filter(
     (p) => (!opts.currency || p.record.identity.currency === opts.currency) && (!opts.merchant || p.record.identity.platform_merchant_id === opts.merchant),
   );
@@ -30,6 +30,15 @@ export function pickOne(reference: string, found: readonly Payout[], opts: Ident
     const others = found.length > 0 ? ` (${found.length} with other ${opts.merchant && opts.currency ? 'merchants or currencies' : opts.merchant ? 'merchants' : 'currencies'})` : '';
     throw new CliError(`no payout with withdrawal_reference ${reference}${filters ? ` for ${filters}${others}` : ''}`, EXIT.notFound);
   }
+  return matching;
+}
+
+/**
+ * The one payout a reference and the identity options name. Several payouts may share a
+ * withdrawal_reference (one per merchant and currency): then the options must pick one.
+ */
+export function pickOne(reference: string, found: readonly Payout[], opts: IdentityOptions): Payout {
+  const matching = matchingAll(reference, found, opts);
   if (matching.length > 1) {
     const which = matching.map((p) => `${p.record.identity.platform_merchant_id}/${p.record.identity.currency}`).join(', ');
     throw new CliError(`${matching.length} payouts have withdrawal_reference ${reference} (${which}): pick one with --merchant and --currency`, EXIT.invalidInput);

@@ -6,7 +6,7 @@ import { contextOf, listLimit, nonEmptyText, parseSince, refuseEmptyRange, upper
 import { registerEnqueueCommand } from './payouts-enqueue';
 import { CliError, EXIT, optionsText, printListing, printRecord, printTable, shellWord } from '../output';
 import { registerRedriveCommand } from './dlq';
-import { identityOf, operatorDeps, operatorName, pickOne, targetFingerprints, type IdentityOptions } from '../operator';
+import { identityOf, matchingAll, operatorDeps, operatorName, pickOne, targetFingerprints, type IdentityOptions } from '../operator';
 import { requireEnv } from '../target';
 
 /** The shared adapters, imported only after the target env is applied (they read it at load). */
@@ -62,12 +62,7 @@ function registerStatusAndList(payouts: Command): void {
     .description('show the state of a payout and its full history of transitions')
     .action(async (reference: string, opts: { currency?: string; merchant?: string }, cmd: Command) => {
       const ctx = contextOf(cmd);
-      const payouts = (await findByReference(ctx, reference)).filter(
-        (p) =>
-          (!opts.currency || p.record.identity.currency === opts.currency) &&
-          (!opts.merchant || p.record.identity.platform_merchant_id === opts.merchant),
-      );
-      if (payouts.length === 0) throw new CliError(`no payout with withdrawal_reference ${reference}`, EXIT.notFound);
+      const payouts = matchingAll(reference, await findByReference(ctx, reference), opts);
       const data = payouts.map((p) => ({ ...payoutSummary(p), history: p.record.history }));
       ctx.out.result(data, () => {
         for (const p of payouts) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pickOne } from '@cli/operator';
+import { matchingAll, pickOne } from '@cli/operator';
 import { Payout } from '@shared/domain/payout';
 import { EXIT } from '@cli/output';
 
@@ -22,5 +22,11 @@ describe('pickOne', () => {
 
   it('asks for --merchant and --currency when several match', () => {
     expect(() => pickOne('WD-1', [payout('m-1', 'GHS'), payout('m-2', 'GHS')], {})).toThrow(/2 payouts have withdrawal_reference WD-1 \(m-1\/GHS, m-2\/GHS\): pick one/);
+  });
+
+  it('matchingAll keeps every payout the options leave (payouts status shows them all), with the same refusal for none', () => {
+    const found = [payout('m-1', 'GHS'), payout('m-2', 'GHS'), payout('m-1', 'NGN')];
+    expect(matchingAll('WD-1', found, { currency: 'GHS' })).toHaveLength(2);
+    expect(() => matchingAll('WD-1', found, { merchant: 'm-3' })).toThrow('no payout with withdrawal_reference WD-1 for merchant m-3 (3 with other merchants)');
   });
 });
