@@ -71,6 +71,16 @@ export class KycSubjectMismatchError extends Error {
  */
 const UNDATED_REJECTION = '~';
 
+/**
+ * The position of the event a subject reflects. A subject stored before undated rejections had
+ * their own time holds one as `rank||id`; read so, it would now order first, and any dated answer
+ * would outrank the rejection it reflects.
+ */
+function reflectedPosition(subject: KycSubject): string {
+  const [rank = '', time = '', ...id] = subject.position.split('|');
+  return time === '' && subject.decision === 'rejected' ? [rank, UNDATED_REJECTION, ...id].join('|') : subject.position;
+}
+
 /** The ordering key of an event, `rank|time|event id`; compare two with isAfter. */
 export function eventPosition(event: KycCallbackEvent, eventId: string): string {
   const time = event.occurredAt === '' && event.decision === 'rejected' ? UNDATED_REJECTION : event.occurredAt;
@@ -114,7 +124,7 @@ export function applyKycEvent(
     throw new KycSubjectMismatchError(`event for ${event.userReference} applied to subject ${current.userReference}`);
   }
   const position = eventPosition(event, eventId);
-  const wins = current === undefined || isAfter(position, current.position);
+  const wins = current === undefined || isAfter(position, reflectedPosition(current));
 
   const seen = new Set<FinalKycDecision>(current?.finalDecisionsSeen ?? []);
   if (isFinal(event.decision)) seen.add(event.decision);

@@ -163,6 +163,13 @@ describe('KYC subject projection', () => {
     }
   });
 
+  it('keeps a rejection stored undated by an older version ahead of a dated approval', () => {
+    const stored = applyAll([[{ ...rejectedLater, occurredAt: '' }, 'kyc#fff']]) as KycSubject;
+    // As the version before stored it: the time field empty.
+    const older = { ...stored, position: '2||kyc#fff' };
+    expect(applyAll([[approved, 'kyc#000']], older)?.decision).toBe('rejected');
+  });
+
   it('orders positions by rank, then time (none before any), then event id', () => {
     expect(isAfter('2|2026-11-22T09:30:00.000Z|kyc#a', '2||kyc#z')).toBe(true);
     expect(isAfter('2||kyc#z', '2|2026-11-22T09:30:00.000Z|kyc#a')).toBe(false);
