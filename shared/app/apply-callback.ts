@@ -175,8 +175,6 @@ const SUBJECT_CALLBACKS_READ = 50;
 
 /** Which of a subject's stored callbacks a look at its waiting ones may skip. */
 export interface WaitingLookScope {
-  /** Only callbacks received at or after this time (ISO): older ones cannot change the answer. */
-  readonly receivedSince?: string;
   /** The callback the subject already reflects (its lastEventId): applied, no need to read it. */
   readonly reflected?: string;
 }
@@ -194,21 +192,11 @@ export interface WaitingLookScope {
  */
 export async function applyWaitingKycCallbacks(deps: ApplyWaitingKycDeps, ref: KycSubjectRef, scope: WaitingLookScope = {}): Promise<number> {
   const waiting: StoredEvent[] = [];
-  const since = scope.receivedSince;
   let read = 0;
   let cursor: string | undefined;
   do {
-    // The index's sort key is the time received: the Query itself leaves out what came before `since`.
-    const page = await deps.events.listCallbacks({
-      reference: ref.userReference,
-      source: 'kyc',
-      limit: SUBJECT_CALLBACKS_PAGE,
-      cursor,
-      ...(since !== undefined ? { receivedFrom: new Date(since) } : {}),
-    });
-    const inScope = page.events.filter(
-      (listed) => listed.recognized && listed.appId === ref.appId && listed.eventId !== scope.reflected && (since === undefined || listed.receivedAt >= since),
-    );
+    const page = await deps.events.listCallbacks({ reference: ref.userReference, source: 'kyc', limit: SUBJECT_CALLBACKS_PAGE, cursor });
+    const inScope = page.events.filter((listed) => listed.recognized && listed.appId === ref.appId && listed.eventId !== scope.reflected);
     // Read at once: a page holds at most 25, and the payout waits for the answer.
     for (const stored of await Promise.all(inScope.map((listed) => deps.events.get(listed.eventId)))) {
       if (stored !== undefined && stored.appliedAt === undefined) waiting.push(stored);

@@ -26,13 +26,13 @@ export interface KycApprovalReaderOptions extends ConfirmKycDeps {
   telemetry: Telemetry;
 }
 
-/** How far before an approval's own time a callback may have been received (the provider's clock against ours). */
-const APPROVAL_LOOK_MARGIN_MS = 5 * 60_000;
-
-/** The callbacks that could still overturn an approval: received since it (an undated one: all), itself excepted. */
+/**
+ * What an approval's look reads: every stored callback of the user but the approval itself. Not only
+ * those received after it: an undated rejection outranks every dated approval (kyc-subject.ts),
+ * whenever it was received.
+ */
 function approvalScope(subject: KycSubject): WaitingLookScope {
-  const at = Date.parse(subject.occurredAt);
-  return { reflected: subject.lastEventId, ...(Number.isNaN(at) ? {} : { receivedSince: new Date(at - APPROVAL_LOOK_MARGIN_MS).toISOString() }) };
+  return { reflected: subject.lastEventId };
 }
 
 /**
@@ -45,10 +45,9 @@ function approvalScope(subject: KycSubject): WaitingLookScope {
  *
  * Callbacks are applied after their 200 (store-and-ack), so the subject may lag what is stored: before
  * answering, the subject's stored callbacks not yet applied are applied here, through the applier's
- * use case, and the subject decided again. An approval looks only at callbacks received since the
- * approval's own time (less APPROVAL_LOOK_MARGIN_MS for the two clocks), without the approval
- * itself: one Query that starts there and a read per callback it lists (the journey's last steps,
- * anything since), and a rejection stored while the applier fails still stops the payout. A refusal looks at them all. When the look fails, the answer is "not yet"
+ * use case, and the subject decided again. An approval's look reads every listed callback of the user
+ * but the approval itself (one Query and a read per callback, at most 50), so a rejection stored
+ * while the applier fails still stops the payout. A refusal looks at them all. When the look fails, the answer is "not yet"
  * (KycConfirmationUnavailableError), never approved and never a refusal.
  */
 export function createKycApprovalReader(options: KycApprovalReaderOptions): KycApproval {

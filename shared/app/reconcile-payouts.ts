@@ -372,6 +372,11 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
         payoutKey: fresh.key,
         providerStatus: status,
       });
+      // A person must look, as for a payout handed to review: the PayoutNeedsReview alarm.
+      telemetry.count(METRIC.payoutNeedsReview);
+    } else if (fresh.state === 'NEEDS_REVIEW' && fresh.record.acknowledgedAt === undefined) {
+      // The winner handed it to review on its "not found": the review keeps the acknowledgement.
+      carried = fresh.checked(clock.now(), { ...(fresh.record.nextCheckAt ? { nextCheckAt: new Date(fresh.record.nextCheckAt) } : {}), providerHolds: status });
     } else if ((fresh.state === 'UNKNOWN' || fresh.state === 'SUBMITTED') && showsProviderHolds(fresh, next)) {
       carried = fresh.heldByProvider(status, clock.now());
     } else return;

@@ -96,5 +96,5 @@ export function decideWatched(payout: Payout, answer: PayoutStatusAnswer | undef
   }
   const next = nextWatchCheck(payout, now, settings);
   if (!next) return payout.isWatched ? payout.unwatch(now) : payout;
-  return payout.checked(now, { nextCheckAt: next, ...(answer?.found && answer.status ? { providerStatus: answer.status } : {}) });
+  return payout.checked(now, { nextCheckAt: next, ...(answer?.found ? { providerHolds: answer.status ?? '' } : {}) });
 }

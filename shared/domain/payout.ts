@@ -627,11 +627,17 @@ export class Payout {
    * Records a reconciliation look that did not change the state, and schedules the next one.
    * `notBefore`: the provider's Retry-After; the next check is no earlier.
    */
-  checked(now: Date, details: { nextCheckAt?: Date; notBefore?: Date } = {}): Payout {
+  checked(now: Date, details: { nextCheckAt?: Date; notBefore?: Date; providerHolds?: string } = {}): Payout {
     const checks = this.record.checks + 1;
     const nextAt = laterOf((details.nextCheckAt ?? new Date(now.getTime() + backoffMs(checks))).getTime(), details.notBefore);
     const wait = details.notBefore ? { askNotBefore: iso(details.notBefore) } : {};
-    return this.lookOnly(this.next({ checks, nextCheckAt: iso(new Date(nextAt)), ...wait }, now));
+    // GetPayout showed the provider holding it (a payout under review): the acknowledgement is a fact
+    // kept for good, whatever the state, so that a later "not found" is never read as "never paid".
+    const held =
+      details.providerHolds === undefined
+        ? {}
+        : { providerStatus: details.providerHolds, acknowledgedAt: this.record.acknowledgedAt ?? iso(now), notFoundSince: undefined };
+    return this.lookOnly(this.next({ checks, nextCheckAt: iso(new Date(nextAt)), ...wait, ...held }, now));
   }
 
   /** Whether the provider's last Retry-After still forbids asking about this payout at `now`. */

@@ -191,7 +191,7 @@ describe('KYC callbacks posted by the simulator', () => {
     expect(await gate.check('user-slow-pull')).toBe('approved');
   });
 
-  it('reads only the callbacks that could overturn an approval, looks at all before a refusal, and waits (throws) when it cannot look', async () => {
+  it('reads every waiting callback before an approval, however early it was received, looks before a refusal, and waits (throws) when it cannot look', async () => {
     const orderId = await stack.order('user-gate-reads');
     await advance({ order_id: orderId, action: 'finish', decision: 'approved' });
     const store = createEventStore({ tableName: stack.local.names.eventsTable, client: stack.doc });
@@ -204,21 +204,24 @@ describe('KYC callbacks posted by the simulator', () => {
       unapplied: (until) => (calls.push('unapplied'), store.unapplied(until)),
     };
     const reader = createKycApprovalReader({ ...gateDeps, events, appId: async () => stack.appId });
-    // A callback of this user stored, not applied, an hour before the approval: outside the approval's
-    // look (it could not outrank the approval), so neither listed nor read.
-    const journeyEvents = (await store.listCallbacks({ reference: 'user-gate-reads', source: 'kyc', limit: 25 })).events;
-    const model = (await store.get(journeyEvents[0]?.eventId ?? '')) as StoredEvent;
-    const early = { ...model, eventId: 'kyc#an-hour-before-the-approval', receivedAt: new Date(Date.now() - 3_600_000).toISOString(), appliedAt: undefined };
-    expect(await store.putOnce(early)).toBe('stored');
-    // The first check confirms the approval by a pull. Each check lists the user's callbacks once and
-    // reads only those received around and after the approval, never the approval itself; none is waiting.
+    // The first check confirms the approval by a pull; each check lists the user's callbacks once and
+    // reads them, never the approval itself; none is waiting, nothing is applied.
     expect(await reader.check('user-gate-reads')).toBe('approved');
     expect(await reader.check('user-gate-reads')).toBe('approved');
     expect(calls.filter((c) => c === 'listCallbacks')).toHaveLength(2);
-    expect(reads).not.toContain(early.eventId);
     expect(calls.filter((c) => c === 'markApplied')).toHaveLength(0);
-    const journey = (await store.listCallbacks({ reference: 'user-gate-reads', source: 'kyc', limit: 25 })).events.length;
-    expect(calls.filter((c) => c === 'get').length).toBeLessThan(2 * journey);
+    const approvalId = (await subject('user-gate-reads'))?.lastEventId;
+    expect(reads).not.toContain(approvalId);
+    // An undated rejection received an hour before the approval, stored and not applied (its apply
+    // keeps failing): it outranks every dated approval, so the look must read it, wherever it sits.
+    const journeyEvents = (await store.listCallbacks({ reference: 'user-gate-reads', source: 'kyc', limit: 25 })).events;
+    const model = (await store.get(journeyEvents[0]?.eventId ?? '')) as StoredEvent;
+    const { timestamp: _undated, ...rejection } = callback('user-gate-reads', { status: 'completed', event: 'applicantReviewed', meta_data: { kyc_note: 'Fraud', kyc_status: 'rejected' } });
+    const early: StoredEvent = { ...model, eventId: 'kyc#undated-rejection-an-hour-before', body: JSON.stringify(rejection), receivedAt: new Date(Date.now() - 3_600_000).toISOString(), appliedAt: undefined };
+    expect(await store.putOnce(early)).toBe('stored');
+    expect(await reader.check('user-gate-reads')).toBe('not_approved');
+    expect(reads).toContain(early.eventId);
+    expect((await subjects.getSubject({ appId: stack.appId, userReference: 'user-gate-reads' }))?.decision).toBe('rejected');
     calls.length = 0;
     // A user with no callbacks at all: one Query of that user's callbacks, then "not approved".
     expect(await reader.check('user-gate-never-seen')).toBe('not_approved');
@@ -230,7 +233,7 @@ describe('KYC callbacks posted by the simulator', () => {
       appId: async () => stack.appId,
     });
     await expect(blind.check('user-gate-never-seen')).rejects.toThrow(/stored KYC callbacks could not be applied: ResourceNotFoundException/);
-    // An approval too: a rejection stored and not applied could be among them.
+    // Whatever the subject says, the look comes before the answer: not looked, not answered.
     await expect(blind.check('user-gate-reads')).rejects.toBeInstanceOf(KycConfirmationUnavailableError);
   });
 

@@ -20,6 +20,16 @@ describe('NEEDS_REVIEW is watched', () => {
     expect(review().isWatched).toBe(true);
   });
 
+  it('keeps the provider\'s "it holds it" on a review that was never acknowledged: a later "not found" is not "never paid"', () => {
+    const unknown = payoutInState('UNKNOWN', { platform_merchant_id: 'm-1', currency: 'GHS', withdrawal_reference: 'w-2' }, t0);
+    const never = unknown.notFound(t0).needsReview('provider does not know this withdrawal_reference after 15 minutes (resubmission disabled)', t0);
+    expect(never.acknowledged).toBe(false);
+    const looked = decideWatched(never, answer('PENDING', 'in_progress'), at(HOUR), settings);
+    expect(looked.state).toBe('NEEDS_REVIEW');
+    expect(looked.acknowledged).toBe(true);
+    expect(looked.record).toMatchObject({ providerStatus: 'PENDING', notFoundSince: undefined, updatedAt: never.record.updatedAt });
+  });
+
   it('is asked about hourly for 3 days, daily for 30 more, then leaves the index', () => {
     const p = review();
     expect(nextWatchCheck(p, at(2 * DAY), settings)).toEqual(at(2 * DAY + HOUR));
