@@ -6,6 +6,9 @@ import type { Clock, Log, Telemetry } from '@shared/ports/runtime';
 import { withCredentialRefresh } from './credential-refresh';
 import { countOutcome } from './outcome-metrics';
 
+/** How a recorded provider answer of "not found" starts (retryPayout reads it). */
+export const NOT_FOUND_LINE = 'not found';
+
 /** What a forced resolve's recorded provider answer ends with (retryPayout reads it). */
 export const OVERRIDDEN_WITH_FORCE = 'overridden with --force';
 
@@ -44,7 +47,7 @@ export async function askProvider(
 ): Promise<{ answer?: PayoutStatusAnswer; line: string }> {
   try {
     const answer = await withCredentialRefresh(deps.credentials, (creds) => deps.provider.getPayout(identity, creds));
-    return { answer, line: answer.found ? `${answer.status ?? '(no status)'} (${answer.outcome})` : 'not found (the provider does not know this reference)' };
+    return { answer, line: answer.found ? `${answer.status ?? '(no status)'} (${answer.outcome})` : `${NOT_FOUND_LINE} (the provider does not know this reference)` };
   } catch (error) {
     return { line: `unavailable: ${(error as Error).message}` };
   }

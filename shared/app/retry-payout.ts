@@ -4,7 +4,7 @@ import type { Payout } from '@shared/domain/payout';
 import { acceptRequest, checkPayoutRequest, describePayoutRequestProblems } from '@shared/messages/payout-request';
 import type { AccountFingerprints, PayoutRequestQueue } from '@shared/ports/payouts';
 import { InvalidOperatorInputError, OperatorActionRefusedError, PayoutNotFoundError } from './operator-errors';
-import { OVERRIDDEN_WITH_FORCE, askProvider, type OperatorDeps } from './resolve-payout';
+import { NOT_FOUND_LINE, OVERRIDDEN_WITH_FORCE, askProvider, type OperatorDeps } from './resolve-payout';
 
 export interface RetryDeps extends OperatorDeps {
   readonly queue: PayoutRequestQueue;
@@ -75,7 +75,9 @@ async function accountNumberFor(original: Payout, fromProvider: unknown, given: 
 function failedOnProviderWord(payout: Payout): boolean {
   const entry = payout.record.history.findLast((h) => h.to === 'FAILED' && h.from !== 'FAILED');
   if (entry === undefined) return false;
-  if (entry.by !== undefined) return !(entry.providerAnswer ?? '').includes(OVERRIDDEN_WITH_FORCE);
+  // An operator's FAILED is the provider's word only if GetPayout said failed then: not forced, and not
+  // "not found" (allowed unforced only for a payout not yet acknowledged, which it is by now).
+  if (entry.by !== undefined) return !(entry.providerAnswer ?? '').includes(OVERRIDDEN_WITH_FORCE) && !(entry.providerAnswer ?? '').startsWith(NOT_FOUND_LINE);
   return payout.record.providerStatus !== undefined && payout.record.providerStatus !== '';
 }
 

@@ -617,7 +617,7 @@ export class Payout {
   heldAfterFailed(providerStatus: string, now: Date): Payout {
     if (this.state !== 'FAILED') throw new IllegalTransitionError(this.state, this.state);
     const word = providerStatus === '' ? 'a record without a status word' : providerStatus;
-    const reason = `provider holds the payout (${word}) after all: a concurrent look had found it unknown; settle it with the provider before any retry`;
+    const reason = `provider holds the payout (${word}) after all: it was made FAILED by a concurrent write; settle it with the provider before any retry`;
     const entry: PayoutHistoryEntry = { from: this.state, to: this.state, at: iso(now), reason };
     const noted = this.next({ acknowledgedAt: this.record.acknowledgedAt ?? iso(now), reason }, now);
     return new Payout({ ...noted.record, history: [...noted.record.history, entry] });

@@ -58,4 +58,30 @@ describe('retryPayout: the beneficiary\'s full number', () => {
     ).rejects.toThrow(/the provider's record gives a number ending like it that is not the account stored .*: pass the full number with --account-number/);
     expect(sent).toEqual([]);
   });
+
+  it('refuses an operator FAILED resolved on "not found" once the provider was seen holding the payout', async () => {
+    const clock = new MovableClock(new Date('2026-11-24T10:00:00.000Z'));
+    const repository = memoryRepository();
+    const now = clock.now();
+    const { payout } = await repository.createAccepted(acceptRequest(request, now));
+    const review = payout.startVerifying(now).startSubmitting(now).unknown('time-out', now).needsReview('still open after 1440 minutes; status unavailable', now);
+    const resolved = review.resolveByOperator('FAILED', { by: 'ama', evidence: 'provider ticket 9', providerAnswer: 'not found (the provider does not know this reference)' }, now);
+    // A racing look saw the provider holding it just then (carryHeld).
+    await repository.save(payout, resolved.heldAfterFailed('PENDING', now));
+    const notFound: PayoutStatusAnswer = { found: false, outcome: 'unrecognized', raw: {} };
+    const sent: string[] = [];
+    const deps = {
+      repository,
+      provider: { getPayout: async () => notFound } as unknown as PayoutProvider,
+      credentials: { get: async () => ({ partnerPublicKey: 'p', partnerSecretKey: 's', merchantSecretKey: 'm', partnerId: 'P', platformMerchantId: 'm-1' }) },
+      clock,
+      log: silentLog,
+      telemetry: noTelemetry,
+      queue: { send: async (body: string) => void sent.push(body) },
+    };
+    await expect(
+      retryPayout(deps, { identity: { platform_merchant_id: 'm-1', currency: 'GHS', withdrawal_reference: 'WD-9' }, newReference: 'WD-9-R', by: 'ama', accountNumber: '0244123456' }),
+    ).rejects.toThrow(/acknowledged WD-9 and now says it does not know it/);
+    expect(sent).toEqual([]);
+  });
 });
