@@ -619,6 +619,26 @@ describe('"not found" is an unbroken run, and a refusal is settled through GetPa
     expect(sent).toBe(0);
   });
 
+  it('leaves alone a FAILED a racing look made on the provider\'s own failure word: its "PENDING" is the older answer', async () => {
+    const r = request();
+    // The winner's GetPayout answered FAILED (kept as the provider status); the loser's, a moment before, PENDING.
+    const racing = racingLook((previous, at) => previous.failed('provider reports FAILED', at, 'FAILED'));
+    const reads = scriptedReads(r, ['notFound', 'PENDING'], () => s.clock.now());
+    const s = system({ reads: reads.provider, repository: racing.repository });
+    h.sim.admin.setFaults('payout', { refusalRate: 1, refusals: [{ status: 400, body: '{"success":false,"message":"Transaction could not be processed"}' }], times: 1 });
+    expect(await s.pay(r)).toMatchObject({ outcome: 'unknown', state: 'UNKNOWN' });
+    s.clock.advance(MINUTE);
+    await s.reconcile();
+    s.clock.advance(5 * MINUTE);
+    racing.arm();
+    await s.reconcile();
+    expect(racing.armed()).toBe(false);
+    const failed = await payoutOf(r);
+    expect(failed?.record).toMatchObject({ state: 'FAILED', providerStatus: 'FAILED', reason: 'provider reports FAILED' });
+    expect(failed?.acknowledged).toBe(false);
+    expect(failed?.record.history.at(-1)).toMatchObject({ to: 'FAILED', reason: 'provider reports FAILED' });
+  });
+
   it.each([false, true])('a refusal the provider does not hold for the whole grace period is FAILED "refused; the provider does not hold it" (resubmission %s)', async (resubmit) => {
     const s = system({ reconcile: { resubmitUnknownNotFound: resubmit } });
     const r = request();
