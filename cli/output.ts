@@ -113,7 +113,7 @@ const UNREACHABLE = /ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|Unkno
  * Every named error the CLI meets, in one place: the exit-code class and the words of its line.
  * Matched by name so the CLI need not load the modules that define them.
  */
-const ERROR_CLASSES: Readonly<Record<string, { exit: number; words: (message: string) => string }>> = {
+const ERROR_CLASSES: Readonly<Record<string, { exit: number; words: (message: string, error: Error) => string }>> = {
   PayoutNotFoundError: { exit: EXIT.notFound, words: (m) => m },
   DeadLetterNotFoundError: { exit: EXIT.notFound, words: (m) => m },
   InvalidOperatorInputError: { exit: EXIT.invalidInput, words: (m) => m },
@@ -123,7 +123,10 @@ const ERROR_CLASSES: Readonly<Record<string, { exit: number; words: (message: st
   InvalidCollectionError: { exit: EXIT.invalidInput, words: (m) => m },
   InvalidAmountError: { exit: EXIT.invalidInput, words: (m) => m },
   UnsupportedCurrencyError: { exit: EXIT.invalidInput, words: (m) => m },
-  OperatorActionRefusedError: { exit: EXIT.refused, words: (m) => m },
+  OperatorActionRefusedError: {
+    exit: EXIT.refused,
+    words: (m, e) => ((e as { forcible?: boolean }).forcible ? `${m}. To resolve it against the provider's answer, give --force with your evidence` : m),
+  },
   InvalidListCursorError: { exit: EXIT.invalidInput, words: (m) => `--cursor: ${m}` },
   ReplayRangeError: { exit: EXIT.invalidInput, words: (m) => `--since/--until: ${m}` },
   ConcurrentModificationError: { exit: EXIT.failure, words: () => 'the payout changed while this command ran; run it again to act on its new state' },
@@ -155,7 +158,7 @@ export function describeError(error: unknown): string {
   if (error instanceof Error) {
     const known = ERROR_CLASSES[error.name];
     const message = error.message.split('\n')[0] as string;
-    if (known) return known.words(message);
+    if (known) return known.words(message, error);
     if (UNREACHABLE.test(`${(error as NodeJS.ErrnoException).code ?? ''} ${error.name} ${error.message}`)) return `cannot reach the service: ${message}`;
     return message || 'unexpected error';
   }

@@ -133,7 +133,8 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono<Env> {
     }
     if (error instanceof OperatorActionRefusedError) {
       consoleLog.warn('console: action refused', { path: c.req.path, reason: error.message });
-      return render(c, problemPage(ctx, '409: refused', error.message, backOf(c)), 409);
+      const words = error.forcible ? `${error.message}. To resolve it against the provider's answer, go back, tick "force" and say in the evidence what outweighs it.` : error.message;
+      return render(c, problemPage(ctx, '409: refused', words, backOf(c)), 409);
     }
     if (error instanceof ConcurrentModificationError) {
       consoleLog.warn('console: action refused, changed meanwhile', { path: c.req.path });

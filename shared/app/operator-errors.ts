@@ -15,7 +15,7 @@ export class InvalidOperatorInputError extends Error {
 
 /**
  * The action is refused by the payout's state or by what the provider answered (a resolution that
- * contradicts the provider without --force, a retry while the first payout could still be delivered).
+ * contradicts the provider without force, a retry while the first payout could still be delivered).
  */
 export class OperatorActionRefusedError extends Error {
   override name = 'OperatorActionRefusedError';
@@ -23,6 +23,11 @@ export class OperatorActionRefusedError extends Error {
     message: string,
     /** 'state': the payout's state forbids it; 'provider': the provider's answer (or its silence) forbids it. */
     readonly refusedBy: 'state' | 'provider',
+    /**
+     * Whether the operator may force it on their evidence. The message does not say how: the CLI
+     * (--force) and the console (its "force" box) each add their own words.
+     */
+    readonly forcible = false,
   ) {
     super(message);
   }

@@ -97,7 +97,7 @@ export async function resolvePayout(deps: OperatorDeps, request: ResolveRequest)
             `the provider acknowledged it${payout.record.acknowledgedAt ? ` at ${payout.record.acknowledgedAt}` : ''} and now says it does not know it: it could still be delivered`
           : undefined;
   if (disagreement && !force) {
-    throw new OperatorActionRefusedError(`not resolved: ${disagreement}. Give --force with your evidence to resolve it against the provider's answer`, 'provider');
+    throw new OperatorActionRefusedError(`not resolved: ${disagreement}`, 'provider', true);
   }
 
   const to = request.as === 'succeeded' ? 'SUCCEEDED' : 'FAILED';

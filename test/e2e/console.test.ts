@@ -185,6 +185,17 @@ describe('ops console in a browser', () => {
     const refused = await Promise.all([page.waitForNavigation(), page.click('form.resolve button')]);
     expect(refused[0]?.status()).toBe(400);
     expect(await page.$eval('#problem', (e) => e.textContent)).toMatch(/^as: choose succeeded or failed; evidence: is required/);
+    // An outcome the provider contradicts is refused with the console's own way to force it (not the CLI's flag).
+    const contradicted = await fetch(`${consoleHandle.url}/review/resolve?key=${encodeURIComponent(new URL(page.url()).searchParams.get('key') ?? '')}`, {
+      method: 'POST',
+      headers: { cookie: await sessionCookie(), 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf: consoleHandle.secrets.csrf, as: 'succeeded', evidence: 'x', step: 'confirm' }).toString(),
+    });
+    expect(contradicted.status).toBe(409);
+    const refusal = await contradicted.text();
+    expect(refusal).toContain('nothing shows it was paid. To resolve it against the provider');
+    expect(refusal).toMatch(/go back, tick (&quot;|&#34;|")force(&quot;|&#34;|")/);
+    expect(refusal).not.toContain('--force');
     await submit('#back');
     await page.select('select[name=as]', 'failed');
     await page.type('textarea[name=evidence]', 'provider ticket 4711: never received');

@@ -97,7 +97,7 @@ describe('payrelay payouts resolve', () => {
     const refused = await cli(['payouts', 'resolve', id.withdrawal_reference, '--as', 'failed', '--evidence', 'customer says no money']);
     expect(refused.code).toBe(6);
     expect(refused.stderr.trim()).toBe(
-      'payrelay: not resolved: the provider says COMPLETED: the money was delivered. Give --force with your evidence to resolve it against the provider\'s answer',
+      'payrelay: not resolved: the provider says COMPLETED: the money was delivered. To resolve it against the provider\'s answer, give --force with your evidence',
     );
     // Still PENDING at the provider: the money may yet move, so FAILED needs --force too.
     const pending = await payoutAtProvider('NEEDS_REVIEW');

@@ -90,7 +90,7 @@ export async function resolveFormPage(ctx: PageContext, services: ConsoleService
   <label>Outcome <select name="as"><option value="">choose…</option><option value="succeeded">succeeded: the money arrived</option><option value="failed">failed: the money did not arrive</option></select></label>
   <label>Evidence <textarea name="evidence" maxlength="${EVIDENCE_MAX}" placeholder="bank statement 2026-11-20 line 14; provider ticket 4711"></textarea></label>
   <label>Who resolves <input name="by" value="${who}" maxlength="${WHO_MAX}"></label>
-  <label class="check"><span><input type="checkbox" name="force" value="yes"> force (--force): resolve against the provider's answer</span></label>
+  <label class="check"><span><input type="checkbox" name="force" value="yes"> force: resolve against the provider's answer</span></label>
   <button type="submit">Resolve…</button>
 </form>`,
   );

@@ -120,9 +120,11 @@ describe('payouts resolve', () => {
     const s = system();
     const r = await inReview(s);
     h.sim.admin.settlePayout(identityOf(r), 'succeeded');
-    await expect(resolvePayout(s.deps, { identity: identityOf(r), as: 'failed', ...audit })).rejects.toThrow(
-      /not resolved: the provider says COMPLETED: the money was delivered. Give --force/,
-    );
+    await expect(resolvePayout(s.deps, { identity: identityOf(r), as: 'failed', ...audit })).rejects.toMatchObject({
+      name: 'OperatorActionRefusedError',
+      message: 'not resolved: the provider says COMPLETED: the money was delivered',
+      forcible: true,
+    });
     expect((await payoutOf(r))?.state).toBe('NEEDS_REVIEW');
     const forced = await resolvePayout(s.deps, { identity: identityOf(r), as: 'failed', ...audit, force: true });
     expect(forced.forced).toBe(true);
@@ -137,7 +139,7 @@ describe('payouts resolve', () => {
     h.sim.admin.setFaults('getPayout', { flapRate: 1 });
     try {
       await expect(resolvePayout(s.deps, { identity: identityOf(r), as: 'failed', by: 'ama@ops', evidence: 'customer says not received' })).rejects.toThrow(
-        /the provider acknowledged it at .* and now says it does not know it: it could still be delivered. Give --force/,
+        /the provider acknowledged it at .* and now says it does not know it: it could still be delivered$/,
       );
       expect((await payoutOf(r))?.state).toBe('NEEDS_REVIEW');
       const forced = await resolvePayout(s.deps, { identity: identityOf(r), as: 'failed', by: 'ama@ops', evidence: 'provider ticket 77: lost', force: true });
