@@ -1,4 +1,5 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { loadSharedConfigFiles } from '@smithy/core/config';
 import { OUTPUT } from '@infra/outputs';
 import { ACCOUNT_KEY_SECRET, COLLECTIONS_TABLE, EVENTS_TABLE, KYC_SECRET, KYC_TABLE, PAYOUTS_QUEUE, PAYOUTS_TABLE, PROVIDER_SECRET, QUARANTINE_TABLE } from '@shared/config/resources';
 import { readLocalState, LOCAL_STATE_PATH, type LocalStackUrls } from '@local/state';
@@ -54,8 +55,23 @@ export function envFromOutputs(outputs: ReadonlyArray<{ OutputKey?: string; Outp
   return env;
 }
 
+/**
+ * Refuses a --profile that no AWS config file defines. The SDK would otherwise report what it could
+ * not find under that name (no region, then no credentials), which hides the typo.
+ */
+async function assertProfileDefined(profile: string): Promise<void> {
+  const { configFile, credentialsFile } = await loadSharedConfigFiles({ ignoreCache: true });
+  if (configFile[profile] ?? credentialsFile[profile]) return;
+  const files = `${process.env.AWS_CONFIG_FILE ?? '~/.aws/config'} or ${process.env.AWS_SHARED_CREDENTIALS_FILE ?? '~/.aws/credentials'}`;
+  throw new CliError(
+    `no AWS profile named ${profile} in ${files}: set it up (e.g. \`aws configure sso --profile ${profile}\`), or pass the name of one that exists with --profile`,
+    EXIT.unreachable,
+  );
+}
+
 async function deployedTarget(options: GlobalOptions): Promise<Target> {
   const stackName = options.stack as string;
+  if (options.profile) await assertProfileDefined(options.profile);
   // Every AWS call of this run uses --profile (applyTargetEnv sets it for the adapters); set it now
   // too, so a credentials error of this first call names the profile given, not "default".
   if (options.profile) process.env.AWS_PROFILE = options.profile;

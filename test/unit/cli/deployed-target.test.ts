@@ -3,7 +3,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { OUTPUT } from '@infra/outputs';
 import { CliError, EXIT } from '@cli/output';
 import { resolveTarget } from '@cli/target';
@@ -12,6 +12,23 @@ import { resolveTarget } from '@cli/target';
 // stack's outputs become the CLI's target.
 const cfn = mockClient(CloudFormationClient);
 const profileBefore = process.env.AWS_PROFILE;
+// The profiles these tests name, in an AWS config file of their own (never the machine's).
+const awsDir = mkdtempSync(join(tmpdir(), 'payrelay-aws-'));
+const configFileBefore = process.env.AWS_CONFIG_FILE;
+const credentialsFileBefore = process.env.AWS_SHARED_CREDENTIALS_FILE;
+beforeAll(() => {
+  writeFileSync(join(awsDir, 'config'), '[profile ops]\nregion = eu-west-1\n');
+  writeFileSync(join(awsDir, 'credentials'), '[ops-keys]\naws_access_key_id = AKIAEXAMPLE\naws_secret_access_key = example\n');
+  process.env.AWS_CONFIG_FILE = join(awsDir, 'config');
+  process.env.AWS_SHARED_CREDENTIALS_FILE = join(awsDir, 'credentials');
+});
+afterAll(() => {
+  rmSync(awsDir, { recursive: true, force: true });
+  for (const [name, before] of [['AWS_CONFIG_FILE', configFileBefore], ['AWS_SHARED_CREDENTIALS_FILE', credentialsFileBefore]] as const) {
+    if (before === undefined) delete process.env[name];
+    else process.env[name] = before;
+  }
+});
 afterEach(() => {
   cfn.reset();
   if (profileBefore === undefined) delete process.env.AWS_PROFILE;
@@ -70,6 +87,17 @@ describe('resolveTarget --stack', () => {
     const error = await resolveTarget({ stack: 'payrelay-prod', profile: 'ops' }).catch((e: unknown) => e);
     expect((error as Error).message).toBe('cannot read the outputs of stack payrelay-prod: no AWS region: pass --region, or set a region for profile ops');
     expect((error as CliError).exitCode).toBe(EXIT.unreachable);
+  });
+
+  it('refuses a --profile no AWS config file defines before asking AWS, and accepts one from either file', async () => {
+    const error = await resolveTarget({ stack: 'payrelay-prod', profile: 'opps', region: 'eu-west-1' }).catch((e: unknown) => e);
+    expect((error as Error).message).toBe(
+      `no AWS profile named opps in ${join(awsDir, 'config')} or ${join(awsDir, 'credentials')}: set it up (e.g. \`aws configure sso --profile opps\`), or pass the name of one that exists with --profile`,
+    );
+    expect((error as CliError).exitCode).toBe(EXIT.unreachable);
+    expect(cfn.commandCalls(DescribeStacksCommand)).toHaveLength(0);
+    cfn.on(DescribeStacksCommand).resolves({ Stacks: [{ StackName: 'payrelay-prod', CreationTime: new Date(), StackStatus: 'CREATE_COMPLETE', Outputs: [] }] });
+    await expect(resolveTarget({ stack: 'payrelay-prod', profile: 'ops-keys', region: 'eu-west-1' })).resolves.toMatchObject({ kind: 'deployed' });
   });
 
   it('names the --profile it tried when that profile has no usable credentials', async () => {
