@@ -188,6 +188,11 @@ export class PayrelayMonitoring extends Construct {
       threshold: 0,
       description: "A KYC subject's final answer changed (for example approved, then rejected): payouts may already have been paid on the earlier answer.",
     });
+    alarm('CollectionStatusContradicted', {
+      metric: metric(METRIC.collectionStatusContradicted, 'Sum'),
+      threshold: 0,
+      description: "A collection's final order status was contradicted by a later order notification (for example EXPIRED, then COMPLETED): the first stays; settle with the provider which is true.",
+    });
     alarm('CallbackApplyFailed', {
       metric: callbackApplyFailures.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
       threshold: 0,
@@ -254,7 +259,7 @@ export class PayrelayMonitoring extends Construct {
       ),
       graph(
         'Webhooks',
-        sums(METRIC.webhookStored, METRIC.webhookDuplicate, METRIC.webhookUnauthorized, METRIC.webhookUnrecognized, METRIC.callbackApplied, METRIC.callbacksAppliedLate, METRIC.kycDecisionChanged, METRIC.kycCallbacksRecovered),
+        sums(METRIC.webhookStored, METRIC.webhookDuplicate, METRIC.webhookUnauthorized, METRIC.webhookUnrecognized, METRIC.callbackApplied, METRIC.callbacksAppliedLate, METRIC.kycDecisionChanged, METRIC.collectionStatusContradicted, METRIC.kycCallbacksRecovered),
         [api.metricClientError({ statistic: 'Sum' }), api.metricServerError({ statistic: 'Sum' })],
       ),
     );

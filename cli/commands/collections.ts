@@ -28,6 +28,8 @@ export function collectionSummary(collection: Collection): Record<string, unknow
     amount: collection.amount,
     currency: collection.currency,
     order_status: collection.orderStatus,
+    /** Final order statuses later notifications gave (the first stays; a person settles it). */
+    contradicted_by: collection.contradictedBy,
     payment_status: collection.paymentStatus,
     creation: collection.creation,
     order_reference: collection.orderReference,

@@ -13,7 +13,8 @@ import { ConcurrentModificationError, preview } from '@shared/domain/errors';
 import { ProviderError, ProviderRejectedError } from '@shared/providers/provider-errors';
 import type { CollectionListPage, CollectionListQuery, CollectionOrderService, CollectionStore } from '@shared/ports/collections';
 import type { CredentialsSource } from '@shared/ports/payouts';
-import type { Clock, Log } from '@shared/ports/runtime';
+import { METRIC } from '@shared/observability/metric-names';
+import type { Clock, Log, Telemetry } from '@shared/ports/runtime';
 import { withCredentialRefresh } from './credential-refresh';
 
 /** No collection has this order id. */
@@ -160,6 +161,8 @@ export interface CollectionProjectionDeps {
   collections: Pick<CollectionStore, 'get' | 'save'>;
   clock: Clock;
   log: Log;
+  /** Counts a contradicted final order status (the CollectionStatusContradicted alarm). */
+  telemetry: Telemetry;
 }
 
 /** `applied`: the collection moved; `unchanged`: it already reflected the notice; `not-a-collection`: no collection has that id. */
@@ -176,16 +179,23 @@ export async function applyCollectionNotice(
   notice: CollectionNotice,
 ): Promise<NoticeResult> {
   let ignored: string[] = [];
+  let contradiction: string | undefined;
   let moved = false;
   const result = await updateCollection(deps.collections, partnerOrderId, (current) => {
     const outcome = applyNotice(current, notice, deps.clock.now());
     ignored = outcome.ignored;
+    contradiction = outcome.contradiction;
     moved = outcome.next !== undefined;
     return outcome.next;
   });
   if (result === undefined) return 'not-a-collection';
   const logKeys = { partnerOrderId, eventId: notice.eventId, orderStatus: result.orderStatus, paymentStatus: result.paymentStatus };
   if (ignored.length > 0) deps.log.warn('order notification partly ignored for a collection', { ...logKeys, ignored: ignored.map((i) => preview(i, 200)) });
+  if (contradiction !== undefined) {
+    // Counted once per contradicting word: the write that records it is the only one that reports it.
+    deps.telemetry.count(METRIC.collectionStatusContradicted);
+    deps.log.error('collection order status contradicted; recorded, settle it with the provider', { ...logKeys, contradiction, contradictedBy: result.contradictedBy });
+  }
   if (moved) deps.log.info('collection updated from an order notification', logKeys);
   return moved ? 'applied' : 'unchanged';
 }

@@ -93,6 +93,13 @@ export interface Collection {
   /** Bumped by every write; the conditional write checks it. */
   readonly version: number;
   readonly history: readonly CollectionHistoryEntry[];
+  /**
+   * Final order statuses notifications gave after the order had another one (sorted, each once).
+   * The first final status stays (which one arrived first is chance), so a person must settle with
+   * the provider which is true; with these kept, every final word seen is on the item whatever the
+   * arrival order.
+   */
+  readonly contradictedBy?: readonly CollectionOrderStatus[];
 }
 
 export interface NewCollectionInput {
@@ -197,8 +204,10 @@ export interface CollectionNotice {
 /** The result of applying a notice: the next collection when it changes anything, and what was ignored. */
 export interface NoticeOutcome {
   next?: Collection;
-  /** Parts of the notice left alone, in words (a backward move, an unknown word, a contradicting final status). */
+  /** Parts of the notice left alone, in words (a backward move, an unknown word). */
   ignored: string[];
+  /** A final order status contradicting the collection's, recorded now for the first time (`contradictedBy`). */
+  contradiction?: string;
 }
 
 /**
@@ -210,13 +219,18 @@ export function applyNotice(collection: Collection, notice: CollectionNotice, no
   const ignored: string[] = [];
   let orderStatus = collection.orderStatus;
   let paymentStatus = collection.paymentStatus;
+  let contradictedBy = collection.contradictedBy;
+  let contradiction: string | undefined;
 
   const order = normalizeOrderStatus(notice.orderStatus);
   if (notice.orderStatus !== undefined && order === undefined) ignored.push(`unknown order status ${preview(notice.orderStatus)}`);
   if (order !== undefined && order !== orderStatus) {
     if (orderStatus === 'PENDING') orderStatus = order;
     else if (order === 'PENDING') ignored.push(`order status PENDING after ${orderStatus} (stale)`);
-    else ignored.push(`order status ${order} contradicts the final ${orderStatus}; the first final status stays`);
+    else if (!(contradictedBy ?? []).includes(order)) {
+      contradictedBy = [...(contradictedBy ?? []), order].sort();
+      contradiction = `order status ${order} contradicts the final ${orderStatus}: ${orderStatus} stays until a person settles it with the provider`;
+    }
   }
 
   const payment = normalizePaymentStatus(notice.paymentStatus);
@@ -228,18 +242,26 @@ export function applyNotice(collection: Collection, notice: CollectionNotice, no
 
   const orderReference = collection.orderReference ?? notice.orderReference;
   const changed =
-    orderStatus !== collection.orderStatus || paymentStatus !== collection.paymentStatus || orderReference !== collection.orderReference;
+    orderStatus !== collection.orderStatus ||
+    paymentStatus !== collection.paymentStatus ||
+    orderReference !== collection.orderReference ||
+    contradiction !== undefined;
   if (!changed) return { ignored };
   const at = now.toISOString();
   return {
     ignored,
+    ...(contradiction ? { contradiction } : {}),
     next: {
       ...collection,
       orderStatus,
       paymentStatus,
       ...(orderReference ? { orderReference } : {}),
+      ...(contradictedBy ? { contradictedBy } : {}),
       updatedAt: at,
-      history: [...collection.history, { at, orderStatus, paymentStatus, cause: 'notification', eventId: notice.eventId }],
+      history: [
+        ...collection.history,
+        { at, orderStatus, paymentStatus, cause: 'notification', eventId: notice.eventId, ...(contradiction ? { note: contradiction } : {}) },
+      ],
     },
   };
 }

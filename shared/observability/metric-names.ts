@@ -22,6 +22,8 @@ export const METRIC = {
   webhookUnauthorized: 'WebhookUnauthorized',
   webhookUnrecognized: 'WebhookUnrecognized',
   kycDecisionChanged: 'KycDecisionChanged',
+  /** A collection's final order status contradicted by a later notification (COMPLETED, then EXPIRED): alarmed. */
+  collectionStatusContradicted: 'CollectionStatusContradicted',
   /** A stored callback applied (after its 200) and recorded as applied. */
   callbackApplied: 'CallbackApplied',
   /** Seconds from a callback's storing (its 200) to its apply being recorded. */

@@ -347,6 +347,19 @@ describe('ops console in a browser', () => {
     expect(missing?.status()).toBe(404);
   });
 
+  it('marks a collection whose final order status a later notification contradicted, in the list and on its page', async () => {
+    await page.goto(`${consoleHandle.url}/collections?order_status=EXPIRED`);
+    const row = await page.$eval(`tr:has(a[href*="${encodeURIComponent(scenario.contradictedCollection)}"])`, (tr) => tr.textContent ?? '');
+    expect(row).toContain('EXPIRED contradicted by COMPLETED');
+    await submit(`a[href*="${encodeURIComponent(scenario.contradictedCollection)}"]`);
+    expect(await page.$eval('#order-status', (e) => e.textContent)).toBe('EXPIRED');
+    expect(await page.$eval('#contradicted-by', (e) => e.textContent)).toBe(
+      'COMPLETED: later notifications gave another final order status. EXPIRED (the first) stays; settle with the provider which is true.',
+    );
+    const changes = await page.$$eval('main table', (tables) => [...(tables.at(-1)?.querySelectorAll('tbody tr') ?? [])].map((tr) => tr.textContent ?? ''));
+    expect(changes[0]).toContain('order status COMPLETED contradicts the final EXPIRED');
+  });
+
   async function sessionCookie(): Promise<string> {
     const cookie = (await browser.cookies()).find((c) => c.name === 'payrelay_console');
     return `payrelay_console=${cookie?.value}`;

@@ -653,7 +653,7 @@ describe('alarms and dashboard', () => {
     TreatMissingData: 'notBreaching',
   });
   /** The stage-wide alarms, an errors and a throttles alarm per function, and KycCallbacksRecovered with the catch-up (prod). */
-  const alarmCount = (template: Template) => 13 + 2 * deployed(template).length + (template === prod.stateless ? 1 : 0);
+  const alarmCount = (template: Template) => 14 + 2 * deployed(template).length + (template === prod.stateless ? 1 : 0);
 
   it('alarm on the queues: DLQ depth and the age of the oldest payout request', () => {
     expect(alarmNamed(prod.stateless, 'payrelay-prod-DlqNotEmpty')).toMatchObject({
@@ -722,9 +722,10 @@ describe('alarms and dashboard', () => {
     expect(alarmNamed(prod.stateless, 'payrelay-prod-CallbacksAppliedLate')).toMatchObject(anyCount(METRIC.callbacksAppliedLate));
   });
 
-  it('alarm on an authentic callback payrelay does not recognize, and on a KYC answer that changed', () => {
+  it('alarm on an authentic callback payrelay does not recognize, on a KYC answer that changed, and on a contradicted collection', () => {
     expect(alarmNamed(prod.stateless, 'payrelay-prod-WebhookUnrecognized')).toMatchObject(anyCount(METRIC.webhookUnrecognized));
     expect(alarmNamed(prod.stateless, 'payrelay-prod-KycDecisionChanged')).toMatchObject(anyCount(METRIC.kycDecisionChanged));
+    expect(alarmNamed(prod.stateless, 'payrelay-prod-CollectionStatusContradicted')).toMatchObject(anyCount(METRIC.collectionStatusContradicted));
   });
 
   it('alarm on 401 spikes, API 5xx, and each function\'s errors and throttles', () => {

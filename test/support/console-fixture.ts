@@ -64,6 +64,8 @@ export interface ConsoleScenario {
   readonly quarantined: string;
   /** The order id of a collection order created through the payout service (the simulator). */
   readonly collection: string;
+  /** A collection whose EXPIRED a later COMPLETED contradicts. */
+  readonly contradictedCollection: string;
 }
 
 /** A signing scheme the stack is not set to, as a provider that signs differently would use it: its notifications are quarantined. */
@@ -123,22 +125,22 @@ export async function runConsoleScenario(stack: LocalStack, timeoutMs = 40_000):
   });
   if (quarantinedAnswer.status !== 401) throw new Error(`console scenario: a notification signed with another scheme got ${quarantinedAnswer.status}, not 401 (quarantined)`);
   const { createCollectionRepository } = await import('@shared/adapters/collection-repository');
-  const { createCollection } = await import('@shared/app/collections');
+  const { applyCollectionNotice, createCollection } = await import('@shared/app/collections');
   const { payoutServiceFor } = await import('@cli/operator');
   const payoutService = await payoutServiceFor(targetOf(stack));
+  const collections = createCollectionRepository({ tableName: stack.env.COLLECTIONS_TABLE_NAME as string });
+  const clock = { now: () => new Date() };
   try {
-    await createCollection(
-      {
-        collections: createCollectionRepository({ tableName: stack.env.COLLECTIONS_TABLE_NAME as string }),
-        ...payoutService,
-        clock: { now: () => new Date() },
-        log: silentLog,
-      },
-      { partnerOrderId: ref(9), amount: '40.00', currency: 'GHS' },
-    );
+    for (const partnerOrderId of [ref(9), ref(10)]) {
+      await createCollection({ collections, ...payoutService, clock, log: silentLog }, { partnerOrderId, amount: '40.00', currency: 'GHS' });
+    }
   } finally {
     payoutService.provider.close();
   }
+  // Two notifications with different final order statuses, as the applier would apply them.
+  const projection = { collections, clock, log: silentLog, telemetry: { count: () => {}, seconds: () => {} } };
+  await applyCollectionNotice(projection, ref(10), { orderStatus: 'EXPIRED', paymentStatus: 'PENDING', eventId: `${runId}-expired` });
+  await applyCollectionNotice(projection, ref(10), { orderStatus: 'COMPLETED', paymentStatus: 'PAID', eventId: `${runId}-completed` });
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const payouts = await Promise.all(requests.map((r) => repository.get(r)));
@@ -148,5 +150,5 @@ export async function runConsoleScenario(stack: LocalStack, timeoutMs = 40_000):
     }
     await new Promise((resolve) => setTimeout(resolve, 300));
   }
-  return { runId, succeeded: ref(1), hostile: ref(2), rejected: ref(3), failed: ref(5), review: ref(6), deadLetter: ref(7), quarantined: ref(8), collection: ref(9) };
+  return { runId, succeeded: ref(1), hostile: ref(2), rejected: ref(3), failed: ref(5), review: ref(6), deadLetter: ref(7), quarantined: ref(8), collection: ref(9), contradictedCollection: ref(10) };
 }

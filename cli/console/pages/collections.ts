@@ -59,7 +59,7 @@ ${table(
     html`<a href="${collectionHref(c)}">${c.partnerOrderId}</a>`,
     c.platformMerchantId,
     `${c.amount} ${c.currency}`,
-    html`<span class="state">${c.orderStatus}</span>`,
+    c.contradictedBy ? html`<span class="state">${c.orderStatus}</span> <span class="warning">contradicted by ${c.contradictedBy.join(', ')}</span>` : html`<span class="state">${c.orderStatus}</span>`,
     c.paymentStatus,
     c.createdAt,
     c.orderReference,
@@ -86,6 +86,12 @@ export async function collectionViewPage(ctx: PageContext, services: ConsoleServ
         ['merchant', c.platformMerchantId],
         ['amount', `${c.amount} ${c.currency}`],
         ['order status', html`<span id="order-status">${c.orderStatus}</span>`],
+        [
+          'contradicted by',
+          c.contradictedBy
+            ? html`<span class="warning" id="contradicted-by">${c.contradictedBy.join(', ')}: later notifications gave another final order status. ${c.orderStatus} (the first) stays; settle with the provider which is true.</span>`
+            : undefined,
+        ],
         ['payment status', html`<span id="payment-status">${c.paymentStatus}</span>`],
         ["the provider's answer to the create", c.creation],
         ['provider reference', c.orderReference],

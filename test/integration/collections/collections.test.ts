@@ -91,12 +91,23 @@ describe('collections: create through the simulator, follow the order notificati
     expect(events).toHaveLength(3);
   });
 
-  it('an expired order stays EXPIRED when a contradicting COMPLETED follows', async () => {
+  it('an expired order stays EXPIRED when a contradicting COMPLETED follows, which is recorded and counted once for a person to settle', async () => {
     await createCollection(deps, { partnerOrderId: 'col-expired', amount: '5.5', currency: 'GHS' });
     const reference = await orderReferenceOf('col-expired');
     await notify({ order_reference: reference, order_status: 'EXPIRED', payment_status: 'PENDING' });
     await notify({ order_reference: reference, order_status: 'COMPLETED', payment_status: 'PAID' });
-    expect(await getCollection(deps, 'col-expired')).toMatchObject({ orderStatus: 'EXPIRED', paymentStatus: 'PAID' });
+    const contradicted = await getCollection(deps, 'col-expired');
+    expect(contradicted).toMatchObject({ orderStatus: 'EXPIRED', paymentStatus: 'PAID', contradictedBy: ['COMPLETED'] });
+    expect(contradicted.history.at(-1)?.note).toBe('order status COMPLETED contradicts the final EXPIRED: EXPIRED stays until a person settles it with the provider');
+    // Applied again (a redelivery, a replay): already recorded, so no second write and no second count.
+    const counted: string[] = [];
+    const telemetry = { count: (name: string) => void counted.push(name), seconds: () => {} };
+    const again = await applyCollectionNotice({ collections, clock, log: silentLog, telemetry }, 'col-expired', { orderStatus: 'COMPLETED', eventId: 'again' });
+    expect(again).toBe('unchanged');
+    expect(counted).toEqual([]);
+    expect(await applyCollectionNotice({ collections, clock, log: silentLog, telemetry }, 'col-expired', { orderStatus: 'FAILED', eventId: 'other' })).toBe('applied');
+    expect(counted).toEqual(['CollectionStatusContradicted']);
+    expect((await getCollection(deps, 'col-expired')).contradictedBy).toEqual(['COMPLETED', 'FAILED']);
   });
 
   it('refuses bad input and a reused order id, storing nothing new', async () => {
@@ -165,7 +176,7 @@ describe('collections: create through the simulator, follow the order notificati
       { paymentStatus: 'PAID' },
     ];
     const results = await Promise.all(
-      notices.map((notice, i) => applyCollectionNotice({ collections, clock, log: silentLog }, 'col-race', { ...notice, eventId: `race-${i}` })),
+      notices.map((notice, i) => applyCollectionNotice({ collections, clock, log: silentLog, telemetry: { count: () => {}, seconds: () => {} } }, 'col-race', { ...notice, eventId: `race-${i}` })),
     );
     const final = await getCollection(deps, 'col-race');
     expect(final).toMatchObject({ orderStatus: 'COMPLETED', paymentStatus: 'REFUND' });

@@ -99,18 +99,28 @@ describe('applyNotice', () => {
     expect(refunded.next).toMatchObject({ orderStatus: 'COMPLETED', paymentStatus: 'REFUND' });
   });
 
-  it('ignores stale, contradicting and unknown words, in words, and changes nothing', () => {
+  it('ignores stale and unknown words, in words, and changes nothing', () => {
     const paid = applyNotice(fresh(), { orderStatus: 'COMPLETED', paymentStatus: 'PAID', eventId: 'e1' }, later(1)).next as Collection;
     const stale = applyNotice(paid, { orderStatus: 'PENDING', paymentStatus: 'PENDING', eventId: 'e0' }, later(2));
     expect(stale.next).toBeUndefined();
     expect(stale.ignored).toEqual(['order status PENDING after COMPLETED (stale)', 'payment status PENDING after PAID (stale)']);
-    const contradicting = applyNotice(paid, { orderStatus: 'EXPIRED', eventId: 'e3' }, later(3));
-    expect(contradicting.next).toBeUndefined();
-    expect(contradicting.ignored).toEqual(['order status EXPIRED contradicts the final COMPLETED; the first final status stays']);
     expect(applyNotice(paid, { orderStatus: 'SHIPPED', paymentStatus: 'MAYBE', eventId: 'e4' }, later(4)).ignored).toEqual([
       'unknown order status SHIPPED',
       'unknown payment status MAYBE',
     ]);
+  });
+
+  it('keeps the first final order status and records a contradicting one once, with a note for a person', () => {
+    const paid = applyNotice(fresh(), { orderStatus: 'COMPLETED', paymentStatus: 'PAID', eventId: 'e1' }, later(1)).next as Collection;
+    const contradicting = applyNotice(paid, { orderStatus: 'EXPIRED', eventId: 'e3' }, later(3));
+    const note = 'order status EXPIRED contradicts the final COMPLETED: COMPLETED stays until a person settles it with the provider';
+    expect(contradicting).toMatchObject({ ignored: [], contradiction: note });
+    expect(contradicting.next).toMatchObject({ orderStatus: 'COMPLETED', paymentStatus: 'PAID', contradictedBy: ['EXPIRED'], version: paid.version });
+    expect(contradicting.next?.history.at(-1)).toEqual({ at: later(3).toISOString(), orderStatus: 'COMPLETED', paymentStatus: 'PAID', cause: 'notification', eventId: 'e3', note });
+    const flagged = contradicting.next as Collection;
+    // The same word again (a redelivery, a replay) is already recorded: nothing to write, nothing to report.
+    expect(applyNotice(flagged, { orderStatus: 'EXPIRED', eventId: 'e5' }, later(5))).toEqual({ ignored: [] });
+    expect(applyNotice(flagged, { orderStatus: 'CANCELLED', eventId: 'e6' }, later(6)).next?.contradictedBy).toEqual(['CANCELED', 'EXPIRED']);
   });
 
   it('a repeated notice changes nothing the second time', () => {
@@ -119,7 +129,7 @@ describe('applyNotice', () => {
     expect(applyNotice(once, notice, later(2))).toEqual({ ignored: [] });
   });
 
-  it('property: in any delivery order, the result is the first final order status and the highest payment status', () => {
+  it('property: in any delivery order, the result is the first final order status, every other final one recorded, and the highest payment status', () => {
     const orderWord = fc.constantFrom('PENDING', 'INITIATED', 'COMPLETED', 'EXPIRED', 'CANCELED', 'FAILED');
     const paymentWord = fc.constantFrom('PENDING', 'PAID', 'REFUND');
     const notice = fc.record({ orderStatus: fc.option(orderWord, { nil: undefined }), paymentStatus: fc.option(paymentWord, { nil: undefined }) });
@@ -137,6 +147,10 @@ describe('applyNotice', () => {
         );
         expect(current.orderStatus).toBe(firstFinal);
         expect(current.paymentStatus).toBe(highest);
+        // Whichever came first, every final order word seen is on the item: the status or a contradiction.
+        const finals = new Set(notices.map((n) => normalizeOrderStatus(n.orderStatus)).filter((s) => s !== undefined && s !== 'PENDING'));
+        expect(new Set([...(current.orderStatus === 'PENDING' ? [] : [current.orderStatus]), ...(current.contradictedBy ?? [])])).toEqual(finals);
+        expect(current.contradictedBy ?? []).not.toContain(current.orderStatus);
         expect(current.history.length).toBeLessThanOrEqual(1 + notices.length);
       }),
     );
