@@ -44,6 +44,8 @@ export interface OperationFaults {
   refusals?: RawAnswer[];
   /** getPayout: answer "not found" for a payout GetPayout has already shown (a flapping read side). */
   flapRate?: number;
+  /** getPayout: answer "not found" for a committed payout GetPayout has not shown yet (a read side lagging behind the commit). */
+  lagRate?: number;
   /** Commit, then never answer: the socket is held until the client gives up (or stop()). */
   timeoutRate?: number;
   /** Commit, then destroy the connection without an answer. */
@@ -110,7 +112,8 @@ export type FaultKind =
   | 'keysReset'
   | 'refusal'
   | 'refusalAfterCommit'
-  | 'flap';
+  | 'flap'
+  | 'lag';
 
 /** Thrown when a fault configuration names an unknown operation or has an out-of-range value. */
 export class FaultConfigError extends Error {
@@ -129,6 +132,7 @@ const RATE_FIELDS = [
   'refusalRate',
   'refusalAfterCommitRate',
   'flapRate',
+  'lagRate',
 ] as const;
 const COUNT_FIELDS = [
   'latencyMs',

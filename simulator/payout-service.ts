@@ -341,6 +341,8 @@ export class PayoutService {
     if (!record || record.partner_code !== partner.partner_code) return notFound;
     // A flapping read side: a payout it has already shown is, now and then, "not found".
     if (record.shown && this.deps.faults.roll('getPayout', 'flap', this.deps.faults.get('getPayout').flapRate)) return notFound;
+    // A read side that lags behind the commit: not shown yet, so not found yet.
+    if (!record.shown && this.deps.faults.roll('getPayout', 'lag', this.deps.faults.get('getPayout').lagRate)) return notFound;
     record.shown = true;
     // settleAfterChecks is the number of checks that still see the payout in progress.
     const due = record.checks >= record.settleAfterChecks && Date.now() - record.createdMs >= record.settleAfterMs;

@@ -1,6 +1,6 @@
 import { payoutKey, type PayoutIdentity } from '@shared/domain/identity';
 import { toMinorUnits } from '@shared/domain/money';
-import type { Payout, PayoutState } from '@shared/domain/payout';
+import { NOTHING_PAID, type Payout, type PayoutState } from '@shared/domain/payout';
 import { MAX_CHECK_DELAY_SECONDS, type PayoutCheck } from '@shared/messages/payout-check';
 import { METRIC } from '@shared/observability/metric-names';
 import { countOutcome } from './outcome-metrics';
@@ -238,7 +238,7 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
 
     // Nothing was sent yet: the message owns the payout. If no delivery finishes it in time, a person looks.
     if (payout.state === 'ACCEPTED' || payout.state === 'VERIFYING') {
-      if (overdue) return payout.needsReview(`not processed within ${reviewWindow}; nothing was paid`, now);
+      if (overdue) return payout.needsReview(`not processed within ${reviewWindow}; ${NOTHING_PAID}`, now);
       return payout.checked(now, { nextCheckAt: new Date(Date.parse(r.createdAt) + settings.reviewAfterMs) });
     }
     // A worker may still be inside the Payout call.
@@ -289,7 +289,7 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
     // The provider does not know this withdrawal_reference.
     if (payout.state === 'SUBMITTING' && r.submitRetryAllowed) {
       // Expected: the call was never sent. The message may retry; the review deadline bounds the wait.
-      if (overdue) return payout.needsReview(`not processed within ${reviewWindow}; nothing was paid`, now);
+      if (overdue) return payout.needsReview(`not processed within ${reviewWindow}; ${NOTHING_PAID}`, now);
       const deadline = Date.parse(r.createdAt) + settings.reviewAfterMs;
       return payout.checked(now, { nextCheckAt: new Date(Math.min(now.getTime() + NOT_SENT_RECHECK_MS, deadline)) });
     }

@@ -95,6 +95,9 @@ export async function resolvePayout(deps: OperatorDeps, request: ResolveRequest)
         : !answer.found && request.as === 'failed' && payout.acknowledged
           ? // "Not found" after the provider held the reference is a lagging or lost record, not a failure.
             `the provider acknowledged it${payout.record.acknowledgedAt ? ` at ${payout.record.acknowledgedAt}` : ''} and now says it does not know it: it could still be delivered`
+        : !answer.found && request.as === 'failed' && payout.mayHaveReachedProvider
+          ? // A call whose outcome was never known (a time-out, a crash): the provider may hold it and not show it yet.
+            `a Payout call for it may have reached the provider${payout.record.submitIntentAt ? ` (intent to pay recorded at ${payout.record.submitIntentAt})` : ''} and its outcome was never known; "not found" alone does not show it failed: the provider's record may lag, and it could still be delivered`
           : undefined;
   if (disagreement && !force) {
     throw new OperatorActionRefusedError(`not resolved: ${disagreement}`, 'provider', true);

@@ -105,6 +105,12 @@ export interface OperatorAudit {
 /** Fixed wording of history entries that other parts (docs, alarms, tests) rely on. */
 export const SETTLED_AFTER_REVIEW = 'settled by the provider after review';
 
+/**
+ * How a hand-over to review ends when no Payout call was made: nothing was sent yet, or the intent
+ * was released as not sent. `needsReview` accepts it only then, and `mayHaveReachedProvider` reads it.
+ */
+export const NOTHING_PAID = 'nothing was paid';
+
 /** The stored shape of a payout. Holds the masked account number only, never the full one. */
 export interface PayoutRecord {
   readonly identity: PayoutIdentity;
@@ -335,6 +341,23 @@ export class Payout {
     return this.record.acknowledgedAt !== undefined || this.state === 'SUBMITTED';
   }
 
+  /**
+   * Whether a Payout call for this payout may have reached the provider: the provider showed it (an
+   * acknowledgement, a status word, a refusal), or an intent to pay was written that its writer did
+   * not release as unsent (an outcome recorded as SUBMITTED or UNKNOWN, a SUBMITTING intent still
+   * held, or one that left SUBMITTING otherwise than withdrawn or handed to review as unsent). Then
+   * GetPayout's "not found" alone does not show the payout failed: the provider's record may lag.
+   */
+  get mayHaveReachedProvider(): boolean {
+    const r = this.record;
+    if (this.acknowledged || r.providerStatus !== undefined || r.refusedAt !== undefined) return true;
+    if (r.submitAttempts === 0) return false;
+    if (r.history.some((h) => h.to === 'SUBMITTED' || h.to === 'UNKNOWN')) return true;
+    if (r.state === 'SUBMITTING') return r.submitRetryAllowed !== true;
+    const left = r.history.findLast((h) => h.from === 'SUBMITTING' && h.to !== 'SUBMITTING');
+    return !(left?.to === 'REJECTED' || (left?.to === 'NEEDS_REVIEW' && left.reason.endsWith(NOTHING_PAID)));
+  }
+
   /** How long the current unbroken "not found" run has lasted at `now` (0 when there is none). */
   notFoundForMs(now: Date): number {
     const since = this.record.notFoundSince;
@@ -558,6 +581,9 @@ export class Payout {
 
   /** A person must look. The reconciler keeps asking the provider at a low rate (first look in an hour). */
   needsReview(reason: string, now: Date): Payout {
+    // "Nothing was paid" is a claim other decisions rest on (resolve, retry): only where no call was made.
+    const unsent = this.state === 'ACCEPTED' || this.state === 'VERIFYING' || (this.state === 'SUBMITTING' && this.record.submitRetryAllowed === true);
+    if (reason.endsWith(NOTHING_PAID) && !unsent) throw new IllegalTransitionError(this.state, 'NEEDS_REVIEW');
     return this.next({ reason, nextCheckAt: iso(new Date(now.getTime() + REVIEW_FIRST_CHECK_MS)) }, now, {
       to: 'NEEDS_REVIEW',
       reason,

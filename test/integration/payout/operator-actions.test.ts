@@ -153,6 +153,46 @@ describe('payouts resolve', () => {
     }
   });
 
+  it('refuses --as failed on "not found" when a Payout call may have reached the provider and its outcome was never known, unless forced', async () => {
+    const s = system();
+    const r = request();
+    // The provider commits the payout and never answers the call: UNKNOWN, never acknowledged.
+    h.sim.admin.setFaults('payout', { timeoutRate: 1, times: 1 });
+    expect(await s.pay(r)).toMatchObject({ state: 'UNKNOWN' });
+    try {
+      // GetPayout is down past the review window: handed to a person without the provider ever showing it.
+      h.sim.admin.setFaults('getPayout', { errorRate: 1 });
+      s.clock.advance(61 * MINUTE);
+      await s.reconcile();
+      const review = await payoutOf(r);
+      expect(review?.record.reason).toMatch(/status unavailable$/);
+      expect(review?.acknowledged).toBe(false);
+      // Then one "not found": the provider's read side lags behind its commit.
+      h.sim.admin.setFaults('getPayout', { lagRate: 1 });
+      const refused = await resolvePayout(s.deps, { identity: identityOf(r), as: 'failed', by: 'ama@ops', evidence: 'customer says not received' }).catch((e: unknown) => e);
+      expect(refused).toMatchObject({
+        name: 'OperatorActionRefusedError',
+        forcible: true,
+        message: expect.stringMatching(
+          /^not resolved: a Payout call for it may have reached the provider \(intent to pay recorded at .+\) and its outcome was never known; "not found" alone does not show it failed/,
+        ),
+      });
+      expect((await payoutOf(r))?.state).toBe('NEEDS_REVIEW');
+      // Nothing can pay it again meanwhile: a retry needs a FAILED payout.
+      await expect(retryPayout({ ...s.deps, queue: s.queue }, { identity: identityOf(r), newReference: `${r.withdrawal_reference}-r`, by: 'ama@ops', accountNumber: r.account_number })).rejects.toThrow(
+        /only a FAILED payout can be retried|is NEEDS_REVIEW/,
+      );
+      expect(await s.work()).toBe(0);
+      expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ executions: 1 });
+      // With the operator's own evidence it can be forced, and the history says so.
+      const forced = await resolvePayout(s.deps, { identity: identityOf(r), as: 'failed', by: 'ama@ops', evidence: 'provider ticket 91: never executed', force: true });
+      expect(forced.forced).toBe(true);
+      expect((await payoutOf(r))?.record.history.at(-1)?.providerAnswer).toMatch(/^not found .*; overridden with --force$/);
+    } finally {
+      h.sim.admin.clearFaults();
+    }
+  });
+
   it('refuses --as succeeded when the provider says failed, still pending, or does not know the payout; --force records the override', async () => {
     const s = system();
     const r = await inReview(s);

@@ -6,6 +6,7 @@ import {
   backoffMs,
   canTransition,
   isFinal,
+  NOTHING_PAID,
   Payout,
   type PayoutState,
 } from '@shared/domain/payout';
@@ -219,3 +220,28 @@ describe('Retry-After (askNotBefore)', () => {
   });
 });
 
+describe('mayHaveReachedProvider: whether "not found" alone can show a payout failed', () => {
+  it('is false while no intent was written, and for an intent released as unsent or withdrawn', () => {
+    expect(accepted().mayHaveReachedProvider).toBe(false);
+    expect(accepted().needsReview(`not processed within 24 hours; ${NOTHING_PAID}`, at(1)).mayHaveReachedProvider).toBe(false);
+    const released = submitting().submitNotSent(at(1), 'payout call not sent: ProviderUnavailableError');
+    expect(released.mayHaveReachedProvider).toBe(false);
+    expect(released.needsReview(`not processed within 24 hours; ${NOTHING_PAID}`, at(2)).mayHaveReachedProvider).toBe(false);
+    expect(submitting().withdrawIntent('name mismatch', at(1)).mayHaveReachedProvider).toBe(false);
+  });
+
+  it('is true once an intent is held, or an outcome was recorded, or the provider showed it', () => {
+    expect(submitting().mayHaveReachedProvider).toBe(true);
+    // Handed to review from a held intent (status unavailable): the call may have gone out.
+    expect(submitting().needsReview('still open after 1 hour; status unavailable', at(61)).mayHaveReachedProvider).toBe(true);
+    expect(submitting().unknown('time-out', at(1)).needsReview('still open after 1 hour; status unavailable', at(61)).mayHaveReachedProvider).toBe(true);
+    expect(submitting().submitted('PENDING', at(1)).mayHaveReachedProvider).toBe(true);
+    // A released intent paid again later: the new intent counts.
+    expect(submitting().submitNotSent(at(1), 'not sent').startSubmitting(at(2)).mayHaveReachedProvider).toBe(true);
+  });
+
+  it('refuses to write "nothing was paid" where a call may have been made', () => {
+    expect(() => submitting().needsReview(`not processed within 24 hours; ${NOTHING_PAID}`, at(61))).toThrow(IllegalTransitionError);
+    expect(() => submitting().unknown('time-out', at(1)).needsReview(`x; ${NOTHING_PAID}`, at(61))).toThrow(IllegalTransitionError);
+  });
+});
