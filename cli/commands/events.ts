@@ -1,4 +1,5 @@
 import { Option, type Command } from 'commander';
+import { maskAccountsInJsonText } from '@shared/domain/account';
 import { CALLBACK_SOURCES, receivedDayOf, type CallbackSource } from '@shared/domain/callbacks';
 import { calendarDay, contextOf, listLimit, nonEmptyText, parseSince, positiveInt, refuseEmptyRange, withExample } from '../context';
 import { CliError, EXIT, optionsText, printListing, printTable } from '../output';
@@ -172,11 +173,12 @@ function registerQuarantineCommands(events: Command): void {
     });
 
   withExample(quarantine.command('show').argument('<id>', 'a quarantine id from `events quarantine list`'), 'payrelay events quarantine show 2026-11-23.3f9a0c21d4e5b6a7')
-    .description('print one quarantined notification with its body exactly as received')
+    .description('print one quarantined notification with its body as received, account, card and phone numbers masked')
     .action(async (id: string, _opts: unknown, cmd: Command) => {
       const ctx = contextOf(cmd);
-      const found = await (await store(cmd)).get(id);
-      if (found === undefined) throw new CliError(`no quarantined notification ${id} (ids look like 2026-11-23.3f9a0c21d4e5b6a7; see events quarantine list)`, EXIT.notFound);
+      const kept = await (await store(cmd)).get(id);
+      if (kept === undefined) throw new CliError(`no quarantined notification ${id} (ids look like 2026-11-23.3f9a0c21d4e5b6a7; see events quarantine list)`, EXIT.notFound);
+      const found = { ...kept, body: maskAccountsInJsonText(kept.body) };
       ctx.out.result(found, () => {
         printTable(['id', 'received at', 'withdrawal reference', 'source'], [[found.id, found.receivedAt, found.withdrawalReference ?? '', found.sourceIp ?? '']]);
         console.log(found.body);

@@ -1,4 +1,4 @@
-import { maskAccount } from '@shared/domain/account';
+import { maskAccount, maskAccountsInJsonText } from '@shared/domain/account';
 import { DeadLetterNotFoundError, InvalidOperatorInputError } from './operator-errors';
 import { REDRIVE_RUN_ATTRIBUTE } from '@shared/messages/redrive';
 import type { DeadLetter, DeadLetterQueue } from '@shared/ports/dead-letters';
@@ -29,25 +29,20 @@ export const LIST_CAP = 1000;
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
-/** Long digit runs in a body that is not JSON are masked like account numbers. */
-const maskDigitRuns = (text: string): string => text.replace(/\+?\d{6,}/g, (digits) => maskAccount(digits));
-
 /**
- * The body with every account number masked: `account_number` of a JSON body, or every run of six
- * digits or more when the body is not JSON.
+ * The body with every account number masked (maskAccountsInJsonText: the account, card and phone
+ * members of a JSON body at any depth, or every run of six digits or more when the body is not
+ * JSON); a JSON object is pretty-printed.
  */
 export function maskedBody(body: string): string {
+  const masked = maskAccountsInJsonText(body);
   try {
-    const parsed: unknown = JSON.parse(body);
-    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
-      const copy = { ...(parsed as Record<string, unknown>) };
-      if (copy.account_number !== undefined) copy.account_number = maskAccount(String(copy.account_number));
-      return JSON.stringify(copy, null, 2);
-    }
+    const parsed: unknown = JSON.parse(masked);
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) return JSON.stringify(parsed, null, 2);
   } catch {
-    // not JSON: mask by shape below
+    // not JSON, or too deep to print again: shown as masked
   }
-  return maskDigitRuns(body);
+  return masked;
 }
 
 /** What an operator may see of a message. */

@@ -67,13 +67,127 @@ export function mayBeSameAccount(kept: KeptAccount, given: KeptAccount): boolean
   return keyOf(kept.fingerprint) !== keyOf(given.fingerprint) || kept.fingerprint === given.fingerprint;
 }
 
-/** JSON members whose string value is an account or phone number (`"account_number": "0123456789"`). */
-const ACCOUNT_MEMBER = /("(?:account_number|accountNumber|account_no|phone|msisdn)"\s*:\s*")((?:[^"\\]|\\.)*)(")/g;
+/**
+ * Whether a JSON member name names an account, card or phone number. The name is compared normalized:
+ * lower case, without `_`, `-`, `.` and white space (`Account_Number`, `account-no`, `accountNumber`
+ * are one name). Names that count:
+ *
+ * - ending in `account`, `acct`, `acc`, `card`, `wallet`, `phone` or `mobile` followed by `number`,
+ *   `num` or `no`: `account_number`, `accountNo`, `acct_no`, `acc_no`, `card_number`, `wallet_number`,
+ *   `phone_number`, `mobile_number`, `beneficiary_account_number`, `virtual_account_number`...;
+ * - ending in `phone`, `mobile`, `msisdn`, `iban` or `nuban`: `phone`, `telephone`, `customer_phone`,
+ *   `mobile`, `msisdn`, `iban`...;
+ * - ending in `bank`, `beneficiary`, `destination`, `recipient` or `payee` followed by `account`:
+ *   `bank_account`, `beneficiary_account`, `beneficiaryBankAccount`...;
+ * - exactly `pan` (a card's primary account number; only exactly, so that `company` is not one).
+ *
+ * Each may end in a plural `s` (`account_numbers`, `phones`). A bare `account` is not one: the KYC
+ * service's `account` is its own record id (`acct-…`), not a bank account. Neither are
+ * `account_code` (a bank code or provider), `account_name` or amounts, references and dates.
+ */
+const ACCOUNT_MEMBER_NAME =
+  /(?:account|acct|acc|card|wallet|phone|mobile)(?:number|num|no)s?$|(?:phone|mobile|msisdn|iban|nuban)s?$|(?:bank|beneficiary|destination|recipient|payee)accounts?$|^pans?$/;
+
+/** Whether a (decoded) JSON member name is an account, card or phone number's: see ACCOUNT_MEMBER_NAME. */
+export function isAccountMemberName(name: string): boolean {
+  return ACCOUNT_MEMBER_NAME.test(name.toLowerCase().replace(/[\s_.-]/g, ''));
+}
+
+/** Long digit runs (a leading `+` kept with them) in a text that is not JSON are masked like account numbers. */
+const maskDigitRuns = (text: string): string => text.replace(/\+?\d{6,}/g, (digits) => maskAccount(digits));
+
+/** The index just past the JSON string token that starts at `start` (a `"`), in a text known to be valid JSON. */
+function endOfString(text: string, start: number): number {
+  let i = start + 1;
+  while (i < text.length && text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
+  if (i >= text.length) throw new Error('unterminated string');
+  return i + 1;
+}
+
+/** One open object or array of the walk: whether all its values are masked, and (objects) where a member stands. */
+interface Frame {
+  readonly object: boolean;
+  /** Every scalar in it is masked: it is, or is inside, the value of an account member. */
+  readonly masked: boolean;
+  /** The next string token is a member name. */
+  expectName: boolean;
+  /** The member whose value comes next is an account member. */
+  accountMember: boolean;
+}
 
 /**
- * Masks the account and phone numbers inside a JSON text without re-serializing it, so a stored
- * body can be shown as it was received (its escapes, spacing and key order) minus those numbers.
+ * Masks a text that JSON.parse accepted, token by token with an explicit stack (no recursion, so any
+ * depth the parser took is fine). Names are decoded before they are compared; only the tokens of
+ * masked values are rewritten, every other character is copied.
+ */
+function maskValidJsonText(text: string): string {
+  const frames: Frame[] = [];
+  let out = '';
+  let copied = 0;
+  const valueMasked = (): boolean => {
+    const frame = frames[frames.length - 1];
+    return frame !== undefined && (frame.masked || (frame.object && frame.accountMember));
+  };
+  const mask = (start: number, end: number, value: string): void => {
+    out += text.slice(copied, start) + JSON.stringify(maskAccount(value));
+    copied = end;
+  };
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i] as string;
+    const frame = frames[frames.length - 1];
+    if (c === '{' || c === '[') {
+      frames.push({ object: c === '{', masked: valueMasked(), expectName: c === '{', accountMember: false });
+      i += 1;
+    } else if (c === '}' || c === ']') {
+      frames.pop();
+      i += 1;
+    } else if (c === ',') {
+      if (frame?.object) frame.expectName = true;
+      i += 1;
+    } else if (c === '"') {
+      const end = endOfString(text, i);
+      if (frame?.object && frame.expectName) {
+        frame.accountMember = isAccountMemberName(JSON.parse(text.slice(i, end)) as string);
+        frame.expectName = false;
+      } else if (valueMasked()) {
+        mask(i, end, JSON.parse(text.slice(i, end)) as string);
+      }
+      i = end;
+    } else if (c === '-' || (c >= '0' && c <= '9')) {
+      let end = i + 1;
+      while (end < text.length && '0123456789.eE+-'.includes(text[end] as string)) end += 1;
+      // The number as written, every digit of it (a parsed number may have lost some).
+      if (valueMasked()) mask(i, end, text.slice(i, end));
+      i = end;
+    } else {
+      i += 1; // white space, ':', and the letters of true, false and null (never masked)
+    }
+  }
+  return out + text.slice(copied);
+}
+
+/**
+ * Masks the account, card and phone numbers in a body a provider sent (or any stored body) for a
+ * person to read, keeping the last 4 characters of each (maskAccount).
+ *
+ * A JSON body is masked on what it means, not on how it is spelled: member names are decoded
+ * (`"account\u005fnumber"` is `account_number`) and compared normalized (see ACCOUNT_MEMBER_NAME),
+ * and under such a member every string and number is masked, however deep in arrays and objects
+ * (`"accountNumber": ["5555666677"]`, `"account_number": 1234567890`, `"beneficiary_account": {"number": …}`).
+ * A masked number is shown as a string of its digits as written. `true`, `false` and `null` stay.
+ * The rest of the text is kept as it was received (its escapes, spacing, key order and number
+ * spellings such as `100.50`), so the body reads as it arrived, minus those numbers.
+ *
+ * A body that is not JSON (or that the parser refuses, such as one nested too deep), or is a bare JSON
+ * string or number, has every run of 6 digits or more masked instead. Never throws.
  */
 export function maskAccountsInJsonText(text: string): string {
-  return text.replace(ACCOUNT_MEMBER, (_m, open: string, value: string, close: string) => `${open}${maskAccount(value)}${close}`);
+  try {
+    const parsed: unknown = JSON.parse(text);
+    // A bare string or number has no member to tell what it is: masked by shape, as text that is not JSON.
+    return parsed !== null && typeof parsed === 'object' ? maskValidJsonText(text) : maskDigitRuns(text);
+  } catch {
+    return maskDigitRuns(String(text));
+  }
 }

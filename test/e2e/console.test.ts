@@ -312,8 +312,12 @@ describe('ops console in a browser', () => {
     const index = rows.findIndex((row) => row.includes(scenario.quarantined));
     expect(index).toBeGreaterThanOrEqual(0);
     await submit(`tbody tr:nth-child(${index + 1}) a.view`);
-    const body = JSON.parse(await page.$eval('#quarantine-body', (e) => e.textContent ?? '')) as { data: { order_details: { partner_order_id: string } }; signature: string };
+    const text = await page.$eval('#quarantine-body', (e) => e.textContent ?? '');
+    const body = JSON.parse(text) as { data: { order_details: { partner_order_id: string }; beneficiary: unknown }; signature: string };
     expect(body.data.order_details.partner_order_id).toBe(scenario.quarantined);
+    // Account and phone numbers masked whatever their JSON type; the amount beside them shown as sent.
+    expect(body.data.beneficiary).toEqual({ account_number: '******7890', accountNumber: ['******6677'], phoneNumber: '*********3456', amount: 250075 });
+    for (const full of ['1234567890', '5555666677', '233244123456']) expect(text).not.toContain(full);
     expect(body.signature).toEqual(expect.any(String));
     const missing = await page.goto(`${consoleHandle.url}/quarantine/view?id=2020-01-01.0000000000000000`);
     expect(missing?.status()).toBe(404);

@@ -117,7 +117,9 @@ export async function runConsoleScenario(stack: LocalStack, timeoutMs = 40_000):
   );
   const { resolveSigningProfile, withSignature } = await import('@shared/signing');
   const secrets = { partnerSecret: stack.providerSecret?.partner_secret_key as string, merchantSecret: stack.providerSecret?.merchant_secret_key as string };
-  const notification = { status: 'success', message: 'Order notification', data: { payment: { status: 'PAID' }, order_details: { status: 'COMPLETED', partner_order_id: ref(8) } } };
+  // Its beneficiary's numbers in the spellings a name-and-string match missed: a JSON number, an array, phoneNumber.
+  const beneficiary = { account_number: 1234567890, accountNumber: ['5555666677'], phoneNumber: '+233244123456', amount: 250075 };
+  const notification = { status: 'success', message: 'Order notification', data: { payment: { status: 'PAID' }, order_details: { status: 'COMPLETED', partner_order_id: ref(8) }, beneficiary } };
   const quarantinedAnswer = await fetch(stack.urls.payoutNotification, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${stack.providerSecret?.partner_public_key}` },

@@ -107,7 +107,7 @@ export async function callbackViewPage(ctx: PageContext, services: ConsoleServic
       ],
     )}
 <h2>Body as received</h2>
-<p class="hint">Shown verbatim as text, except account and phone numbers, which are masked.</p>
+<p class="hint">Shown verbatim as text, except account, card and phone numbers, which are masked wherever they stand (a body that is not JSON has every run of 6 digits or more masked).</p>
 <pre class="body" id="callback-body">${maskAccountsInJsonText(event.body)}</pre>`,
   );
 }

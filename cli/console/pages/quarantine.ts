@@ -83,7 +83,7 @@ export async function quarantineViewPage(ctx: PageContext, services: ConsoleServ
       ],
     )}
 <h2>Body as received</h2>
-<p class="hint">Shown verbatim as text, except account and phone numbers, which are masked. Nothing in it was applied.</p>
+<p class="hint">Shown verbatim as text, except account, card and phone numbers, which are masked wherever they stand (a body that is not JSON has every run of 6 digits or more masked). Nothing in it was applied.</p>
 <pre class="body" id="quarantine-body">${maskAccountsInJsonText(found.body)}</pre>`,
   );
 }
