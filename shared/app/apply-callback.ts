@@ -93,7 +93,7 @@ export function recognizeStored(stored: StoredEvent): StoredRecognition {
     return recognition.recognized ? { kind: 'payout-notification', event: recognition.event } : { kind: 'unrecognized' };
   }
   if (stored.appId === undefined) return { kind: 'no-app' };
-  const recognition = recognizeKycCallback(parsed(stored.body));
+  const recognition = recognizeKycCallback(parsed(stored.body), new Date(stored.receivedAt));
   return recognition.recognized ? { kind: 'kyc', appId: stored.appId, event: recognition.event } : { kind: 'unrecognized' };
 }
 

@@ -46,14 +46,14 @@ export interface CatchUpResult {
 type Outcome = 'alreadyStored' | 'recovered' | 'unrecognized' | 'failed';
 
 /** The user reference a recognized payload is about, undefined for an unrecognized one. */
-function userReferenceOf(payload: Record<string, unknown>): string | undefined {
-  const recognition = recognizeKycCallback(payload);
+function userReferenceOf(payload: Record<string, unknown>, now: Date): string | undefined {
+  const recognition = recognizeKycCallback(payload, now);
   return recognition.recognized ? recognition.event.userReference : undefined;
 }
 
 /** One payload of the answer through the receiver's path; in a dry run, only the look-up. */
 async function catchUpOne(deps: CatchUpKycDeps, appId: string, payload: Record<string, unknown>, dryRun: boolean, seenInRun: Set<string>): Promise<Outcome> {
-  const recognition = recognizeKycCallback(payload);
+  const recognition = recognizeKycCallback(payload, deps.clock.now());
   const eventId = dedupeKey('kyc', payload);
   if (dryRun) {
     const missing = !seenInRun.has(eventId) && (await deps.events.get(eventId)) === undefined;
@@ -109,7 +109,7 @@ export async function catchUpKycCallbacks(deps: CatchUpKycDeps, options: CatchUp
       result.seen += 1;
       const outcome = await catchUpOne(deps, appId, payload, dryRun, seenInRun);
       result[outcome] += 1;
-      const reference = outcome === 'recovered' ? userReferenceOf(payload) : undefined;
+      const reference = outcome === 'recovered' ? userReferenceOf(payload, deps.clock.now()) : undefined;
       if (reference !== undefined) subjects.add(reference);
     }
     options.onProgress?.(index + 1, payloads.length);

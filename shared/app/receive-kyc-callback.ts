@@ -40,7 +40,7 @@ export async function receiveKycCallback(deps: ReceiveKycCallbackDeps, request: 
     secret = fresh;
   }
 
-  const recognition = recognizeKycCallback(request.payload);
+  const recognition = recognizeKycCallback(request.payload, deps.clock.now());
   const { eventId, outcome, logKeys } = await storeCallback(deps, {
     source: 'kyc',
     label: 'KYC callback',

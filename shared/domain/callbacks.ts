@@ -104,6 +104,20 @@ export function normalizeTimestamp(value: unknown): string {
   return Number.isNaN(ms) ? '' : new Date(ms).toISOString();
 }
 
+/**
+ * How far after its receipt a callback's own time may lie (the two clocks' skew). A later time is not
+ * believed: an answer dated in the future would outrank every real answer after it (an approval dated
+ * 9999 would outrank a fraud rejection for good), so it counts as undated, which orders an approval
+ * first and a rejection last (the safe direction).
+ */
+export const MAX_CALLBACK_CLOCK_SKEW_MS = 5 * 60_000;
+
+/** The callback's own time, normalized, or '' (undated) when it is unreadable or too far after `receivedAt`. */
+function believableTime(value: unknown, receivedAt: Date): string {
+  const time = normalizeTimestamp(value);
+  return time !== '' && Date.parse(time) > receivedAt.getTime() + MAX_CALLBACK_CLOCK_SKEW_MS ? '' : time;
+}
+
 const PROFILE_FIELDS = ['first_name', 'last_name', 'phone', 'email', 'country'] as const;
 
 /**
@@ -111,7 +125,7 @@ const PROFILE_FIELDS = ['first_name', 'last_name', 'phone', 'email', 'country'] 
  * known status word; a completed callback also needs a final decision (approved or rejected).
  * Anything else is unrecognized: stored and acknowledged by the caller, never applied.
  */
-export function recognizeKycCallback(payload: unknown): Recognition<KycCallbackEvent> {
+export function recognizeKycCallback(payload: unknown, receivedAt: Date): Recognition<KycCallbackEvent> {
   if (!isObject(payload)) return { recognized: false, reason: 'payload is not a JSON object' };
   const userReference = nonEmptyString(payload.user_reference);
   if (userReference === undefined) {
@@ -157,7 +171,7 @@ export function recognizeKycCallback(payload: unknown): Recognition<KycCallbackE
       note: clipped(meta.kyc_note, MAX_TEXT_LENGTH),
       event: clipped(payload.event, MAX_FIELD_LENGTH) ?? '',
       orderId: clipped(payload.order, MAX_FIELD_LENGTH),
-      occurredAt: normalizeTimestamp(payload.timestamp),
+      occurredAt: believableTime(payload.timestamp, receivedAt),
       profile: Object.keys(profile).length > 0 ? profile : undefined,
     },
   };

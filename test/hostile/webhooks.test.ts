@@ -230,7 +230,7 @@ describe('hostile input to the webhook receivers', () => {
     const recognizedUsers = new Set<string>();
     for (const { text, attempt } of acknowledged.values()) {
       if (attempt.route !== 'kyc') continue;
-      const recognition = recognizeKycCallback(JSON.parse(text));
+      const recognition = recognizeKycCallback(JSON.parse(text), new Date());
       if (recognition.recognized) recognizedUsers.add(recognition.event.userReference);
     }
     for (const [pk, item] of after[kycTable]!) {

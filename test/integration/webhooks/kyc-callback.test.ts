@@ -273,8 +273,9 @@ describe('KYC callbacks posted by the simulator', () => {
     // The provider's rejected callbacks are later than the early approval: the subject is rejected now.
     expect(await gate.check('user-lagging')).toBe('not_approved');
 
-    // An approval the provider contradicts (its status says rejected) is never approved.
-    const contradicted = { ...early, timestamp: '2099-01-01T00:00:00.000Z', order: 'order-y' };
+    // An approval the provider contradicts (its status says rejected) is never approved. It is dated a
+    // moment after the rejection (a time far in the future would not be believed: it counts as undated).
+    const contradicted = { ...early, timestamp: new Date(Date.now() + 2000).toISOString(), order: 'order-y' };
     expect((await post(kycCallbackEvent(CALLBACK_TOKEN, contradicted))).statusCode).toBe(200);
     expect((await subject('user-lagging'))?.decision).toBe('approved');
     expect(await gate.check('user-lagging')).toBe('not_approved');

@@ -44,7 +44,7 @@ const storedEvents = async () => stack.scan(stack.local.names.eventsTable);
 function expectedSubject(payloads: unknown[], reference: string): Partial<KycSubject> | undefined {
   let subject: KycSubject | undefined;
   for (const payload of payloads) {
-    const recognition = recognizeKycCallback(payload);
+    const recognition = recognizeKycCallback(payload, new Date());
     if (!recognition.recognized || recognition.event.userReference !== reference) continue;
     const result = applyKycEvent(subject, stack.appId, recognition.event, dedupeKey('kyc', payload), new Date());
     if (result.changed) subject = result.subject;

@@ -2,12 +2,14 @@ import { describe, expect, it } from 'vitest';
 import {
   canonicalJson,
   dedupeKey,
+  MAX_CALLBACK_CLOCK_SKEW_MS,
   MAX_REFERENCE_LENGTH,
   normalizeTimestamp,
   recognizeKycCallback,
   recognizeOrderNotification,
   secretsEqual,
 } from '@shared/domain/callbacks';
+import { applyKycEvent, type KycSubject } from '@shared/domain/kyc-subject';
 
 /** A callback in the documented shape ("Callback payload" in the KYC service's documentation). */
 const documentedCallback = {
@@ -28,7 +30,7 @@ const documentedCallback = {
 
 describe('KYC callback recognition', () => {
   it('normalizes the documented shape: phase, decision, note, UTC time and user data', () => {
-    const result = recognizeKycCallback(documentedCallback);
+    const result = recognizeKycCallback(documentedCallback, new Date());
     expect(result).toEqual({
       recognized: true,
       event: {
@@ -45,7 +47,7 @@ describe('KYC callback recognition', () => {
   });
 
   it('reads init as initiated and keeps a pre-completion decision at awaiting_approval', () => {
-    const result = recognizeKycCallback({ ...documentedCallback, status: 'init', meta_data: { kyc_status: 'approved' } });
+    const result = recognizeKycCallback({ ...documentedCallback, status: 'init', meta_data: { kyc_status: 'approved' } }, new Date());
     expect(result).toMatchObject({ recognized: true, event: { phase: 'initiated', decision: 'awaiting_approval' } });
   });
 
@@ -56,7 +58,7 @@ describe('KYC callback recognition', () => {
     ['an unknown kyc_status', { ...documentedCallback, meta_data: { kyc_status: 'maybe' } }],
     ['a completed callback without a final decision', { ...documentedCallback, meta_data: { kyc_status: 'awaiting_approval' } }],
   ])('does not recognize %s, and says why', (_label, payload) => {
-    const result = recognizeKycCallback(payload);
+    const result = recognizeKycCallback(payload, new Date());
     expect(result.recognized).toBe(false);
     expect(result.recognized ? '' : result.reason).not.toBe('');
   });
@@ -69,24 +71,62 @@ describe('KYC callback recognition', () => {
     ['a status that is not a string', { ...documentedCallback, status: { word: 'completed' } }, 'status must be a string'],
     ['an unknown status word', { ...documentedCallback, status: 'teleported' }, 'unknown status "teleported"'],
   ])('names the field when it sees %s, never a value that is not a status word', (_label, payload, reason) => {
-    expect(recognizeKycCallback(payload)).toEqual({ recognized: false, reason });
+    expect(recognizeKycCallback(payload, new Date())).toEqual({ recognized: false, reason });
   });
 
   it('does not recognize a user_reference longer than the payout request allows, and keeps the reason short', () => {
-    const result = recognizeKycCallback({ ...documentedCallback, user_reference: 'u'.repeat(MAX_REFERENCE_LENGTH + 1) });
+    const result = recognizeKycCallback({ ...documentedCallback, user_reference: 'u'.repeat(MAX_REFERENCE_LENGTH + 1) }, new Date());
     expect(result).toEqual({ recognized: false, reason: `user_reference is longer than ${MAX_REFERENCE_LENGTH} characters` });
-    const odd = recognizeKycCallback({ ...documentedCallback, status: 's'.repeat(100_000) });
+    const odd = recognizeKycCallback({ ...documentedCallback, status: 's'.repeat(100_000) }, new Date());
     expect(odd.recognized ? '' : odd.reason.length).toBeLessThan(80);
   });
 
   it('clips free text copied into the projection', () => {
-    const result = recognizeKycCallback({ ...documentedCallback, meta_data: { kyc_status: 'approved', kyc_note: 'n'.repeat(50_000) } });
+    const result = recognizeKycCallback({ ...documentedCallback, meta_data: { kyc_status: 'approved', kyc_note: 'n'.repeat(50_000) } }, new Date());
     expect(result.recognized && result.event.note?.length).toBe(1000);
   });
 
   it('keeps an unparseable timestamp as empty, which orders before any real time', () => {
     expect(normalizeTimestamp('yesterday')).toBe('');
     expect(normalizeTimestamp(undefined)).toBe('');
+  });
+
+  it('does not believe a time more than the allowed clock skew after the callback was received: it counts as undated', () => {
+    const receivedAt = new Date('2026-11-24T22:00:00.000Z');
+    const at = (timestamp: string) => {
+      const result = recognizeKycCallback({ ...documentedCallback, timestamp }, receivedAt);
+      return result.recognized ? result.event.occurredAt : undefined;
+    };
+    expect(at('9999-12-31T23:59:59Z')).toBe('');
+    expect(at(new Date(receivedAt.getTime() + MAX_CALLBACK_CLOCK_SKEW_MS + 1000).toISOString())).toBe('');
+    // Within the skew, and any time before receipt, is the callback's own time.
+    expect(at('2026-11-24T22:04:00Z')).toBe('2026-11-24T22:04:00.000Z');
+    expect(at('2026-11-20T08:00:00Z')).toBe('2026-11-20T08:00:00.000Z');
+  });
+
+  it('an approval dated in the future does not outrank a later fraud rejection (undated approvals order first)', () => {
+    const receivedAt = new Date('2026-11-24T22:00:00.000Z');
+    const approval = recognizeKycCallback({ ...documentedCallback, timestamp: '9999-12-31T23:59:59Z' }, receivedAt);
+    const rejection = recognizeKycCallback(
+      { ...documentedCallback, timestamp: '2026-11-24T22:04:00Z', meta_data: { kyc_status: 'rejected', kyc_note: 'fraud' } },
+      new Date('2026-11-24T22:04:01.000Z'),
+    );
+    if (!approval.recognized || !rejection.recognized) throw new Error('both are recognized callbacks');
+    const inEitherOrder = [
+      [
+        [approval.event, 'kyc#a'],
+        [rejection.event, 'kyc#r'],
+      ],
+      [
+        [rejection.event, 'kyc#r'],
+        [approval.event, 'kyc#a'],
+      ],
+    ] as const;
+    for (const order of inEitherOrder) {
+      let subject: KycSubject | undefined;
+      for (const [event, id] of order) subject = applyKycEvent(subject, 'app-1', event, id, receivedAt).subject;
+      expect(subject?.decision).toBe('rejected');
+    }
   });
 });
 
