@@ -120,6 +120,22 @@ export default tseslint.config(
   // One schema library in the whole project, with the same words everywhere.
   { files: ['cli/**'], rules: boundaries(NO_ZOD, NO_BARE_VALIBOT) },
   {
+    // Provider text reaches the operator's terminal: the CLI prints through cli/output.ts, which shows
+    // control characters as visible escapes instead of letting them act (docs/cli.md, "Provider text is printed...").
+    files: ['cli/**/*.ts'],
+    ignores: ['cli/output.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        ...['log', 'error', 'warn', 'info', 'debug', 'dir', 'table'].map((property) => ({
+          object: 'console',
+          property,
+          message: 'print through cli/output.ts (printLine, printErrorLine, printText, printTable, printRecord), which makes provider text safe for a terminal',
+        })),
+      ],
+    },
+  },
+  {
     files: ['simulator/**'],
     rules: boundaries(
       forbid('^@(?!shared/domain/|shared/signing$|simulator/)', 'the simulator stands alone: it imports only the domain and signing from shared/'),

@@ -49,21 +49,95 @@ export function createOutput(json: boolean): Output {
   return {
     json,
     result(data, human) {
-      if (json) process.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
+      if (json) process.stdout.write(`${jsonText(data, 2)}\n`);
       else human();
     },
     note(line) {
-      process.stderr.write(`${line}\n`);
+      printErrorLine(line);
     },
   };
+}
+
+/*
+ * Text from outside (a provider's verified name, a KYC note, a notification body, an error message
+ * quoting an answer) reaches the operator's terminal. Control characters in it would act there: ESC
+ * sequences clear the screen, set the window title or draw fake text; CR overwrites a line; a
+ * newline forges a table row or a `payrelay:` line; bidi overrides reorder what is read. Every cell
+ * and line the CLI prints for a person goes through `printable`, which shows each such character as
+ * a visible escape instead (docs/cli.md, "Provider text is printed...").
+ */
+
+/**
+ * Characters that act on a terminal or hide or reorder text instead of showing: C0 controls (tab,
+ * newline and CR included), DEL, C1 controls (U+0080-U+009F, U+009B is a one-byte CSI), lone
+ * surrogates, the line and paragraph separators, and the invisible format characters (Cf: bidi
+ * embeddings, overrides, isolates and marks, zero-width space, word joiner, soft hyphen, BOM, tags).
+ * The zero-width joiner and non-joiner stay: emoji sequences and several scripts need them and they
+ * reorder nothing.
+ */
+const UNSAFE = /[\p{Cc}\p{Cs}\u2028\u2029]|(?![\u200c\u200d])\p{Cf}/gu;
+
+const SHORT_ESCAPES: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+const escaped = (ch: string): string => {
+  const short = SHORT_ESCAPES[ch];
+  if (short !== undefined) return short;
+  const code = ch.codePointAt(0) as number;
+  return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, '0')}`;
+};
+
+/**
+ * Text made safe to print on one line of a terminal: every character of UNSAFE becomes a visible
+ * escape (`\u001b`, `\u202e`, `\u{e0041}`; a tab, newline and CR as `\t`, `\n`, `\r`), so the
+ * operator sees that something was there and nothing acts. Anything else, letters of every script
+ * and emoji included, is left as is. Applying it twice changes nothing more.
+ */
+export function printable(text: string): string {
+  return text.replace(UNSAFE, escaped);
+}
+
+/** Several lines of text (a message body) made safe: its newlines stay line breaks, every other character of UNSAFE is escaped. */
+export function printableLines(text: string): string {
+  return text.split('\n').map(printable).join('\n');
+}
+
+/** Non-ASCII characters of UNSAFE (all of which JSON.stringify leaves raw) as they appear in JSON text. */
+const UNSAFE_IN_JSON = /[\u007f-\u009f\u2028\u2029\p{Cs}]|(?![\u200c\u200d])\p{Cf}/gu;
+
+const jsonEscaped = (ch: string): string =>
+  Array.from({ length: ch.length }, (_, i) => `\\u${ch.charCodeAt(i).toString(16).padStart(4, '0')}`).join('');
+
+/**
+ * JSON.stringify, with the characters of UNSAFE it leaves raw (DEL, C1 controls, bidi and other
+ * format characters; it already escapes C0 controls) written as `\uXXXX` escapes too. They can only
+ * stand inside strings, so the text parses to exactly the same value: `--json` piped to a program
+ * is unchanged, and `--json` read on a terminal cannot act on it either.
+ */
+export function jsonText(data: unknown, indent?: number): string {
+  return JSON.stringify(data, null, indent).replace(UNSAFE_IN_JSON, jsonEscaped);
+}
+
+/** Prints one line for a person on stdout, made safe (`printable`): a newline inside it shows as `\n`. */
+export function printLine(line: string): void {
+  console.log(printable(line));
+}
+
+/** Prints one line for a person on stderr (a warning, an error, a progress note), made safe (`printable`). */
+export function printErrorLine(line: string): void {
+  console.error(printable(line));
+}
+
+/** Prints text of several lines (a message body as received) on stdout: line breaks kept, everything else made safe (`printableLines`). */
+export function printText(text: string): void {
+  console.log(printableLines(text));
 }
 
 type Cell = string | number | boolean | null | undefined;
 
 /** Prints rows as a table with the given columns; empty cells show as '-'. */
 export function printTable(head: readonly string[], rows: ReadonlyArray<readonly Cell[]>): void {
-  const table = new Table({ head: [...head], wordWrap: true, style: tableStyle() });
-  for (const row of rows) table.push(row.map((c) => (c === undefined || c === null || c === '' ? '-' : String(c))));
+  const table = new Table({ head: head.map(printable), wordWrap: true, style: tableStyle() });
+  for (const row of rows) table.push(row.map((c) => (c === undefined || c === null || c === '' ? '-' : printable(String(c)))));
   console.log(table.toString());
 }
 
@@ -72,7 +146,7 @@ export function printTable(head: readonly string[], rows: ReadonlyArray<readonly
  * empty table, so "nothing matches" cannot be mistaken for a command that broke.
  */
 export function printListing(head: readonly string[], rows: ReadonlyArray<readonly Cell[]>, nothing: string): void {
-  if (rows.length === 0) console.log(nothing);
+  if (rows.length === 0) printLine(nothing);
   else printTable(head, rows);
 }
 
@@ -152,8 +226,15 @@ const ERROR_CLASSES: Readonly<Record<string, { exit: number; words: (message: st
   TimeoutError: { exit: EXIT.unreachable, words: (m) => `timed out: ${m}` },
 };
 
-/** One line for any error, in words (never a class name or a stack trace). */
+/**
+ * One line for any error, in words (never a class name or a stack trace), made safe to print
+ * (`printable`): a message may quote a provider's answer.
+ */
 export function describeError(error: unknown): string {
+  return printable(errorWords(error));
+}
+
+function errorWords(error: unknown): string {
   if (error instanceof CliError) return error.message;
   if (error instanceof Error) {
     const known = ERROR_CLASSES[error.name];

@@ -15,7 +15,7 @@ import { providerBaseUrl } from '@local/option-args';
 import { registerSimulatorCommand } from '@simulator/command';
 import { callsNoAws, refuseIgnoredAwsOptions } from './aws-options';
 import { awsRegion, nonEmptyText } from './context';
-import { describeError, exitCodeOf, EXIT } from './output';
+import { describeError, exitCodeOf, EXIT, printErrorLine } from './output';
 
 /** The version of this checkout (package.json), for `--version` and bug reports. */
 export const PAYRELAY_VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -73,14 +73,14 @@ export async function run(argv: readonly string[]): Promise<number> {
       if (error.code === 'commander.help' && error.exitCode !== 0) {
         // Option values (`--stack prod help bogus`) are not commands: any `help` word means help was asked for.
         const unknownHelp = argv.slice(2).includes('help');
-        console.error(`payrelay: ${unknownHelp ? 'no such command' : 'a command is needed here'}: choose one of those listed above`);
+        printErrorLine(`payrelay: ${unknownHelp ? 'no such command' : 'a command is needed here'}: choose one of those listed above`);
       }
       return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
-    console.error(`payrelay: ${describeError(error)}`);
+    printErrorLine(`payrelay: ${describeError(error)}`);
     const code = exitCodeOf(error);
     // As commander ends its own usage errors (showHelpAfterError above).
-    if (code === EXIT.usage) console.error('(run with --help for usage)');
+    if (code === EXIT.usage) printErrorLine('(run with --help for usage)');
     return code;
   }
 }

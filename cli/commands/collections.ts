@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import { ORDER_STATUSES, PAYMENT_STATUSES, type Collection, type CollectionOrderStatus, type CollectionPaymentStatus } from '@shared/domain/collection';
 import { contextOf, listLimit, nonEmptyText, parseSince, upperCaseChoice, withExample, type CommandContext } from '../context';
-import { CliError, EXIT, describeError, exitCodeOf, optionsText, printListing, printRecord, printTable, shellWord } from '../output';
+import { CliError, EXIT, describeError, exitCodeOf, optionsText, printListing, printRecord, printTable, shellWord, printLine } from '../output';
 import { payoutServiceFor } from '../operator';
 import { requireEnv } from '../target';
 import { cliLog } from '../log';
@@ -156,7 +156,7 @@ function registerStatusAndList(collections: Command): void {
             `No ${opts.cursor === undefined ? '' : 'more '}collections ${statuses ? `match ${statuses}, ` : ''}${range}${opts.cursor === undefined ? '' : ' after this --cursor'}.`,
           );
           if (shown.length === 0) return;
-          console.log(
+          printLine(
             page.cursor === undefined
               ? `${shown.length} collection(s) created between ${since.toISOString()} and ${until.toISOString()}`
               : `${shown.length} collection(s) on this page; next page: --cursor ${page.cursor}`,

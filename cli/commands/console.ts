@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { portArg } from '@local/option-args';
 import { contextOf, withExample } from '../context';
-import { CliError } from '../output';
+import { CliError, printLine } from '../output';
 
 const DEFAULT_PORT = 3900;
 
@@ -33,9 +33,9 @@ export function registerConsoleCommand(program: Command): void {
         throw error;
       }
       ctx.out.result({ url: handle.loginUrl, target: target.label }, () => {
-        console.log(`payrelay console for ${target.label}`);
-        console.log(`open: ${handle.loginUrl}`);
-        console.log('(the token in this URL is new at every start; keep it to yourself. Ctrl-C stops the console.)');
+        printLine(`payrelay console for ${target.label}`);
+        printLine(`open: ${handle.loginUrl}`);
+        printLine('(the token in this URL is new at every start; keep it to yourself. Ctrl-C stops the console.)');
       });
       await new Promise<void>((resolve) => {
         const stop = (): void => {

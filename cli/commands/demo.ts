@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { contextOf, positiveInt, withExample } from '../context';
-import { CliError, printTable } from '../output';
+import { CliError, printTable, printLine } from '../output';
 
 /** `payrelay demo`: the scenario of docs/cli.md through the running local stack. */
 export function registerDemoCommand(program: Command): void {
@@ -21,18 +21,20 @@ export function registerDemoCommand(program: Command): void {
       const target = await ctx.target();
       const result = await runDemo(target, (line) => ctx.out.note(line), { timeoutMs: opts.timeout * 1000 });
       ctx.out.result(result, () => {
-        console.log(`\nKYC: ${result.kyc.userReference} -> ${result.kyc.phase}/${result.kyc.decision}${result.kyc.confirmed ? ', confirmed by pull' : ''}`);
+        printLine('');
+        printLine(`KYC: ${result.kyc.userReference} -> ${result.kyc.phase}/${result.kyc.decision}${result.kyc.confirmed ? ', confirmed by pull' : ''}`);
         const c = result.collection;
-        console.log(`Collection: ${c.orderId} (${c.amount} ${c.currency}) -> order ${c.orderStatus}, payment ${c.paymentStatus}`);
+        printLine(`Collection: ${c.orderId} (${c.amount} ${c.currency}) -> order ${c.orderStatus}, payment ${c.paymentStatus}`);
         printTable(['final state', 'payouts'], Object.entries(result.counts).map(([state, n]) => [state, n]));
         printTable(
           ['withdrawal_reference', 'scenario', 'state', 'reason'],
           result.payouts.filter((p) => p.role !== 'normal').map((p) => [p.withdrawal_reference, p.role, p.state, p.reason]),
         );
-        console.log(
+        printLine(
           `Simulator ledger: ${result.ledgerEntries} references, at most ${result.maxExecutions} execution per reference. ` +
-            `Finished in ${(result.elapsedMs / 1000).toFixed(1)} s.\nTry: payrelay payouts status ${result.payouts[0]?.withdrawal_reference ?? ''}`,
+            `Finished in ${(result.elapsedMs / 1000).toFixed(1)} s.`,
         );
+        printLine(`Try: payrelay payouts status ${result.payouts[0]?.withdrawal_reference ?? ''}`);
       });
       if (!result.allAsExpected) {
         const off = result.payouts.filter((p) => p.state !== p.expected).map((p) => `${p.withdrawal_reference} ${p.state} (expected ${p.expected})`);

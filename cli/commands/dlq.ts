@@ -5,7 +5,7 @@ import type { DeadLetterQueue } from '@shared/ports/dead-letters';
 import { contextOf, nonEmptyText, nonNegativeInt, positiveInt, withExample, type CommandContext } from '../context';
 import { jsonLinesLog, quietLog } from '../log';
 import { operatorName } from '../operator';
-import { CliError, printListing, printRecord, printTable } from '../output';
+import { CliError, printListing, printRecord, printTable, printLine, printText } from '../output';
 import { requireEnv } from '../target';
 
 /** The target's DLQ and payouts queue (adapters imported after the target env is applied). */
@@ -31,7 +31,7 @@ const identityText = (identity?: { platform_merchant_id: string; currency: strin
 export function printRedriveReport(ctx: CommandContext, report: RedriveReport): void {
   ctx.out.result(report, () => {
     printTable(['present at start', 'moved', 'failed again', 'skipped'], [[report.presentAtStart, report.moved, report.failedAgain, report.skipped]]);
-    if (report.failedAgain > 0) console.log(`See why with: payrelay dlq list, then payrelay dlq show <id> (attribute payrelayRedriveRun ${report.runId} marks this run's messages)`);
+    if (report.failedAgain > 0) printLine(`See why with: payrelay dlq list, then payrelay dlq show <id> (attribute payrelayRedriveRun ${report.runId} marks this run's messages)`);
   });
   if (report.failedAgain > 0) throw new CliError(`${report.failedAgain} moved message(s) failed again and are back in the DLQ; fix their cause first`);
 }
@@ -85,7 +85,7 @@ export function registerDlqCommands(program: Command): void {
           views.map((v) => [v.id, v.sentAt, v.receiveCount, v.reason, identityText(v.identity), v.accountMasked]),
           'The dead-letter queue is empty (a message another command is reading right now stays hidden for a moment).',
         );
-        if (views.length > 0) console.log(`${views.length} message(s)${views.length >= opts.limit ? ` (the first ${opts.limit}; raise --limit for more)` : ''}`);
+        if (views.length > 0) printLine(`${views.length} message(s)${views.length >= opts.limit ? ` (the first ${opts.limit}; raise --limit for more)` : ''}`);
       });
     });
 
@@ -100,7 +100,7 @@ export function registerDlqCommands(program: Command): void {
         const { body, attributes, identity, sentAt, ...rest } = shown;
         // The same label as `dlq list`: the time of the first send, kept through every redrive.
         printRecord({ 'first sent': sentAt, ...rest, payout: identityText(identity), attributes });
-        console.log(body);
+        printText(body);
       });
     });
 
@@ -118,7 +118,7 @@ export function registerDlqCommands(program: Command): void {
       const { dlq: queue, by } = await deadLetterQueue(ctx);
       const { deleteDeadLetter } = await import('@shared/app/dead-letters');
       const deleted = await deleteDeadLetter({ dlq: queue, log: auditLog }, { id, reason: opts.reason, by: await by(opts.by) });
-      ctx.out.result({ deleted }, () => console.log(`deleted ${deleted.id}${deleted.identity ? ` (${identityText(deleted.identity)})` : ''}`));
+      ctx.out.result({ deleted }, () => printLine(`deleted ${deleted.id}${deleted.identity ? ` (${identityText(deleted.identity)})` : ''}`));
     });
 
   registerRedriveCommand(dlq, 'payrelay dlq redrive --max 100 --wait 60');

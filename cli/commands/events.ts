@@ -2,7 +2,7 @@ import { Option, type Command } from 'commander';
 import { maskAccountsInJsonText } from '@shared/domain/account';
 import { CALLBACK_SOURCES, receivedDayOf, type CallbackSource } from '@shared/domain/callbacks';
 import { calendarDay, contextOf, listLimit, nonEmptyText, parseSince, positiveInt, refuseEmptyRange, withExample } from '../context';
-import { CliError, EXIT, optionsText, printListing, printTable } from '../output';
+import { CliError, EXIT, optionsText, printListing, printTable, printLine, printText } from '../output';
 import { requireEnv } from '../target';
 import { cliLog, noTelemetry } from '../log';
 
@@ -129,7 +129,7 @@ function registerListCommand(events: Command): void {
         );
         if (shown.length === 0) return;
         const what = `${shown.length} callback(s)${opts.reference === undefined ? '' : ` naming ${opts.reference}`}${day ? ` on ${day}` : ''}`;
-        console.log(page.cursor === undefined ? what : `${what} on this page; next page: --cursor ${page.cursor}`);
+        printLine(page.cursor === undefined ? what : `${what} on this page; next page: --cursor ${page.cursor}`);
       });
     });
 }
@@ -181,7 +181,7 @@ function registerQuarantineCommands(events: Command): void {
       const found = { ...kept, body: maskAccountsInJsonText(kept.body) };
       ctx.out.result(found, () => {
         printTable(['id', 'received at', 'withdrawal reference', 'source'], [[found.id, found.receivedAt, found.withdrawalReference ?? '', found.sourceIp ?? '']]);
-        console.log(found.body);
+        printText(found.body);
       });
     });
 }

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { contextOf, countryCode, emailAddress, parseSince, positiveInt, redirectUrl, nonEmptyText, withExample, type CommandContext } from '../context';
-import { CliError, EXIT, describeError, printListing, printRecord, printTable, shellWord } from '../output';
+import { CliError, EXIT, describeError, printListing, printRecord, printTable, shellWord, printLine } from '../output';
 import { cliLog, noTelemetry } from '../log';
 import { startProgress, type Progress } from '../progress';
 import { requireEnv, type Target } from '../target';
@@ -51,7 +51,7 @@ function show(ctx: CommandContext, answer: unknown): void {
         'The KYC service lists no KYC types.',
       );
     } else if (answer && typeof answer === 'object') printRecord(answer as Record<string, unknown>);
-    else console.log(String(answer));
+    else printLine(String(answer));
   });
 }
 
@@ -69,8 +69,8 @@ function showTokenAnswer(ctx: CommandContext, target: Target, answer: { value?: 
     if (value === undefined) return;
     const outbox = target.urls.simulator ? ` (local simulator: GET ${target.urls.simulator}/__admin/outbox)` : '';
     const shown = opts.showToken ? 'It is shown above because of --show-token: keep it out of tickets and chats.' : 'It is not shown here (--show-token prints it).';
-    console.log(`The 6-digit verification token was e-mailed to ${opts.email}${outbox}. ${shown}`);
-    console.log(`Verify the app with it: payrelay kyc app verify --email ${shellWord(opts.email)} --code <token>`);
+    printLine(`The 6-digit verification token was e-mailed to ${opts.email}${outbox}. ${shown}`);
+    printLine(`Verify the app with it: payrelay kyc app verify --email ${shellWord(opts.email)} --code <token>`);
   });
 }
 
@@ -254,14 +254,14 @@ async function catchUpAction(opts: CatchUpOpts, cmd: Command): Promise<void> {
     client.close();
   });
   ctx.out.result({ ...result, ...(since ? { since: since.toISOString() } : {}) }, () => {
-    if (result.dryRun) console.log('Dry run: nothing was stored or applied.');
+    if (result.dryRun) printLine('Dry run: nothing was stored or applied.');
     printTable(
       ['seen', 'already stored', result.dryRun ? 'would recover' : 'recovered', 'unrecognized', 'failed', 'before --since'],
       [[result.seen, result.alreadyStored, result.recovered, result.unrecognized, result.failed, result.beforeSince]],
     );
     if (result.subjects.length > 0) {
       const shown = result.subjects.slice(0, 20).join(', ');
-      console.log(`Users with recovered callbacks: ${shown}${result.subjects.length > 20 ? ` and ${result.subjects.length - 20} more` : ''}`);
+      printLine(`Users with recovered callbacks: ${shown}${result.subjects.length > 20 ? ` and ${result.subjects.length - 20} more` : ''}`);
     }
   });
   const missed = result.recovered + result.unrecognized + result.failed;
@@ -339,7 +339,7 @@ export function registerKycCommands(program: Command): void {
         provider = { error: describeError(error) };
       }
       ctx.out.result({ appId, userReference, local: subject ?? null, provider }, () => {
-        console.log('Here (from callbacks):');
+        printLine('Here (from callbacks):');
         // The projection's ordering bookkeeping stays in --json; a person reads the state and the profile.
         if (subject) {
           const shown: Record<string, unknown> = Object.fromEntries(Object.entries(subject).filter(([key]) => !KYC_BOOKKEEPING.has(key)));
@@ -350,8 +350,8 @@ export function registerKycCommands(program: Command): void {
               : 'no: waiting for a confirming pull (payouts gated on KYC wait; `payrelay kyc confirm` asks now)';
           }
           printRecord(shown);
-        } else console.log('  no callback received for this user yet');
-        console.log('At the KYC service (verification-status):');
+        } else printLine('  no callback received for this user yet');
+        printLine('At the KYC service (verification-status):');
         if (provider && typeof provider === 'object') {
           const p = provider as { status?: unknown; error?: unknown; record?: { order?: { status?: unknown } } };
           printRecord({ status: p.status, order_status: p.record?.order?.status, error: p.error });

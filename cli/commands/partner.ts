@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { contextOf, emailAddress, nonEmptyText, withExample, type CommandContext } from '../context';
-import { printTable } from '../output';
+import { printTable, printLine } from '../output';
 import { requireEnv } from '../target';
 
 /** The two names the provider's documents give the key-reset operation. */
@@ -25,10 +25,8 @@ async function call(ctx: CommandContext, opts: PartnerOptions, operation: 'onboa
     ctx.out.result(answer, () => {
       printTable(['operation', 'success', 'message'], [[operation, answer.success, answer.message]]);
       const where = target.urls.simulator ? ` (local simulator: GET ${target.urls.simulator}/__admin/outbox)` : '';
-      console.log(
-        `The keys are e-mailed to ${opts.email} as a one-time link${where}. Store them with: payrelay secrets put provider` +
-          (operation === 'reset-keys' ? '\nThe old keys stop working now; running functions refresh the secret on their first 401.' : ''),
-      );
+      printLine(`The keys are e-mailed to ${opts.email} as a one-time link${where}. Store them with: payrelay secrets put provider`);
+      if (operation === 'reset-keys') printLine('The old keys stop working now; running functions refresh the secret on their first 401.');
     });
   } finally {
     client.close();

@@ -5,7 +5,7 @@ import { LOCAL_STATE_PATH } from '@local/state';
 import { contextOf, nonEmptyText, withExample, type CommandContext } from '../context';
 import type { EnqueueReport } from '../enqueue';
 import { checkPayoutFile, formatOf, formatRowError, payoutFileSize, payoutRequests, type PayoutFileCheck } from '../payout-file';
-import { CliError, EXIT, describeError, printTable, shellWord } from '../output';
+import { CliError, EXIT, describeError, printTable, shellWord, printLine, printErrorLine } from '../output';
 import { startProgress } from '../progress';
 import { requireEnv, type Target } from '../target';
 import { targetFingerprints } from '../operator';
@@ -48,8 +48,8 @@ function sameCommand(): string {
 
 function printErrors(ctx: CommandContext, file: string, check: PayoutFileCheck, merchant: string | undefined): never {
   ctx.out.result({ valid: false, rows: check.rows, errorCount: check.errorCount, errors: check.errors, otherMerchants: check.otherMerchants }, () => {
-    for (const error of check.errors) console.error(formatRowError(error));
-    if (check.errorCount > check.errors.length) console.error(`... and ${check.errorCount - check.errors.length} more error(s)`);
+    for (const error of check.errors) printErrorLine(formatRowError(error));
+    if (check.errorCount > check.errors.length) printErrorLine(`... and ${check.errorCount - check.errors.length} more error(s)`);
   });
   const others = Object.entries(check.otherMerchants);
   const merchantNote =
@@ -74,16 +74,16 @@ function printReport(ctx: CommandContext, rows: number, report: EnqueueReport, t
     );
     if (report.skipped.length > 0) {
       printTable(['skipped reference', 'current state'], report.skipped.slice(0, 20).map((s) => [s.withdrawal_reference, s.state]));
-      if (report.skipped.length > 20) console.log(`... and ${report.skipped.length - 20} more`);
+      if (report.skipped.length > 20) printLine(`... and ${report.skipped.length - 20} more`);
     }
     for (const c of report.conflicts.slice(0, 20)) {
-      console.error(`conflict: ${c.withdrawal_reference}: ${c.differ.join(', ')} ${c.differ.length === 1 ? 'differs' : 'differ'} from the payout recorded under it (${c.state})`);
+      printErrorLine(`conflict: ${c.withdrawal_reference}: ${c.differ.join(', ')} ${c.differ.length === 1 ? 'differs' : 'differ'} from the payout recorded under it (${c.state})`);
     }
-    if (report.conflicts.length > 20) console.error(`... and ${report.conflicts.length - 20} more conflicts`);
-    for (const f of report.failed.slice(0, 20)) console.error(`not sent: ${f.withdrawal_reference}: ${f.reason}`);
-    if (report.failed.length > 20) console.error(`... and ${report.failed.length - 20} more not sent`);
+    if (report.conflicts.length > 20) printErrorLine(`... and ${report.conflicts.length - 20} more conflicts`);
+    for (const f of report.failed.slice(0, 20)) printErrorLine(`not sent: ${f.withdrawal_reference}: ${f.reason}`);
+    if (report.failed.length > 20) printErrorLine(`... and ${report.failed.length - 20} more not sent`);
     const perSecond = timing.sendSeconds > 0 ? ` (${Math.round(report.handled / timing.sendSeconds)} rows/s)` : '';
-    console.log(`checked in ${timing.checkSeconds.toFixed(1)} s, sent in ${timing.sendSeconds.toFixed(1)} s${perSecond}`);
+    printLine(`checked in ${timing.checkSeconds.toFixed(1)} s, sent in ${timing.sendSeconds.toFixed(1)} s${perSecond}`);
   });
 }
 
@@ -146,7 +146,7 @@ async function enqueueAction(opts: EnqueueOpts, cmd: Command): Promise<void> {
   if (check.errorCount > 0) printErrors(ctx, opts.file, check, merchant);
   if (opts.dryRun || !target) {
     ctx.out.result({ valid: true, rows: check.rows, merchant }, () =>
-      console.log(`${check.rows} row(s) valid for merchant ${merchant}; nothing sent (--dry-run).`),
+      printLine(`${check.rows} row(s) valid for merchant ${merchant}; nothing sent (--dry-run).`),
     );
     return;
   }

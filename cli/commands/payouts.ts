@@ -4,7 +4,7 @@ import { PAYOUT_STATES, type Payout, type PayoutState } from '@shared/domain/pay
 import { MAX_WITHDRAWAL_REFERENCE_LENGTH } from '@shared/messages/payout-request';
 import { contextOf, listLimit, nonEmptyText, parseSince, refuseEmptyRange, upperCaseChoice, withExample, type CommandContext } from '../context';
 import { registerEnqueueCommand } from './payouts-enqueue';
-import { CliError, EXIT, optionsText, printListing, printRecord, printTable, shellWord } from '../output';
+import { CliError, EXIT, optionsText, printListing, printRecord, printTable, shellWord, printLine } from '../output';
 import { registerRedriveCommand } from './dlq';
 import { identityOf, matchingAll, operatorDeps, operatorName, pickOne, targetFingerprints, type IdentityOptions } from '../operator';
 import { requireEnv } from '../target';
@@ -103,7 +103,7 @@ function registerStatusAndList(payouts: Command): void {
             opts.cursor === undefined ? `No payouts match ${filter}.` : `No more payouts match ${filter} after this --cursor.`,
           );
           if (shown.length === 0) return;
-          console.log(
+          printLine(
             page.cursor === undefined
               ? `${shown.length} payout(s) in ${opts.state}`
               : `${shown.length} payout(s) in ${opts.state} on this page; next page: --cursor ${page.cursor}`,
@@ -152,7 +152,7 @@ function registerResolveAndRetry(payouts: Command): void {
           const result = await resolvePayout(deps, { identity: identityOf(payout), as: opts.as, evidence: opts.evidence, by, force: opts.force });
           const entry = result.payout.record.history.at(-1);
           ctx.out.result({ ...payoutSummary(result.payout), resolution: entry, forced: result.forced }, () => {
-            console.log(`${reference} is now ${result.payout.state}.`);
+            printLine(`${reference} is now ${result.payout.state}.`);
             printRecord({ by: entry?.by, at: entry?.at, evidence: entry?.evidence, provider_answer: entry?.providerAnswer });
           });
         } finally {
@@ -188,12 +188,12 @@ function registerResolveAndRetry(payouts: Command): void {
         const queue = createPayoutQueue(requireEnv(target, 'PAYOUTS_QUEUE_URL'));
         const result = await retryPayout({ ...deps, queue, fingerprints: await targetFingerprints(target) }, { identity: identityOf(payout), newReference: opts.newReference, by, accountNumber: opts.accountNumber });
         ctx.out.result({ original: payoutSummary(result.original), retry: payoutSummary(result.retry), sent: result.sent }, () => {
-          console.log(
+          printLine(
             result.sent
               ? `${opts.newReference} created (retry of ${reference}) and sent to the payouts queue.`
               : `${opts.newReference} already exists as the retry of ${reference} (${result.retry.state}); nothing sent again.`,
           );
-          console.log(`Follow it with: payrelay payouts status ${shellWord(opts.newReference)}`);
+          printLine(`Follow it with: payrelay payouts status ${shellWord(opts.newReference)}`);
         });
       } finally {
         close();

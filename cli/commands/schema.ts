@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { callsNoAws } from '../aws-options';
 import { withExample } from '../context';
+import { jsonText, printText } from '../output';
 
 /** `payrelay schema payout-request`: machine-readable contracts, printed for other programs. */
 export function registerSchemaCommands(program: Command): void {
@@ -12,6 +13,6 @@ export function registerSchemaCommands(program: Command): void {
     .description('print the JSON Schema (draft 2020-12) of the payout request message, generated from the schema the worker validates with')
     .action(async () => {
       const { payoutRequestJsonSchema } = await import('@shared/messages/payout-request-json-schema');
-      console.log(JSON.stringify(payoutRequestJsonSchema(), null, 2));
+      printText(jsonText(payoutRequestJsonSchema(), 2));
     });
 }

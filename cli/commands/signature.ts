@@ -16,7 +16,7 @@ import { contextOf, nonEmptyText, parseSince, positiveInt, withExample, type Com
 import { readJsonObject } from '../io';
 import { targetSigningSecrets } from '../operator';
 import { cliSigningProfile } from '../settings';
-import { CliError, EXIT, printTable } from '../output';
+import { CliError, EXIT, printTable, jsonText, printLine } from '../output';
 import { requireEnv } from '../target';
 
 const OPERATIONS: SigningOperation[] = ['accountVerification', 'payout', 'orderNotification', 'collectionOrder'];
@@ -94,7 +94,7 @@ export function registerSignatureCommands(program: Command): void {
       const signed = { ...rest, signature: sig };
       ctx.out.result({ operation, profile: profile.name, signature: sig, body: signed }, () => {
         printTable(['operation', 'profile', 'signature'], [[operation, profile.name, sig]]);
-        console.log(JSON.stringify(signed));
+        printLine(jsonText(signed));
       });
     });
 
@@ -152,7 +152,7 @@ export function registerSignatureCommands(program: Command): void {
         if (!known) throw new CliError('no signature: pass --signature or give a body with a signature field', EXIT.invalidInput);
         const profiles = calibrate(body, known, await signingSecrets(ctx, opts.secretsFile), opts.operation ?? inferSigningOperation(body));
         ctx.out.result(profiles, () => {
-          if (profiles.length === 0) console.log('No supported signing scheme reproduces this signature.');
+          if (profiles.length === 0) printLine('No supported signing scheme reproduces this signature.');
           else printTable(['SIGNING_PROFILE value'], profiles.map((p) => [p.name]));
         });
         if (profiles.length === 0) throw new CliError('no supported signing profile reproduces the signature', EXIT.signatureMismatch);
@@ -176,12 +176,12 @@ async function calibrateQuarantine(ctx: CommandContext, opts: { since: string; l
   const result = await calibrateFromQuarantine(quarantine, secrets, { since, until: now, limit });
   const profiles = result.profiles.map((p) => ({ profile: p.profile.name, reproduced: p.reproduced, of: result.tried, ids: p.ids }));
   ctx.out.result({ tried: result.tried, profiles }, () => {
-    if (result.tried === 0) console.log(`No quarantined notification since ${since.toISOString()}.`);
-    else if (profiles.length === 0) console.log(`No supported signing scheme reproduces any of the ${result.tried} quarantined notification(s).`);
+    if (result.tried === 0) printLine(`No quarantined notification since ${since.toISOString()}.`);
+    else if (profiles.length === 0) printLine(`No supported signing scheme reproduces any of the ${result.tried} quarantined notification(s).`);
     else {
       printTable(['SIGNING_PROFILE value', 'reproduces'], profiles.map((p) => [p.profile, `${p.reproduced} of ${p.of}`]));
       const best = profiles[0];
-      if (best && best.reproduced === result.tried) console.log(`Set SIGNING_PROFILE=${best.profile} (it reproduces every quarantined notification).`);
+      if (best && best.reproduced === result.tried) printLine(`Set SIGNING_PROFILE=${best.profile} (it reproduces every quarantined notification).`);
     }
   });
   if (result.tried === 0) throw new CliError('nothing in the quarantine for this period; widen --since', EXIT.notFound);
