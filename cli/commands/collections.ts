@@ -153,7 +153,10 @@ function registerStatusAndList(collections: Command): void {
           printListing(
             ['order_id', 'amount', 'currency', 'order', 'payment', 'created', 'order_reference'],
             shown.map((c) => [c.partnerOrderId, c.amount, c.currency, c.orderStatus, c.paymentStatus, c.createdAt, c.orderReference]),
-            `No ${opts.cursor === undefined ? '' : 'more '}collections ${statuses ? `match ${statuses}, ` : ''}${range}${opts.cursor === undefined ? '' : ' after this --cursor'}.`,
+            page.cursor === undefined
+              ? `No ${opts.cursor === undefined ? '' : 'more '}collections ${statuses ? `match ${statuses}, ` : ''}${range}${opts.cursor === undefined ? '' : ' after this --cursor'}.`
+              : // A page stops after a month of days with nothing on them; the cursor reads on from there.
+                `None of the days this page read holds a collection ${statuses ? `matching ${statuses} ` : ''}${range}; older days: --cursor ${page.cursor}`,
           );
           if (shown.length === 0) return;
           printLine(

@@ -47,8 +47,8 @@ export interface ConsoleAppOptions {
  * The console's routes. Every request passes the Host check (DNS rebinding), then the token gate;
  * every POST also needs the CSRF token. Errors map in one place (`onError`): wrong input is a 400
  * page with its message, a missing thing 404, an action the use case refused (or a payout changed
- * meanwhile) 409, anything else a 500 page that
- * says where the details went (stderr), never a stack trace.
+ * meanwhile) 409, anything else a 500 page that names the error's class and says where the details
+ * went (stderr), never its message or a stack trace.
  */
 export function createConsoleApp(options: ConsoleAppOptions): Hono<Env> {
   const { services, secrets } = options;
@@ -120,6 +120,8 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono<Env> {
   const backOf = (c: Context): string | undefined => {
     const referer = c.req.header('referer');
     if (c.req.method !== 'POST' || !referer) return undefined;
+    // A Referer that is not a URL leads nowhere; it must not make the error handler itself fail.
+    if (!URL.canParse(referer)) return undefined;
     const from = new URL(referer);
     return from.host === c.req.header('host') ? `${from.pathname}${from.search}` : undefined;
   };
@@ -148,7 +150,8 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono<Env> {
     consoleLog.error('console: request failed', { path: c.req.path, error: error.name, reason: error.message });
     return render(
       c,
-      page(ctx, '500: the request failed', '', html`<p class="problem">${error.name}: ${error.message.split('\n')[0]}</p><p>The console's terminal has the log line.</p>`),
+      // The message may carry what a dependency said (a DynamoDB error, a path, a value): it goes to the log line only.
+      page(ctx, '500: the request failed', '', html`<p class="problem">The request failed inside the console (${error.name}).</p><p>The console's terminal has the log line with the details.</p>`),
       500,
     );
   });

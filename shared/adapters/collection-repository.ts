@@ -5,7 +5,7 @@ import { ConcurrentModificationError } from '@shared/domain/errors';
 import type { CollectionStore } from '@shared/ports/collections';
 import { conditionHeld } from './conditional-write';
 import { documentClient } from './dynamodb-client';
-import { decodeCursor, encodeCursor } from './list-cursor';
+import { decodeCursor, encodeCursor, isPartitionKey } from './list-cursor';
 
 const [BY_CREATED_DAY] = COLLECTIONS_TABLE.indexes;
 const DAY_MS = 86_400_000;
@@ -24,30 +24,41 @@ function toCollection(item: Record<string, unknown>): Collection {
   return collection;
 }
 
+/**
+ * Days with nothing on them one page reads at most before it answers with what it has and a cursor
+ * to go on from: a month of empty days, so one request costs at most this many empty Queries (plus
+ * one per collection shown) however sparse the range, and the caller decides whether to read on.
+ */
+export const MAX_EMPTY_DAYS_PER_PAGE = 31;
+
 /** The list cursor: the day being read and, within it, the key to resume after. */
 interface ListCursor {
   d: string;
   k?: Record<string, unknown>;
 }
 
-/** The index key a page stopped at: exactly the table key and the index keys, all strings, in the cursor's day. */
-const isIndexKey = (k: unknown, day: string): boolean => {
-  if (typeof k !== 'object' || k === null || Array.isArray(k)) return false;
-  const key = k as Record<string, unknown>;
-  return (
-    Object.keys(key).sort().join(',') === 'createdAt,createdDay,pk' &&
-    typeof key.pk === 'string' &&
-    key.createdDay === day &&
-    typeof key.createdAt === 'string'
-  );
-};
+/** A real calendar day as `YYYY-MM-DD` (not 2027-02-31, which Date.parse takes for March 3). */
+const isCalendarDay = (d: unknown): d is string =>
+  typeof d === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(d) && !Number.isNaN(Date.parse(d)) && new Date(Date.parse(d)).toISOString().slice(0, 10) === d;
 
-const isListCursor = (v: unknown): v is ListCursor =>
-  typeof v === 'object' &&
-  v !== null &&
-  typeof (v as ListCursor).d === 'string' &&
-  /^\d{4}-\d{2}-\d{2}$/.test((v as ListCursor).d) &&
-  ((v as ListCursor).k === undefined || isIndexKey((v as ListCursor).k, (v as ListCursor).d));
+/**
+ * A cursor of this query: a day within the days the query covers (its first to its last) and, when
+ * the page stopped inside that day, exactly the key the day's Query stopped at (the table key and the
+ * index keys, all strings, the day's partition, a creation time of that day within the range). Any
+ * other day would be read (one Query a day) down to `since`: a far-future day, millions of them.
+ */
+const listCursorOf =
+  (range: { from: string; to: string }) =>
+  (v: unknown): v is ListCursor => {
+    if (typeof v !== 'object' || v === null || !Object.keys(v).every((name) => name === 'd' || name === 'k')) return false;
+    const { d, k } = v as { d: unknown; k?: unknown };
+    if (!isCalendarDay(d) || d < range.from.slice(0, 10) || d > range.to.slice(0, 10)) return false;
+    return (
+      k === undefined ||
+      (isPartitionKey(k, { tableKey: 'pk', partitionKey: BY_CREATED_DAY.partitionKey.name, partition: d, sortKey: BY_CREATED_DAY.sortKey.name, range }) &&
+        String((k as Record<string, string>).createdAt).slice(0, 10) === d)
+    );
+  };
 
 /**
  * The collections table. A new collection is one conditional PutItem (`attribute_not_exists`); every
@@ -88,8 +99,9 @@ export function createCollectionRepository(options: { tableName: string; client?
     async list(query) {
       const until = query.until ?? new Date();
       const lastIncluded = new Date(until.getTime() - 1).toISOString();
-      const firstDay = query.since.toISOString().slice(0, 10);
-      let at: ListCursor = query.cursor ? decodeCursor(query.cursor, isListCursor) : { d: lastIncluded.slice(0, 10) };
+      const since = query.since.toISOString();
+      const firstDay = since.slice(0, 10);
+      let at: ListCursor = query.cursor ? decodeCursor(query.cursor, listCursorOf({ from: since, to: lastIncluded })) : { d: lastIncluded.slice(0, 10) };
       const filters: string[] = [];
       const values: Record<string, string> = {};
       if (query.orderStatus) {
@@ -101,23 +113,32 @@ export function createCollectionRepository(options: { tableName: string; client?
         values[':payment'] = query.paymentStatus;
       }
       const collections: Collection[] = [];
-      while (at.d >= firstDay) {
+      // Days read to their end that added nothing to this page; at MAX_EMPTY_DAYS_PER_PAGE the page ends.
+      let emptyDays = 0;
+      let dayFound = 0;
+      while (at.d >= firstDay && collections.length < query.limit && emptyDays < MAX_EMPTY_DAYS_PER_PAGE) {
         const page = await client.send(
           new QueryCommand({
             TableName: tableName,
             IndexName: BY_CREATED_DAY.indexName,
             KeyConditionExpression: 'createdDay = :day AND createdAt BETWEEN :since AND :until',
             ...(filters.length > 0 ? { FilterExpression: filters.join(' AND ') } : {}),
-            ExpressionAttributeValues: { ':day': at.d, ':since': query.since.toISOString(), ':until': lastIncluded, ...values },
+            ExpressionAttributeValues: { ':day': at.d, ':since': since, ':until': lastIncluded, ...values },
             ScanIndexForward: false,
             Limit: query.limit - collections.length,
             ExclusiveStartKey: at.k,
           }),
         );
-        collections.push(...(page.Items ?? []).map(toCollection));
-        const previousDay = new Date(Date.parse(at.d) - DAY_MS).toISOString().slice(0, 10);
-        at = page.LastEvaluatedKey ? { d: at.d, k: page.LastEvaluatedKey } : { d: previousDay };
-        if (collections.length >= query.limit) break;
+        const found = (page.Items ?? []).map(toCollection);
+        collections.push(...found);
+        dayFound += found.length;
+        if (page.LastEvaluatedKey) {
+          at = { d: at.d, k: page.LastEvaluatedKey };
+        } else {
+          if (dayFound === 0) emptyDays += 1;
+          dayFound = 0;
+          at = { d: new Date(Date.parse(at.d) - DAY_MS).toISOString().slice(0, 10) };
+        }
       }
       return at.d >= firstDay ? { collections, cursor: encodeCursor(at) } : { collections };
     },

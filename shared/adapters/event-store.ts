@@ -15,7 +15,7 @@ import type {
 } from '@shared/ports/callbacks';
 import { conditionHeld } from './conditional-write';
 import { documentClient } from './dynamodb-client';
-import { decodeCursor, encodeCursor } from './list-cursor';
+import { decodeCursor, encodeCursor, isPartitionKey } from './list-cursor';
 import { mergedQuery, type IndexPartition, type PartitionResume } from './merged-query';
 
 const DAY_MS = 86_400_000;
@@ -105,18 +105,8 @@ function validCursor(partitions: readonly IndexPartition[], range: { from: strin
       resume.length === partitions.length &&
       resume.every((at, n) => {
         if (at === 0 || at === null) return true;
-        if (typeof at !== 'object' || Array.isArray(at)) return false;
-        const key = at as Record<string, unknown>;
         const partition = partitions[n] as IndexPartition;
-        const time = key.receivedAt;
-        return (
-          Object.keys(key).length === 3 &&
-          typeof key.pk === 'string' &&
-          key[partition.keyName] === partition.key &&
-          typeof time === 'string' &&
-          time >= range.from &&
-          time <= range.to
-        );
+        return isPartitionKey(at, { tableKey: 'pk', partitionKey: partition.keyName, partition: partition.key, sortKey: 'receivedAt', range });
       })
     );
   };

@@ -2,7 +2,7 @@ import { BatchGetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws
 import { SHARDS } from '@shared/config/resources';
 import { parsePayoutKey } from '@shared/domain/identity';
 import type { Payout, PayoutState } from '@shared/domain/payout';
-import { decodeCursor, encodeCursor } from './list-cursor';
+import { decodeCursor, encodeCursor, isPartitionKey } from './list-cursor';
 import type { PayoutListPage, PayoutListQuery, PayoutRepository } from '@shared/ports/payouts';
 import { documentClient } from './dynamodb-client';
 import { fromItem, LISTED_STATES, type PayoutItem } from './payout-item-store';
@@ -13,26 +13,49 @@ import { queryAll } from './query-all';
 /** BatchGetItem calls of one getMany in flight at once. */
 const GET_MANY_PARALLEL = 4;
 
-/** The by-state cursor: per shard, where to resume (a key), or null once the shard is exhausted. */
+/** The by-state cursor: per shard, where to resume (a key), 0 to read it from its start, or null once the shard is exhausted. */
 interface StateCursor {
   shards: Array<Key | null | 0>;
 }
-const isStateCursor = (v: unknown): v is StateCursor =>
-  typeof v === 'object' && v !== null && Array.isArray((v as StateCursor).shards) && (v as StateCursor).shards.length === SHARDS.byState;
+
+/**
+ * A by-state cursor of this query: exactly one entry per shard, each 0, null or the key its own
+ * shard's Query stopped at (`pk`, `listShard` naming that shard of the state listed, `updatedAt` in
+ * the range listed), so a forged or stale cursor is refused before DynamoDB sees it.
+ */
+const stateCursorOf =
+  (state: PayoutState, range: { from: string; to: string }) =>
+  (v: unknown): v is StateCursor => {
+    if (typeof v !== 'object' || v === null || Object.keys(v).join(',') !== 'shards') return false;
+    const shards = (v as { shards: unknown }).shards;
+    return (
+      Array.isArray(shards) &&
+      shards.length === SHARDS.byState &&
+      shards.every(
+        (at, n) =>
+          at === 0 ||
+          at === null ||
+          isPartitionKey(at, { tableKey: 'pk', partitionKey: STATE_INDEX.partitionKey.name, partition: `${state}#${n}`, sortKey: STATE_INDEX.sortKey.name, range }),
+      )
+    );
+  };
 
 /** The open-state cursor: the last (updatedAt, pk) shown; the next page starts after it. */
 interface OpenStateCursor {
   after: [string, string];
 }
-const isOpenStateCursor = (v: unknown): v is OpenStateCursor =>
-  typeof v === 'object' && v !== null && Array.isArray((v as OpenStateCursor).after) && (v as OpenStateCursor).after.length === 2;
+const isOpenStateCursor = (v: unknown): v is OpenStateCursor => {
+  if (typeof v !== 'object' || v === null || Object.keys(v).join(',') !== 'after') return false;
+  const after = (v as { after: unknown }).after;
+  return Array.isArray(after) && after.length === 2 && after.every((part) => typeof part === 'string' && part !== '');
+};
 
 /** The key condition on `updatedAt` for an optional date range (inclusive at both ends). */
-function updatedRange(query: PayoutListQuery): { condition: string; values: Record<string, string> } {
+function updatedRange(query: PayoutListQuery): { condition: string; values: Record<string, string>; from: string; to: string } {
   // Every ISO timestamp sorts after '0' and before '~' (a key condition may not hold an empty string).
   const from = query.updatedFrom?.toISOString() ?? '0';
   const to = query.updatedTo?.toISOString() ?? '~';
-  return { condition: '#updated BETWEEN :from AND :to', values: { ':from': from, ':to': to } };
+  return { condition: '#updated BETWEEN :from AND :to', values: { ':from': from, ':to': to }, from, to };
 }
 
 /** Whether an inclusive range ends before it starts. */
@@ -92,8 +115,10 @@ export function createPayoutRepository(tableName: string, given?: DynamoDBDocume
 
   /** Final and UNKNOWN payouts: each shard of `by-state` read backwards, merged newest first. */
   async function listFromStateIndex(query: PayoutListQuery): Promise<PayoutListPage> {
-    const cursor = query.cursor ? decodeCursor(query.cursor, isStateCursor) : { shards: Array(SHARDS.byState).fill(0) as Array<0> };
     const range = updatedRange(query);
+    const cursor = query.cursor
+      ? decodeCursor(query.cursor, stateCursorOf(query.state, range))
+      : { shards: Array(SHARDS.byState).fill(0) as Array<0> };
     const pages = await Promise.all(
       cursor.shards.map(async (start, n) => {
         if (start === null) return { n, items: [] as Key[], last: undefined };

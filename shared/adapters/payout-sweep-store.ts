@@ -4,7 +4,7 @@ import { parsePayoutKey } from '@shared/domain/identity';
 import type { DuePage, PayoutSweepStore } from '@shared/ports/payouts';
 import { conditionHeld } from './conditional-write';
 import { documentClient } from './dynamodb-client';
-import { decodeCursor, encodeCursor } from './list-cursor';
+import { decodeCursor, encodeCursor, isPartitionKey } from './list-cursor';
 import { createPayoutItemStore, LISTED_STATES } from './payout-item-store';
 
 /*
@@ -30,10 +30,27 @@ interface ShardCursor {
   s: number;
   k?: Key;
 }
+
+/** The index a keysAcrossShards read goes through: its partition and sort key attributes. */
+interface ShardIndex {
+  readonly partitionKey: { readonly name: string };
+  readonly sortKey: { readonly name: string };
+}
+
+/**
+ * A cursor of a read over these partitions of this index: a partition's number and, within it, the
+ * key its Query stopped at (the table key and the index keys, nothing else, all strings, naming that
+ * partition). The reconciler keeps these between runs (the reversal watch's progress); one that is
+ * not such a cursor is refused as such rather than sent to DynamoDB.
+ */
 const isShardCursorOf =
-  (count: number) =>
-  (v: unknown): v is ShardCursor =>
-    typeof v === 'object' && v !== null && Number.isInteger((v as ShardCursor).s) && (v as ShardCursor).s >= 0 && (v as ShardCursor).s < count;
+  (shards: readonly string[], index: ShardIndex) =>
+  (v: unknown): v is ShardCursor => {
+    if (typeof v !== 'object' || v === null || !Object.keys(v).every((name) => name === 's' || name === 'k')) return false;
+    const { s, k } = v as { s: unknown; k?: unknown };
+    if (typeof s !== 'number' || !Number.isInteger(s) || s < 0 || s >= shards.length) return false;
+    return k === undefined || isPartitionKey(k, { tableKey: 'pk', partitionKey: index.partitionKey.name, partition: shards[s] as string, sortKey: index.sortKey.name });
+  };
 
 /** The stored shape of the reversal watch's progress (see ReversalWatchProgress). */
 interface WatchMarkItem {
@@ -55,8 +72,14 @@ export function createPayoutSweepStore(tableName: string, given?: DynamoDBDocume
    * One page of payout keys from index partitions read one after another, each in its index order;
    * a partition with nothing left is skipped rather than handed back as an empty page.
    */
-  async function keysAcrossShards(shards: readonly string[], query: (shard: string) => QueryCommandInput, limit: number, cursor?: string): Promise<DuePage> {
-    let at: ShardCursor = cursor ? decodeCursor(cursor, isShardCursorOf(shards.length)) : { s: 0 };
+  async function keysAcrossShards(
+    index: ShardIndex,
+    shards: readonly string[],
+    query: (shard: string) => QueryCommandInput,
+    limit: number,
+    cursor?: string,
+  ): Promise<DuePage> {
+    let at: ShardCursor = cursor ? decodeCursor(cursor, isShardCursorOf(shards, index)) : { s: 0 };
     for (;;) {
       const out = await client.send(new QueryCommand({ ...query(shards[at.s] as string), Limit: limit, ExclusiveStartKey: at.k }));
       const identities = (out.Items ?? []).map((item) => parsePayoutKey(String(item.pk)));
@@ -77,6 +100,7 @@ export function createPayoutSweepStore(tableName: string, given?: DynamoDBDocume
     async queryDue(now, limit, cursor) {
       // One shard after another (not yet final, then watched); within a shard, oldest due first.
       return keysAcrossShards(
+        OPEN_INDEX,
         DUE_KEYS,
         (shard) => ({
           TableName: tableName,
@@ -95,6 +119,7 @@ export function createPayoutSweepStore(tableName: string, given?: DynamoDBDocume
       // [from, to): BETWEEN is inclusive, and every stored time is an ISO string to the millisecond.
       const last = new Date(to.getTime() - 1).toISOString();
       return keysAcrossShards(
+        STATE_INDEX,
         Array.from({ length: SHARDS.byState }, (_, n) => `${state}#${n}`),
         (shard) => ({
           TableName: tableName,

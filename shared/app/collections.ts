@@ -27,7 +27,7 @@ export class CollectionExistsError extends Error {
   override name = 'CollectionExistsError';
 }
 
-/** A list query that cannot run (a limit out of range, `until` not after `since`). */
+/** A list query that cannot run (a limit out of range, `until` not after `since`, a range over MAX_COLLECTION_RANGE_DAYS days). */
 export class CollectionQueryError extends Error {
   override name = 'CollectionQueryError';
 }
@@ -234,9 +234,19 @@ export async function getCollection(deps: { collections: Pick<CollectionStore, '
 export const MAX_COLLECTION_PAGE = 1000;
 
 /**
+ * Longest range a list covers, in days (`until` minus `since`; `until` defaults to now). The listing
+ * reads one index partition per day, so a walk through the whole range costs up to one Query a day:
+ * 400 is a year and a month (a year-end or year-on-year look back with room to spare) and keeps a
+ * full walk to 400 Queries. Older orders are listed a range at a time (`--until`).
+ */
+export const MAX_COLLECTION_RANGE_DAYS = 400;
+const DAY_MS = 86_400_000;
+
+/**
  * One page of collections created in a time range, newest first, optionally of one order or
  * payment status. Pass the returned cursor back for the next page.
- * @throws CollectionQueryError for a limit outside 1..1000 or a range whose end is not after its start
+ * @throws CollectionQueryError for a limit outside 1..1000, a range whose end is not after its start
+ *   or a range of more than MAX_COLLECTION_RANGE_DAYS days
  * @throws InvalidListCursorError for a cursor this listing did not hand out
  */
 export async function listCollections(
@@ -249,6 +259,11 @@ export async function listCollections(
   const until = query.until ?? deps.clock.now();
   if (Number.isNaN(query.since.getTime()) || Number.isNaN(until.getTime()) || until <= query.since) {
     throw new CollectionQueryError('the time range needs an end after its start');
+  }
+  if (until.getTime() - query.since.getTime() > MAX_COLLECTION_RANGE_DAYS * DAY_MS) {
+    throw new CollectionQueryError(
+      `the time range from ${query.since.toISOString()} to ${until.toISOString()} covers more than ${MAX_COLLECTION_RANGE_DAYS} days, the most one list covers: choose a later since, or an until at most ${MAX_COLLECTION_RANGE_DAYS} days after it`,
+    );
   }
   return deps.collections.list({ ...query, until });
 }

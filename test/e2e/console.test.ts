@@ -102,6 +102,14 @@ describe('ops console in a browser', () => {
     const bad = await page.goto(`${consoleHandle.url}/payouts?state=PAID`);
     expect(bad?.status()).toBe(400);
     expect(await page.$eval('#problem', (e) => e.textContent)).toMatch(/^state: must be one of ACCEPTED/);
+    // A forged cursor (a string where a shard's resume key goes) is the listing's 400, never DynamoDB's ValidationException.
+    const forged = Buffer.from(JSON.stringify({ shards: ['x', 0, 0, 0] })).toString('base64url');
+    for (const path of [`/payouts?state=SUCCEEDED&cursor=${forged}`, `/review?cursor=${forged}`]) {
+      const answer = await page.goto(`${consoleHandle.url}${path}`);
+      expect(answer?.status(), path).toBe(400);
+      expect(await page.$eval('#problem', (e) => e.textContent), path).toMatch(/^cursor: the cursor is not one this listing handed out/);
+      expect(await page.content(), path).not.toContain('ValidationException');
+    }
   });
 
   it('finds a payout by reference and shows its timeline, masked account and callbacks', async () => {

@@ -64,7 +64,7 @@ ${table(
     c.createdAt,
     c.orderReference,
   ]),
-  'no collection order matches',
+  listed.cursor ? 'none in the days this page read (a page reads at most a month of days with nothing); the next page reads further back' : 'no collection order matches',
 )}
 <p class="pager">${q.cursor ? html`<a href="${withQuery('/collections', filters)}">first page</a>` : ''}${listed.cursor ? html`<a href="${withQuery('/collections', { ...filters, cursor: listed.cursor })}" id="next-page">next page →</a>` : ''}</p>`,
   );

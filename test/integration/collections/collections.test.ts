@@ -233,10 +233,13 @@ describe('collections: create through the simulator, follow the order notificati
     expect(failed.collections.map((c) => c.partnerOrderId)).toEqual(['col-refused']);
     await expect(listCollections(deps, { since, limit: 0 })).rejects.toBeInstanceOf(CollectionQueryError);
     await expect(listCollections(deps, { since, limit: 5, cursor: 'not-a-cursor' })).rejects.toBeInstanceOf(InvalidListCursorError);
-    // A cursor whose resume key is not an index key of its day is refused before DynamoDB sees it.
-    const forged = Buffer.from(JSON.stringify({ d: '2026-11-23', k: { pk: 'x', createdDay: '2026-11-22', createdAt: 'y' } })).toString('base64url');
+    // A cursor whose resume key is not an index key of its day is refused before DynamoDB sees it
+    // (collection-listing.test.ts tries every shape; this cursor's day lies within the range).
+    const today = new Date().toISOString().slice(0, 10);
+    const inRange = new Date(Date.now() - 60_000).toISOString();
+    const forged = Buffer.from(JSON.stringify({ d: today, k: { pk: 'x', createdDay: '2026-11-22', createdAt: inRange } })).toString('base64url');
     await expect(listCollections(deps, { since, limit: 5, cursor: forged })).rejects.toBeInstanceOf(InvalidListCursorError);
-    const extra = Buffer.from(JSON.stringify({ d: '2026-11-23', k: { pk: 'x', createdDay: '2026-11-23', createdAt: 'y', other: 1 } })).toString('base64url');
+    const extra = Buffer.from(JSON.stringify({ d: today, k: { pk: 'x', createdDay: today, createdAt: inRange, other: 1 } })).toString('base64url');
     await expect(listCollections(deps, { since, limit: 5, cursor: extra })).rejects.toBeInstanceOf(InvalidListCursorError);
   });
 });

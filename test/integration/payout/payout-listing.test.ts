@@ -68,6 +68,9 @@ async function allPages(query: Omit<PayoutListQuery, 'cursor'>): Promise<Payout[
   return pages;
 }
 
+const encode = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+const decode = (cursor: string): unknown => JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+
 const refs = (payouts: readonly Payout[]): string[] => payouts.map((p) => p.record.identity.withdrawal_reference);
 
 beforeAll(() => {
@@ -130,6 +133,53 @@ describe('listing payouts by state (index-backed, paginated)', () => {
     const forged = Buffer.from(JSON.stringify({ shards: [1] })).toString('base64url');
     await expect(repo.listByState({ state: 'SUCCEEDED', limit: 5, cursor: forged })).rejects.toBeInstanceOf(InvalidListCursorError);
   });
+
+  it('refuses every forged or stale by-state cursor before DynamoDB sees it (no ValidationException, no Query sent)', async () => {
+    // A cursor the listing handed out, whose shards each resume after a key of their own.
+    const handedOut = await repo.listByState({ state: 'REJECTED', limit: 2 });
+    const decoded = decode(handedOut.cursor as string) as { shards: Array<Record<string, string> | 0 | null> };
+    const n = decoded.shards.findIndex((at) => typeof at === 'object' && at !== null);
+    const key = decoded.shards[n] as Record<string, string>;
+    expect(Object.keys(key).sort()).toEqual(['listShard', 'pk', 'updatedAt']);
+    const withShard = (entry: unknown): string => encode({ shards: decoded.shards.map((at, i) => (i === n ? entry : at)) });
+    const other = (n + 1) % decoded.shards.length;
+    const forgeries: Record<string, string> = {
+      'the review repro (a string for a shard)': encode({ shards: ['x', 0, 0, 0] }),
+      'too few shards': encode({ shards: decoded.shards.slice(1) }),
+      'too many shards': encode({ shards: [...decoded.shards, 0] }),
+      'another shard\'s key': withShard({ ...key, listShard: `REJECTED#${other}` }),
+      "another state's key": withShard({ ...key, listShard: `SUCCEEDED#${n}` }),
+      'an extra attribute': withShard({ ...key, state: 'REJECTED' }),
+      'a missing attribute': withShard({ pk: key.pk, listShard: key.listShard }),
+      'a number for a time': withShard({ ...key, updatedAt: 5 }),
+      'a number for the key': withShard({ ...key, pk: 7 }),
+      'an empty key': withShard({ ...key, pk: '' }),
+      'an array for a key': withShard([key.pk, key.listShard, key.updatedAt]),
+      'an extra top-level member': encode({ ...decoded, more: 1 }),
+    };
+    for (const [what, cursor] of Object.entries(forgeries)) {
+      operations.length = 0;
+      await expect(repo.listByState({ state: 'REJECTED', limit: 2, cursor }), what).rejects.toBeInstanceOf(InvalidListCursorError);
+      expect(operations, what).toEqual([]);
+    }
+    // A key outside the range listed would fail DynamoDB's range predicate: refused as stale.
+    await expect(repo.listByState({ state: 'REJECTED', limit: 2, updatedFrom: at(0), updatedTo: at(1), cursor: handedOut.cursor })).rejects.toBeInstanceOf(
+      InvalidListCursorError,
+    );
+    // The same state on the review page's listing: another state's cursor is not one of its own.
+    await expect(repo.listByState({ state: 'NEEDS_REVIEW', limit: 2, cursor: handedOut.cursor })).rejects.toBeInstanceOf(InvalidListCursorError);
+    // The cursor handed out still reads on.
+    expect((await repo.listByState({ state: 'REJECTED', limit: 2, cursor: handedOut.cursor })).payouts).toHaveLength(2);
+  });
+
+  it('refuses a forged in-flight cursor (strings after, nothing else)', async () => {
+    const handedOut = await repo.listByState({ state: 'VERIFYING', limit: 2 });
+    expect((await repo.listByState({ state: 'VERIFYING', limit: 2, cursor: handedOut.cursor })).payouts).toHaveLength(2);
+    const [time, pk] = (decode(handedOut.cursor as string) as { after: [string, string] }).after;
+    for (const forged of [{ after: [1, 2] }, { after: [time] }, { after: [time, pk, 'x'] }, { after: [time, ''] }, { after: [time, pk], more: 1 }, { after: 'x' }]) {
+      await expect(repo.listByState({ state: 'VERIFYING', limit: 2, cursor: encode(forged) }), JSON.stringify(forged)).rejects.toBeInstanceOf(InvalidListCursorError);
+    }
+  });
 });
 
 describe('queries follow LastEvaluatedKey (two items per page)', () => {
@@ -178,5 +228,22 @@ describe('queries follow LastEvaluatedKey (two items per page)', () => {
     expect(due.filter((r) => r !== 'shared-ref').sort()).toEqual(open.sort());
     expect(due.filter((r) => r === 'shared-ref')).toHaveLength(5);
     expect(new Set(due.map((r, i) => `${r}#${i}`)).size).toBe(due.length);
+  });
+
+  it('refuses a sweep cursor whose key is not its own partition\'s', async () => {
+    const first = await smallPages.queryDue(at(100_000), 1);
+    const { s, k } = decode(first.cursor as string) as { s: number; k: Record<string, string> };
+    expect(Object.keys(k).sort()).toEqual(['nextCheckAt', 'openShard', 'pk']);
+    expect((await smallPages.queryDue(at(100_000), 1, first.cursor)).identities).toHaveLength(1);
+    for (const forged of [
+      { s: s + 1, k },
+      { s, k: { ...k, extra: 'x' } },
+      { s, k: { ...k, nextCheckAt: 1 } },
+      { s, k: { pk: k.pk, openShard: k.openShard } },
+      { s: 99 },
+      { s, k, more: 1 },
+    ]) {
+      await expect(smallPages.queryDue(at(100_000), 1, encode(forged)), JSON.stringify(forged)).rejects.toBeInstanceOf(InvalidListCursorError);
+    }
   });
 });

@@ -236,6 +236,27 @@ describe('callback listing (newest first, a page at a time)', () => {
     await expect(smallPages.listCallbacks({ reference: 'R-0', limit: 3, cursor: first.cursor as string })).rejects.toBeInstanceOf(InvalidListCursorError);
     await expect(smallPages.listCallbacks({ day: busyDay, limit: 3, cursor: 'not-a-cursor' })).rejects.toBeInstanceOf(InvalidListCursorError);
   });
+
+  it('refuses a resume key that is not exactly its own partition\'s key: all strings, nothing else, in the day', async () => {
+    const first = await smallPages.listCallbacks({ day: busyDay, limit: 3 });
+    const { r } = JSON.parse(Buffer.from(first.cursor as string, 'base64url').toString('utf8')) as { r: Array<Record<string, string> | 0 | null> };
+    const n = r.findIndex((at) => typeof at === 'object' && at !== null);
+    const key = r[n] as Record<string, string>;
+    const withKey = (entry: unknown): string => Buffer.from(JSON.stringify({ r: r.map((at, i) => (i === n ? entry : at)) })).toString('base64url');
+    const partitionName = Object.keys(key).find((name) => name !== 'pk' && name !== 'receivedAt') as string;
+    const forgeries = {
+      'an extra attribute': withKey({ ...key, source: 'kyc' }),
+      'a number for the time': withKey({ ...key, receivedAt: 5 }),
+      'an empty key': withKey({ ...key, pk: '' }),
+      "another partition's key": withKey({ ...key, [partitionName]: `${busyDay}#${(n + 1) % 8}` }),
+      'a time of another day': withKey({ ...key, receivedAt: `${day}T12:00:00.000Z` }),
+      'a string for a partition': withKey('x'),
+    };
+    for (const [what, cursor] of Object.entries(forgeries)) {
+      await expect(smallPages.listCallbacks({ day: busyDay, limit: 3, cursor }), what).rejects.toBeInstanceOf(InvalidListCursorError);
+    }
+    expect((await smallPages.listCallbacks({ day: busyDay, limit: 3, cursor: first.cursor as string })).events).toHaveLength(3);
+  });
 });
 
 describe('payrelay events list', () => {

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { createConsoleApp } from '@cli/console/app';
+import type { ConsoleServices } from '@cli/console/services';
+
+/*
+ * The console's error pages, without a browser or a stack: every service call fails with an error
+ * whose message stands for what a dependency might say (a table name, a key, a value).
+ */
+
+class StoreBrokeError extends Error {
+  override name = 'StoreBrokeError';
+}
+const DETAIL = 'ValidationException on table payrelay-prod-payouts: key pk=m-1|GHS|WD-1';
+
+/** Services whose every method rejects with StoreBrokeError (the target's label aside). */
+const failing = new Proxy(
+  {},
+  {
+    get: (_, name) =>
+      name === 'target'
+        ? { label: 'unit' }
+        : new Proxy(() => Promise.reject(new StoreBrokeError(DETAIL)), { get: () => () => Promise.reject(new StoreBrokeError(DETAIL)) }),
+  },
+) as unknown as ConsoleServices;
+
+const secrets = { token: 'token-of-this-start', csrf: 'csrf-of-this-start' };
+const app = createConsoleApp({ services: failing, secrets, port: () => 8080 });
+const headers = { host: 'localhost:8080', cookie: `payrelay_console=${secrets.token}` };
+
+describe('console error pages', () => {
+  it('a failure inside the console is a 500 page with a generic sentence and the error class, never its message', async () => {
+    const answer = await app.request('/payouts?state=SUCCEEDED', { headers });
+    expect(answer.status).toBe(500);
+    const body = await answer.text();
+    expect(body).toContain('The request failed inside the console (StoreBrokeError).');
+    expect(body).not.toContain('ValidationException');
+    expect(body).not.toContain('payrelay-prod-payouts');
+  });
+
+  it('a Referer that is not a URL leaves the refused action without a "Back" link, not a 500', async () => {
+    const form = new URLSearchParams({ csrf: secrets.csrf, since: 'nope', until: 'later' });
+    for (const referer of ['not a url', 'http://[', '::']) {
+      const answer = await app.request('/callbacks/replay', {
+        method: 'POST',
+        headers: { ...headers, referer, 'content-type': 'application/x-www-form-urlencoded' },
+        body: form.toString(),
+      });
+      expect(answer.status, referer).toBe(400);
+      expect(await answer.text(), referer).toContain('since: must be an ISO-8601 time');
+    }
+    // A Referer of the console itself still leads back.
+    const back = await app.request('/callbacks/replay', {
+      method: 'POST',
+      headers: { ...headers, referer: 'http://localhost:8080/callbacks?day=2026-11-20', 'content-type': 'application/x-www-form-urlencoded' },
+      body: form.toString(),
+    });
+    expect(back.status).toBe(400);
+    expect(await back.text()).toContain('/callbacks?day=2026-11-20');
+  });
+});
