@@ -80,24 +80,38 @@ export class PayrelayMonitoring extends Construct {
     if (config.alarms.email) {
       // The AWS-managed SNS key does not let CloudWatch publish; a customer key with a grant does.
       const key = new Key(this, 'AlarmTopicKey', { enableKeyRotation: true, description: `${prefix} alarm topic encryption` });
-      // CloudWatch may use the key only on behalf of this stage's alarms (aws:SourceArn), in this
-      // account: no other alarm, and no other account's CloudWatch, can publish through it.
+      // CloudWatch may use the key, and publish to the topic, only on behalf of this stage's alarms
+      // (aws:SourceArn: every alarm below is named `${prefix}-<id>`), in this account: no other
+      // alarm, and no other account's CloudWatch, can publish through them.
       const stack = Stack.of(this);
+      const thisStageAlarms = {
+        ArnLike: {
+          'aws:SourceArn': stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: `${prefix}-*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
+        },
+        StringEquals: { 'aws:SourceAccount': stack.account },
+      };
       key.addToResourcePolicy(
         new PolicyStatement({
           sid: 'AllowThisStageAlarmsToPublish',
           principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
           actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
           resources: ['*'],
-          conditions: {
-            ArnLike: {
-              'aws:SourceArn': stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: `${prefix}-*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
-            },
-            StringEquals: { 'aws:SourceAccount': stack.account },
-          },
+          conditions: thisStageAlarms,
         }),
       );
       const topic = new Topic(this, 'AlarmTopic', { topicName: `${prefix}-alarms`, masterKey: key, enforceSSL: true });
+      // enforceSSL gives the topic a policy of its own (a Deny of publishes without TLS), which
+      // replaces SNS's default policy: without this Allow, CloudWatch could not publish and no alarm
+      // would ever be delivered.
+      topic.addToResourcePolicy(
+        new PolicyStatement({
+          sid: 'AllowThisStageAlarmsToPublish',
+          principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+          actions: ['sns:Publish'],
+          resources: [topic.topicArn],
+          conditions: thisStageAlarms,
+        }),
+      );
       topic.addSubscription(new EmailSubscription(config.alarms.email));
       destinations.push(topic);
     }

@@ -767,6 +767,31 @@ describe('alarms and dashboard', () => {
     dev.stateless.resourceCountIs('AWS::SNS::Topic', 0);
   });
 
+  it('let CloudWatch publish to the e-mail topic, for this stage\'s alarms only, beside the TLS-only Deny (enforceSSL replaces the default topic policy)', () => {
+    const policies = Object.values(resourcesOf(prod.stateless, 'AWS::SNS::TopicPolicy'));
+    expect(policies).toHaveLength(1);
+    const topicId = Object.keys(resourcesOf(prod.stateless, 'AWS::SNS::Topic'))[0];
+    expect(policies[0]?.Properties.Topics).toEqual([{ Ref: topicId }]);
+    type Statement = { Effect: string; Action: string | string[]; Principal?: unknown; Resource: unknown; Condition?: Record<string, Record<string, unknown>> };
+    const statements = (policies[0]?.Properties.PolicyDocument as { Statement: Statement[] }).Statement;
+    expect(statements).toContainEqual(
+      expect.objectContaining({ Effect: 'Deny', Action: 'sns:Publish', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+    );
+    const allows = statements.filter((st) => st.Effect === 'Allow');
+    expect(allows).toHaveLength(1);
+    expect(allows[0]).toMatchObject({ Action: 'sns:Publish', Principal: { Service: 'cloudwatch.amazonaws.com' }, Resource: { Ref: topicId } });
+    expect(allows[0]?.Condition).toEqual({
+      StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+      ArnLike: {
+        'aws:SourceArn': {
+          'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':cloudwatch:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':alarm:payrelay-prod-*']],
+        },
+      },
+    });
+    // The pattern covers every alarm the stage has.
+    for (const alarm of Object.values(resourcesOf(prod.stateless, 'AWS::CloudWatch::Alarm'))) expect(String(alarm.Properties.AlarmName)).toMatch(/^payrelay-prod-/);
+  });
+
   it('each name the section of docs/alarms.md that says what to do', () => {
     const headings = new Set(
       readFileSync(path.join(PAYRELAY_PROJECT_ROOT, 'docs/alarms.md'), 'utf8')
