@@ -559,6 +559,15 @@ describe('callback API', () => {
     expect(JSON.stringify((dev.stateless.toJSON().Outputs as Record<string, { Value: unknown }>)[OUTPUT.payoutNotificationUrl]?.Value)).toContain('execute-api');
   });
 
+  it('turns the default execute-api hostname off when the API has a custom domain, and keeps it when it is the only URL', () => {
+    prod.stateless.hasResourceProperties('AWS::ApiGatewayV2::Api', { Name: 'payrelay-prod-callbacks', DisableExecuteApiEndpoint: true });
+    for (const template of [dev.stateless, adopted.stateless]) {
+      const apis = Object.values(resourcesOf(template, 'AWS::ApiGatewayV2::Api'));
+      expect(apis).toHaveLength(1);
+      expect(apis[0]?.Properties.DisableExecuteApiEndpoint).not.toBe(true);
+    }
+  });
+
   it('warns a retained stage that has no custom domain', () => {
     const warnings = adopted.assembly.getStackByName(stackNames(adopted.payrelay.config.stage).stateless).messages.filter((m) => m.level === 'warning');
     expect(warnings.map((w) => String(w.entry.data))).toEqual(expect.arrayContaining([expect.stringMatching(/api\.domain is not set/)]));
