@@ -13,7 +13,7 @@ import { buildApp } from '@infra/build-app';
 import { OUTPUT, stackNames } from '@infra/outputs';
 import { PAYRELAY_PROJECT_ROOT } from '@infra/payrelay';
 import { PayrelayStatefulStack, VISIBILITY_TIMEOUT_FACTOR } from '@infra/stateful-stack';
-import { parsePayrelayConfig } from '@infra/config';
+import { MAX_RECONCILE_EVERY_MINUTES, parsePayrelayConfig } from '@infra/config';
 import { buildTestApp, cdkJsonContext, synthPayrelay, type SynthesizedPayrelay } from './cdk-app';
 
 type Resources = Record<string, { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string }>;
@@ -520,6 +520,13 @@ describe('functions', () => {
       MaximumEventAgeInSeconds: 120,
     });
   });
+
+  it('synthesizes the longest reconcile interval the configuration accepts (the tick\'s maximumEventAge is at most 6 hours)', () => {
+    const { app } = buildTestApp({ ...base, stage: 'slow', removalPolicy: 'destroy', reconcileEveryMinutes: MAX_RECONCILE_EVERY_MINUTES });
+    const template = Template.fromJSON(app.synth().getStackByName(stackNames('slow').stateless).template as Record<string, unknown>);
+    template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(6 hours)' });
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { MaximumEventAgeInSeconds: 21_600, MaximumRetryAttempts: 0 });
+  }, 120_000);
 
   it('runs the KYC catch-up on its schedule only where the stage sets kycCatchUp', () => {
     prod.stateless.hasResourceProperties('AWS::Events::Rule', {
