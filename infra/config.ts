@@ -160,6 +160,14 @@ export const payrelayConfigSchema = v.pipe(
   v.strictObject({
     /** Lower-case name used in every physical name (`payrelay-<stage>-...`). */
     stage: v.pipe(v.string(), v.regex(/^[a-z][a-z0-9-]{0,19}$/, 'must be 1-20 characters: a-z, 0-9 and "-", starting with a letter')),
+    /**
+     * The AWS account this stage deploys to (12 digits). Set, the stacks are bound to it and synth
+     * refuses credentials of another account (CDK_DEFAULT_ACCOUNT); left out, the stacks deploy where
+     * the credentials point. Set it for every stage that moves real money.
+     */
+    account: v.optional(v.pipe(v.string(), v.regex(/^\d{12}$/, 'must be a 12-digit AWS account id such as 123456789012'))),
+    /** The AWS region this stage deploys to, e.g. eu-west-1; synth refuses credentials of another region (CDK_DEFAULT_REGION). */
+    region: v.optional(v.pipe(v.string(), v.regex(/^[a-z]{2}(-[a-z]+)+-\d{1,2}$/, 'must be an AWS region such as eu-west-1'))),
     /** Base URL of the payout service (PAYOUT_API_BASE_URL), without a trailing "/". */
     payoutApiBaseUrl: httpsOrLocalUrl,
     /** Base URL of the KYC service (KYC_API_BASE_URL), without a trailing "/". */
