@@ -28,6 +28,8 @@ export interface PayrelayMonitoringProps {
   readonly api: HttpApi;
   readonly payoutsQueue: IQueue;
   readonly payoutsDlq: IQueue;
+  /** The payout checks' dead-letter queue. */
+  readonly checksDlq: IQueue;
   readonly callbackApplyFailures: IQueue;
 }
 
@@ -72,7 +74,7 @@ export class PayrelayMonitoring extends Construct {
 
   constructor(scope: Construct, id: string, props: PayrelayMonitoringProps) {
     super(scope, id);
-    const { config, functions, api, payoutsQueue, payoutsDlq, callbackApplyFailures } = props;
+    const { config, functions, api, payoutsQueue, payoutsDlq, checksDlq, callbackApplyFailures } = props;
     const prefix = `payrelay-${config.stage}`;
     const metric = (name: string, statistic: 'Sum' | 'Maximum') => payrelayMetric(config.stage, name, statistic);
 
@@ -211,6 +213,11 @@ export class PayrelayMonitoring extends Construct {
       metric: callbackApplyFailures.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
       threshold: 0,
       description: 'A stored callback failed every stream retry of the callback applier; the sweep keeps retrying it.',
+    });
+    alarm('PayoutChecksDlqNotEmpty', {
+      metric: checksDlq.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
+      threshold: 0,
+      description: "A delayed payout check failed every receive and is in the checks' dead-letter queue: the payout checker is failing (the reconciler's sweep still checks every open payout).",
     });
     alarm('CallbacksAppliedLate', {
       metric: metric(METRIC.callbacksAppliedLate, 'Sum'),

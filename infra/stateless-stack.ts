@@ -274,6 +274,7 @@ export class PayrelayStatelessStack extends Stack {
       api: this.api,
       payoutsQueue: stateful.payoutsQueue,
       payoutsDlq: stateful.payoutsDlq,
+      checksDlq: stateful.checksDlq,
       callbackApplyFailures: stateful.callbackApplyFailures,
     });
 

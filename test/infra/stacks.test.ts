@@ -669,7 +669,7 @@ describe('alarms and dashboard', () => {
     TreatMissingData: 'notBreaching',
   });
   /** The stage-wide alarms, an errors and a throttles alarm per function, and KycCallbacksRecovered with the catch-up (prod). */
-  const alarmCount = (template: Template) => 14 + 2 * deployed(template).length + (template === prod.stateless ? 1 : 0);
+  const alarmCount = (template: Template) => 15 + 2 * deployed(template).length + (template === prod.stateless ? 1 : 0);
 
   it('alarm on the queues: DLQ depth and the age of the oldest payout request', () => {
     expect(alarmNamed(prod.stateless, 'payrelay-prod-DlqNotEmpty')).toMatchObject({
@@ -691,6 +691,22 @@ describe('alarms and dashboard', () => {
     // The payouts queue, not the DLQ.
     expect(JSON.stringify(stale.Dimensions)).toMatch(/PayoutsQueue(?!Dlq)/);
     expect(JSON.stringify(stale.Dimensions)).not.toContain('Dlq');
+    expect(JSON.stringify(alarmNamed(prod.stateless, 'payrelay-prod-DlqNotEmpty').Dimensions)).toMatch(/PayoutsDlq/);
+  });
+
+  it('alarm when a delayed payout check lands in the checks DLQ (the checker is failing)', () => {
+    const checks = alarmNamed(prod.stateless, 'payrelay-prod-PayoutChecksDlqNotEmpty');
+    expect(checks).toMatchObject({
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Namespace: 'AWS/SQS',
+      Statistic: 'Maximum',
+      Period: 60,
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      TreatMissingData: 'notBreaching',
+    });
+    expect(JSON.stringify(checks.Dimensions)).toMatch(/PayoutChecksDlq/);
+    expect(alarmNamed(dev.stateless, 'payrelay-dev-PayoutChecksDlqNotEmpty')).toBeDefined();
   });
 
   it('alarm when the worker fails whole batches and when the reconciler stops running (missing data breaches)', () => {
