@@ -1,6 +1,6 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import * as v from '@shared/validation/valibot';
-import { DEFAULT_RECONCILE_EVERY_MINUTES } from '@shared/config/functions';
+import { DEFAULT_RECONCILE_EVERY_MINUTES, FUNCTIONS } from '@shared/config/functions';
 import { DEFAULT_KYC_CATCH_UP_LOOKBACK_HOURS } from '@shared/config/kyc-catch-up';
 import { DEFAULT_EVENT_RETENTION_DAYS, MAX_WEBHOOK_BODY_BYTES, parseAllowList } from '@shared/config/webhook';
 import { PAYOUTS_QUEUE, TABLES } from '@shared/config/resources';
@@ -24,6 +24,24 @@ const positiveInt = v.pipe(int, v.gtValue(0));
 const settingText = v.pipe(v.string(), v.check((text) => text.trim() !== '', 'is empty: leave the key out to use the default, or give a value'));
 /** A whole number from `min` to `max`. */
 const intBetween = (min: number, max: number) => v.pipe(int, v.minValue(min), v.maxValue(max));
+
+/**
+ * The longest reconcile interval: a tick the reconciler cannot take at once is dropped once older than
+ * the interval (its maximumEventAge), and Lambda keeps an asynchronous event 6 hours at most.
+ */
+export const MAX_RECONCILE_EVERY_MINUTES = 360;
+
+/** Provider calls a payout makes one after the other in one worker invocation: AccountVerification, the KYC pull (with gating), Payout. */
+const WORKER_SEQUENTIAL_PROVIDER_CALLS = 3;
+/** What the worker's time-out keeps beside those calls: the secret read, the DynamoDB writes, a cold start. */
+const WORKER_TIME_MARGIN_MS = 15_000;
+/**
+ * The longest per-call provider time-out: three calls that each take all of it, plus the margin, still
+ * end within the worker's time-out (a worker killed mid-payout leaves it to the retry and reconciler).
+ */
+export const MAX_PROVIDER_TIMEOUT_MS = Math.floor(
+  (FUNCTIONS.payoutWorker.timeoutSeconds * 1000 - WORKER_TIME_MARGIN_MS) / WORKER_SEQUENTIAL_PROVIDER_CALLS,
+);
 
 /** An existing Elastic IP: its allocation id (for the NAT gateway) and its address (for the EgressIps output). */
 const elasticIpSchema = v.strictObject({
@@ -65,7 +83,16 @@ export const settingsSchema = v.strictObject({
     /** BEARER_PREFIX: send `Authorization: Bearer <key>` (the handler default is true). */
     bearerPrefix: v.optional(v.boolean()),
     /** PROVIDER_TIMEOUT_MS: per-call time-out of provider requests. */
-    providerTimeoutMs: v.optional(intBetween(1, 60_000)),
+    providerTimeoutMs: v.optional(
+      v.pipe(
+        int,
+        v.minValue(1),
+        v.maxValue(
+          MAX_PROVIDER_TIMEOUT_MS,
+          `must be at most ${MAX_PROVIDER_TIMEOUT_MS} ms: a payout makes up to ${WORKER_SEQUENTIAL_PROVIDER_CALLS} provider calls in a row, and they must end, with ${WORKER_TIME_MARGIN_MS / 1000} s to spare, within the worker's ${FUNCTIONS.payoutWorker.timeoutSeconds} s time-out`,
+        ),
+      ),
+    ),
     /** PROVIDER_STATUS_MAP: JSON overriding the provider status table. */
     providerStatusMap: v.optional(v.pipe(settingText, readByHandlers<string>(parseStatusMap))),
     /** NAME_MATCH_THRESHOLD: 0..1 similarity required between the expected and verified account name. */
@@ -133,12 +160,30 @@ export const payrelayConfigSchema = v.pipe(
   v.strictObject({
     /** Lower-case name used in every physical name (`payrelay-<stage>-...`). */
     stage: v.pipe(v.string(), v.regex(/^[a-z][a-z0-9-]{0,19}$/, 'must be 1-20 characters: a-z, 0-9 and "-", starting with a letter')),
+    /**
+     * The AWS account this stage deploys to (12 digits). Set, the stacks are bound to it and synth
+     * refuses credentials of another account (CDK_DEFAULT_ACCOUNT); left out, the stacks deploy where
+     * the credentials point. Set it for every stage that moves real money.
+     */
+    account: v.optional(v.pipe(v.string(), v.regex(/^\d{12}$/, 'must be a 12-digit AWS account id such as 123456789012'))),
+    /** The AWS region this stage deploys to, e.g. eu-west-1; synth refuses credentials of another region (CDK_DEFAULT_REGION). */
+    region: v.optional(v.pipe(v.string(), v.regex(/^[a-z]{2}(-[a-z]+)+-\d{1,2}$/, 'must be an AWS region such as eu-west-1'))),
     /** Base URL of the payout service (PAYOUT_API_BASE_URL), without a trailing "/". */
     payoutApiBaseUrl: httpsOrLocalUrl,
     /** Base URL of the KYC service (KYC_API_BASE_URL), without a trailing "/". */
     kycApiBaseUrl: httpsOrLocalUrl,
     /** How often the reconciler runs. */
-    reconcileEveryMinutes: v.optional(intBetween(1, 1440), DEFAULT_RECONCILE_EVERY_MINUTES),
+    reconcileEveryMinutes: v.optional(
+      v.pipe(
+        int,
+        v.minValue(1),
+        v.maxValue(
+          MAX_RECONCILE_EVERY_MINUTES,
+          `must be at most ${MAX_RECONCILE_EVERY_MINUTES} (6 hours): a reconcile tick waits at most one interval for a run to end, and Lambda keeps an event 6 hours at most (maximumEventAge)`,
+        ),
+      ),
+      DEFAULT_RECONCILE_EVERY_MINUTES,
+    ),
     /** SIGNING_PROFILE: a profile name or a JSON profile; left out, the handlers use the default profile. */
     signingProfile: v.optional(v.pipe(settingText, readByHandlers<string>(resolveSigningProfile))),
     worker: v.optional(

@@ -28,6 +28,8 @@ export interface PayrelayMonitoringProps {
   readonly api: HttpApi;
   readonly payoutsQueue: IQueue;
   readonly payoutsDlq: IQueue;
+  /** The payout checks' dead-letter queue. */
+  readonly checksDlq: IQueue;
   readonly callbackApplyFailures: IQueue;
 }
 
@@ -72,7 +74,7 @@ export class PayrelayMonitoring extends Construct {
 
   constructor(scope: Construct, id: string, props: PayrelayMonitoringProps) {
     super(scope, id);
-    const { config, functions, api, payoutsQueue, payoutsDlq, callbackApplyFailures } = props;
+    const { config, functions, api, payoutsQueue, payoutsDlq, checksDlq, callbackApplyFailures } = props;
     const prefix = `payrelay-${config.stage}`;
     const metric = (name: string, statistic: 'Sum' | 'Maximum') => payrelayMetric(config.stage, name, statistic);
 
@@ -80,24 +82,38 @@ export class PayrelayMonitoring extends Construct {
     if (config.alarms.email) {
       // The AWS-managed SNS key does not let CloudWatch publish; a customer key with a grant does.
       const key = new Key(this, 'AlarmTopicKey', { enableKeyRotation: true, description: `${prefix} alarm topic encryption` });
-      // CloudWatch may use the key only on behalf of this stage's alarms (aws:SourceArn), in this
-      // account: no other alarm, and no other account's CloudWatch, can publish through it.
+      // CloudWatch may use the key, and publish to the topic, only on behalf of this stage's alarms
+      // (aws:SourceArn: every alarm below is named `${prefix}-<id>`), in this account: no other
+      // alarm, and no other account's CloudWatch, can publish through them.
       const stack = Stack.of(this);
+      const thisStageAlarms = {
+        ArnLike: {
+          'aws:SourceArn': stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: `${prefix}-*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
+        },
+        StringEquals: { 'aws:SourceAccount': stack.account },
+      };
       key.addToResourcePolicy(
         new PolicyStatement({
           sid: 'AllowThisStageAlarmsToPublish',
           principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
           actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
           resources: ['*'],
-          conditions: {
-            ArnLike: {
-              'aws:SourceArn': stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: `${prefix}-*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
-            },
-            StringEquals: { 'aws:SourceAccount': stack.account },
-          },
+          conditions: thisStageAlarms,
         }),
       );
       const topic = new Topic(this, 'AlarmTopic', { topicName: `${prefix}-alarms`, masterKey: key, enforceSSL: true });
+      // enforceSSL gives the topic a policy of its own (a Deny of publishes without TLS), which
+      // replaces SNS's default policy: without this Allow, CloudWatch could not publish and no alarm
+      // would ever be delivered.
+      topic.addToResourcePolicy(
+        new PolicyStatement({
+          sid: 'AllowThisStageAlarmsToPublish',
+          principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+          actions: ['sns:Publish'],
+          resources: [topic.topicArn],
+          conditions: thisStageAlarms,
+        }),
+      );
       topic.addSubscription(new EmailSubscription(config.alarms.email));
       destinations.push(topic);
     }
@@ -197,6 +213,11 @@ export class PayrelayMonitoring extends Construct {
       metric: callbackApplyFailures.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
       threshold: 0,
       description: 'A stored callback failed every stream retry of the callback applier; the sweep keeps retrying it.',
+    });
+    alarm('PayoutChecksDlqNotEmpty', {
+      metric: checksDlq.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
+      threshold: 0,
+      description: "A delayed payout check failed every receive and is in the checks' dead-letter queue: the payout checker is failing (the reconciler's sweep still checks every open payout).",
     });
     alarm('CallbacksAppliedLate', {
       metric: metric(METRIC.callbacksAppliedLate, 'Sum'),

@@ -2,7 +2,8 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Annotations, type Environment, type Stack, Tags } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { type PayrelayConfig, type PayrelayConfigInput, isPlaceholderUrl, parsePayrelayConfig } from './config';
+import { type PayrelayConfig, type PayrelayConfigInput, PayrelayConfigError, isPlaceholderUrl, parsePayrelayConfig } from './config';
+import { existingResourceProblems, stageEnvironment } from './environment';
 import { stackNames } from './outputs';
 import { PayrelayStatefulStack } from './stateful-stack';
 import { PayrelayStatelessStack } from './stateless-stack';
@@ -15,7 +16,10 @@ export const PAYRELAY_PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(imp
  * infra/config.ts for every key and default) plus where and from what to build it.
  */
 export type PayrelayProps = PayrelayConfigInput & {
-  /** Account and region of both stacks; omitted, the stacks are environment-agnostic. */
+  /**
+   * Account and region of both stacks; omitted, the stacks are environment-agnostic, or bound to the
+   * configuration's `account` and `region` when it gives them (an `env` that contradicts those is refused).
+   */
   readonly env?: Environment;
   /** Where functions/, shared/ and package-lock.json live; defaults to this repository. */
   readonly projectRoot?: string;
@@ -47,13 +51,17 @@ export class Payrelay extends Construct {
   constructor(scope: Construct, id: string, props: PayrelayProps) {
     super(scope, id);
     const { env, projectRoot, ...configInput } = props;
-    this.config = parsePayrelayConfig(configInput, `props of ${this.node.path}`);
+    const source = `props of ${this.node.path}`;
+    this.config = parsePayrelayConfig(configInput, source);
     const names = stackNames(this.config.stage);
+    const stackEnv = stageEnvironment(this.config, env ?? {}, `the env given to ${this.node.path} is`) ?? env;
+    const { errors, warnings } = existingResourceProblems(this.config, stackEnv);
+    if (errors.length > 0) throw new PayrelayConfigError(`invalid payrelay configuration (${source}):\n  - ${errors.join('\n  - ')}`);
 
     this.stateful = new PayrelayStatefulStack(this, 'Stateful', {
       stackName: names.stateful,
       description: `payrelay ${this.config.stage}: tables, queues, secrets and egress IPs (data; retained by default)`,
-      env,
+      env: stackEnv,
       config: this.config,
     });
     if (this.config.deferIndexes.length > 0) {
@@ -67,7 +75,7 @@ export class Payrelay extends Construct {
     this.stateless = new PayrelayStatelessStack(this, 'Stateless', {
       stackName: names.stateless,
       description: `payrelay ${this.config.stage}: functions, callback API, schedule, alarms and dashboard`,
-      env,
+      env: stackEnv,
       config: this.config,
       stateful: this.stateful.resources,
       projectRoot: projectRoot ?? PAYRELAY_PROJECT_ROOT,
@@ -76,6 +84,7 @@ export class Payrelay extends Construct {
 
     this.tag(this.stateful);
     this.tag(this.stateless);
+    for (const warning of warnings) Annotations.of(this.stateless).addWarningV2('payrelay:alarm-topic-account', warning);
     for (const key of ['payoutApiBaseUrl', 'kycApiBaseUrl'] as const) {
       if (isPlaceholderUrl(this.config[key])) {
         Annotations.of(this.stateless).addWarningV2(

@@ -4,6 +4,9 @@ import { type PayrelayConfigInput, PayrelayConfigError, parsePayrelayConfig, typ
  * The typed stage files of this repository's CDK app. Pick one with `-c stage=<name>` (default `dev`).
  * Edit the provider base URLs here before the first deploy: the `.invalid` hosts below never resolve,
  * on purpose, so nothing is sent anywhere until someone puts the provider's real addresses in.
+ * Bind each stage that moves real money to its AWS account and region (`account: '123456789012',
+ * region: 'eu-west-1'`): the stacks then deploy only there, and `cdk synth`/`cdk deploy` with a
+ * profile of another account or region is refused instead of putting this stage's settings in it.
  */
 export const STAGES: Record<string, PayrelayConfigInput> = {
   dev: {

@@ -52,6 +52,8 @@ export interface PayrelayStatefulResources {
   readonly callbackApplyFailures: IQueue;
   /** Delayed checks of open payouts, drained by the payout checker. */
   readonly checksQueue: IQueue;
+  /** Checks that failed every receive (reminders only: the reconciler's sweep still finds their payouts). */
+  readonly checksDlq: IQueue;
   readonly providerSecret: ISecret;
   readonly kycSecret: ISecret;
   /** The key of the payouts' account fingerprints: generated once, never rotated, kept with the data. */
@@ -184,6 +186,7 @@ export class PayrelayStatefulStack extends Stack {
       payoutsDlq,
       callbackApplyFailures,
       checksQueue,
+      checksDlq,
       providerSecret,
       kycSecret,
       accountKeySecret,

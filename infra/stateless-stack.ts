@@ -224,6 +224,10 @@ export class PayrelayStatelessStack extends Stack {
       apiName: `${namePrefix}-callbacks`,
       description: `payrelay ${config.stage}: provider callbacks`,
       createDefaultStage: false,
+      // With a custom domain the callback URLs are on it, and the default execute-api hostname is
+      // turned off: a front door put before the domain later (a WAF, a CDN) cannot be bypassed
+      // through it. Without one, the default hostname is the only URL the API has.
+      ...(stateful.apiDomain ? { disableExecuteApiEndpoint: true } : {}),
     });
     this.apiStage = new HttpStage(this, 'CallbackApiStage', {
       httpApi: this.api,
@@ -270,6 +274,7 @@ export class PayrelayStatelessStack extends Stack {
       api: this.api,
       payoutsQueue: stateful.payoutsQueue,
       payoutsDlq: stateful.payoutsDlq,
+      checksDlq: stateful.checksDlq,
       callbackApplyFailures: stateful.callbackApplyFailures,
     });
 

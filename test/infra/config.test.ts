@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { PAYOUTS_QUEUE } from '@shared/config/resources';
-import { DEFAULT_RECONCILE_EVERY_MINUTES } from '@shared/config/functions';
-import { PayrelayConfigError, parsePayrelayConfig, settingsSchema } from '@infra/config';
+import { DEFAULT_RECONCILE_EVERY_MINUTES, FUNCTIONS } from '@shared/config/functions';
+import { MAX_PROVIDER_TIMEOUT_MS, MAX_RECONCILE_EVERY_MINUTES, PayrelayConfigError, parsePayrelayConfig, settingsSchema } from '@infra/config';
 import { STAGES, resolveStageConfig } from '@infra/stages';
 
 const context = (values: Record<string, unknown>) => (key: string) => values[key];
@@ -60,6 +60,29 @@ describe('payrelay configuration', () => {
     expect(parsePayrelayConfig({ ...valid, settings: { gatewayErrorReviewMinutes: 90 } }, 't').settings.gatewayErrorReviewMinutes).toBe(90);
     expect(configError(() => parsePayrelayConfig({ ...valid, settings: { gatewayErrorReviewMinutes: 0 } }, 't'))).toMatch(/settings\.gatewayErrorReviewMinutes: /);
     expect(configError(() => parsePayrelayConfig({ ...valid, settings: { gatewayErrorReviewMinutes: 1.5 } }, 't'))).toMatch(/settings\.gatewayErrorReviewMinutes: /);
+  });
+
+  it('takes reconcileEveryMinutes up to the 6 hours Lambda keeps a tick (maximumEventAge), and names the setting above', () => {
+    expect(MAX_RECONCILE_EVERY_MINUTES * 60).toBe(21_600);
+    expect(parsePayrelayConfig({ ...valid, reconcileEveryMinutes: MAX_RECONCILE_EVERY_MINUTES }, 't').reconcileEveryMinutes).toBe(360);
+    expect(configError(() => parsePayrelayConfig({ ...valid, reconcileEveryMinutes: 361 }, 't'))).toMatch(
+      /reconcileEveryMinutes: must be at most 360 \(6 hours\).*maximumEventAge/,
+    );
+    expect(configError(() => parsePayrelayConfig({ ...valid, reconcileEveryMinutes: 1440 }, 't'))).toMatch(/reconcileEveryMinutes: must be at most 360/);
+    expect(configError(() => parsePayrelayConfig({ ...valid, reconcileEveryMinutes: 0 }, 't'))).toMatch(/reconcileEveryMinutes: /);
+  });
+
+  it("caps settings.providerTimeoutMs so that three provider calls in a row and a margin fit in the worker's time-out, and names the setting above", () => {
+    const workerMs = FUNCTIONS.payoutWorker.timeoutSeconds * 1000;
+    expect(3 * MAX_PROVIDER_TIMEOUT_MS).toBeLessThanOrEqual(workerMs - 10_000);
+    expect(MAX_PROVIDER_TIMEOUT_MS).toBeGreaterThanOrEqual(10_000); // the handlers' default fits
+    expect(parsePayrelayConfig({ ...valid, settings: { providerTimeoutMs: MAX_PROVIDER_TIMEOUT_MS } }, 't').settings.providerTimeoutMs).toBe(MAX_PROVIDER_TIMEOUT_MS);
+    for (const tooLong of [MAX_PROVIDER_TIMEOUT_MS + 1, 60_000]) {
+      expect(configError(() => parsePayrelayConfig({ ...valid, settings: { providerTimeoutMs: tooLong } }, 't'))).toMatch(
+        new RegExp(`settings\\.providerTimeoutMs: must be at most ${MAX_PROVIDER_TIMEOUT_MS} ms: a payout makes up to 3 provider calls in a row.*the worker's ${FUNCTIONS.payoutWorker.timeoutSeconds} s time-out`),
+      );
+    }
+    expect(configError(() => parsePayrelayConfig({ ...valid, settings: { providerTimeoutMs: 0 } }, 't'))).toMatch(/settings\.providerTimeoutMs: /);
   });
 
   it('refuses unknown keys, so a typo is not silently ignored', () => {

@@ -13,7 +13,7 @@ import { buildApp } from '@infra/build-app';
 import { OUTPUT, stackNames } from '@infra/outputs';
 import { PAYRELAY_PROJECT_ROOT } from '@infra/payrelay';
 import { PayrelayStatefulStack, VISIBILITY_TIMEOUT_FACTOR } from '@infra/stateful-stack';
-import { parsePayrelayConfig } from '@infra/config';
+import { MAX_RECONCILE_EVERY_MINUTES, parsePayrelayConfig } from '@infra/config';
 import { buildTestApp, cdkJsonContext, synthPayrelay, type SynthesizedPayrelay } from './cdk-app';
 
 type Resources = Record<string, { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string }>;
@@ -521,6 +521,13 @@ describe('functions', () => {
     });
   });
 
+  it('synthesizes the longest reconcile interval the configuration accepts (the tick\'s maximumEventAge is at most 6 hours)', () => {
+    const { app } = buildTestApp({ ...base, stage: 'slow', removalPolicy: 'destroy', reconcileEveryMinutes: MAX_RECONCILE_EVERY_MINUTES });
+    const template = Template.fromJSON(app.synth().getStackByName(stackNames('slow').stateless).template as Record<string, unknown>);
+    template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(6 hours)' });
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { MaximumEventAgeInSeconds: 21_600, MaximumRetryAttempts: 0 });
+  }, 120_000);
+
   it('runs the KYC catch-up on its schedule only where the stage sets kycCatchUp', () => {
     prod.stateless.hasResourceProperties('AWS::Events::Rule', {
       ScheduleExpression: 'rate(1 day)',
@@ -557,6 +564,15 @@ describe('callback API', () => {
     // Without a domain: the default hostname, no mapping.
     dev.stateless.resourceCountIs('AWS::ApiGatewayV2::ApiMapping', 0);
     expect(JSON.stringify((dev.stateless.toJSON().Outputs as Record<string, { Value: unknown }>)[OUTPUT.payoutNotificationUrl]?.Value)).toContain('execute-api');
+  });
+
+  it('turns the default execute-api hostname off when the API has a custom domain, and keeps it when it is the only URL', () => {
+    prod.stateless.hasResourceProperties('AWS::ApiGatewayV2::Api', { Name: 'payrelay-prod-callbacks', DisableExecuteApiEndpoint: true });
+    for (const template of [dev.stateless, adopted.stateless]) {
+      const apis = Object.values(resourcesOf(template, 'AWS::ApiGatewayV2::Api'));
+      expect(apis).toHaveLength(1);
+      expect(apis[0]?.Properties.DisableExecuteApiEndpoint).not.toBe(true);
+    }
   });
 
   it('warns a retained stage that has no custom domain', () => {
@@ -653,7 +669,7 @@ describe('alarms and dashboard', () => {
     TreatMissingData: 'notBreaching',
   });
   /** The stage-wide alarms, an errors and a throttles alarm per function, and KycCallbacksRecovered with the catch-up (prod). */
-  const alarmCount = (template: Template) => 14 + 2 * deployed(template).length + (template === prod.stateless ? 1 : 0);
+  const alarmCount = (template: Template) => 15 + 2 * deployed(template).length + (template === prod.stateless ? 1 : 0);
 
   it('alarm on the queues: DLQ depth and the age of the oldest payout request', () => {
     expect(alarmNamed(prod.stateless, 'payrelay-prod-DlqNotEmpty')).toMatchObject({
@@ -675,6 +691,22 @@ describe('alarms and dashboard', () => {
     // The payouts queue, not the DLQ.
     expect(JSON.stringify(stale.Dimensions)).toMatch(/PayoutsQueue(?!Dlq)/);
     expect(JSON.stringify(stale.Dimensions)).not.toContain('Dlq');
+    expect(JSON.stringify(alarmNamed(prod.stateless, 'payrelay-prod-DlqNotEmpty').Dimensions)).toMatch(/PayoutsDlq/);
+  });
+
+  it('alarm when a delayed payout check lands in the checks DLQ (the checker is failing)', () => {
+    const checks = alarmNamed(prod.stateless, 'payrelay-prod-PayoutChecksDlqNotEmpty');
+    expect(checks).toMatchObject({
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Namespace: 'AWS/SQS',
+      Statistic: 'Maximum',
+      Period: 60,
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      TreatMissingData: 'notBreaching',
+    });
+    expect(JSON.stringify(checks.Dimensions)).toMatch(/PayoutChecksDlq/);
+    expect(alarmNamed(dev.stateless, 'payrelay-dev-PayoutChecksDlqNotEmpty')).toBeDefined();
   });
 
   it('alarm when the worker fails whole batches and when the reconciler stops running (missing data breaches)', () => {
@@ -765,6 +797,31 @@ describe('alarms and dashboard', () => {
       expect(alarm.Properties.OKActions, String(alarm.Properties.AlarmName)).toEqual([{ Ref: topicId }]);
     }
     dev.stateless.resourceCountIs('AWS::SNS::Topic', 0);
+  });
+
+  it('let CloudWatch publish to the e-mail topic, for this stage\'s alarms only, beside the TLS-only Deny (enforceSSL replaces the default topic policy)', () => {
+    const policies = Object.values(resourcesOf(prod.stateless, 'AWS::SNS::TopicPolicy'));
+    expect(policies).toHaveLength(1);
+    const topicId = Object.keys(resourcesOf(prod.stateless, 'AWS::SNS::Topic'))[0];
+    expect(policies[0]?.Properties.Topics).toEqual([{ Ref: topicId }]);
+    type Statement = { Effect: string; Action: string | string[]; Principal?: unknown; Resource: unknown; Condition?: Record<string, Record<string, unknown>> };
+    const statements = (policies[0]?.Properties.PolicyDocument as { Statement: Statement[] }).Statement;
+    expect(statements).toContainEqual(
+      expect.objectContaining({ Effect: 'Deny', Action: 'sns:Publish', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+    );
+    const allows = statements.filter((st) => st.Effect === 'Allow');
+    expect(allows).toHaveLength(1);
+    expect(allows[0]).toMatchObject({ Action: 'sns:Publish', Principal: { Service: 'cloudwatch.amazonaws.com' }, Resource: { Ref: topicId } });
+    expect(allows[0]?.Condition).toEqual({
+      StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+      ArnLike: {
+        'aws:SourceArn': {
+          'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':cloudwatch:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':alarm:payrelay-prod-*']],
+        },
+      },
+    });
+    // The pattern covers every alarm the stage has.
+    for (const alarm of Object.values(resourcesOf(prod.stateless, 'AWS::CloudWatch::Alarm'))) expect(String(alarm.Properties.AlarmName)).toMatch(/^payrelay-prod-/);
   });
 
   it('each name the section of docs/alarms.md that says what to do', () => {
