@@ -88,7 +88,7 @@ describe('provider text printed by the CLI', () => {
       first_name: 'Zoë',
       last_name: '李雷',
       meta_data: { kyc_status: 'approved', kyc_note: HIJACK },
-    });
+    }, new Date());
     if (!recognized.recognized) throw new Error(recognized.reason);
     const { subject } = applyKycEvent(undefined, 'app-1', recognized.event, 'event-1', new Date());
     await createKycRepository({ tableName: aws.names.kycTable }).saveSubject(subject);
