@@ -48,6 +48,12 @@ interface AlarmSpec {
   readonly missingBreaches?: boolean;
   /** The section of docs/alarms.md, when it is not the alarm id. */
   readonly docsAnchor?: string;
+  /**
+   * It counts events that do not undo themselves (a payout handed to review, a changed KYC answer):
+   * the alarm returns to OK five minutes later on its own while the matter still waits for a person,
+   * so it sends no OK notification, which would read as "settled".
+   */
+  readonly perEvent?: boolean;
 }
 
 /** A payrelay metric emitted by one stage's handlers (Powertools EMF, dimensions service and stage). */
@@ -140,7 +146,7 @@ export class PayrelayMonitoring extends Construct {
       });
       for (const topic of destinations) {
         created.addAlarmAction(new SnsAction(topic));
-        created.addOkAction(new SnsAction(topic));
+        if (!spec.perEvent) created.addOkAction(new SnsAction(topic));
       }
       this.alarms.push(created);
       return created;
@@ -170,11 +176,13 @@ export class PayrelayMonitoring extends Construct {
       description: `No reconciler run finished in 3 intervals (${3 * config.reconcileEveryMinutes} minutes): open payouts are not being checked.`,
     });
     alarm('PayoutNeedsReview', {
+      perEvent: true,
       metric: metric(METRIC.payoutNeedsReview, 'Sum'),
       threshold: 0,
-      description: 'A payout was handed to a person (NEEDS_REVIEW).',
+      description: 'A payout was handed to a person (NEEDS_REVIEW). Fires once per hand-over and sends no OK: the payout waits until someone resolves it (payrelay payouts list --state NEEDS_REVIEW).',
     });
     alarm('PayoutReversed', {
+      perEvent: true,
       metric: metric(METRIC.payoutReversed, 'Sum'),
       threshold: 0,
       description: 'The money of a SUCCEEDED payout came back (REVERSED).',
@@ -195,16 +203,19 @@ export class PayrelayMonitoring extends Construct {
       description: 'The callback API answered 5xx: a provider callback may not have been stored.',
     });
     alarm('WebhookUnrecognized', {
+      perEvent: true,
       metric: metric(METRIC.webhookUnrecognized, 'Sum'),
       threshold: 0,
       description: 'An authentic callback payrelay does not recognize (an unknown status word, a new shape) was stored and not applied: a KYC rejection or a payout status may be in it.',
     });
     alarm('KycDecisionChanged', {
+      perEvent: true,
       metric: metric(METRIC.kycDecisionChanged, 'Sum'),
       threshold: 0,
       description: "A KYC subject's final answer changed (for example approved, then rejected): payouts may already have been paid on the earlier answer.",
     });
     alarm('CollectionStatusContradicted', {
+      perEvent: true,
       metric: metric(METRIC.collectionStatusContradicted, 'Sum'),
       threshold: 0,
       description: "A collection's final order status was contradicted by a later order notification (for example EXPIRED, then COMPLETED): the first stays; settle with the provider which is true.",
@@ -226,6 +237,7 @@ export class PayrelayMonitoring extends Construct {
     });
     if (functions['kyc-catch-up']) {
       alarm('KycCallbacksRecovered', {
+        perEvent: true,
         metric: metric(METRIC.kycCallbacksRecovered, 'Sum'),
         threshold: 0,
         description: 'The scheduled KYC catch-up recovered callbacks the KYC service had sent but payrelay never received: deliveries are being missed.',
