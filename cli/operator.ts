@@ -1,8 +1,8 @@
-import { userInfo } from 'node:os';
+import { hostname, userInfo } from 'node:os';
 import type { OperatorDeps } from '@shared/app/resolve-payout';
 import { ACCOUNT_KEY_SECRET } from '@shared/config/resources';
 import type { PayoutIdentity } from '@shared/domain/identity';
-import type { Payout } from '@shared/domain/payout';
+import type { Payout, PayoutHistoryEntry } from '@shared/domain/payout';
 import type { AccountFingerprints } from '@shared/ports/payouts';
 import type { Log } from '@shared/ports/runtime';
 import type { SigningSecrets } from '@shared/signing';
@@ -46,25 +46,75 @@ export function pickOne(reference: string, found: readonly Payout[], opts: Ident
   return matching[0] as Payout;
 }
 
+/** The identity of this process on the machine it runs on: `<os user>@<hostname>`. */
+function localActor(): string {
+  return `${userInfo().username}@${hostname()}`;
+}
+
+/** The identity each target's actions run as, resolved once per process (per AWS profile for a deployed stack). */
+const actors = new Map<string, Promise<string>>();
+
 /**
- * Who acts, for the audit trail: --by, else the AWS caller identity of a deployed stack's profile
- * (STS GetCallerIdentity), else the OS user.
+ * The identity that runs this process's operator actions, recorded beside the name the operator
+ * states: the AWS caller identity's ARN (STS GetCallerIdentity, with --profile) for a deployed stack,
+ * else `<os user>@<hostname>` (also when STS cannot be asked). Resolved once per process and cached:
+ * the CLI commands and the console's services both take it from here.
+ */
+export function operatorActor(target: Target): Promise<string> {
+  const key = target.kind === 'deployed' ? `deployed:${target.env.AWS_PROFILE ?? ''}` : 'local';
+  let actor = actors.get(key);
+  if (actor === undefined) {
+    actor = target.kind === 'deployed' ? callerArn() : Promise.resolve(localActor());
+    actors.set(key, actor);
+  }
+  return actor;
+}
+
+async function callerArn(): Promise<string> {
+  const { STSClient, GetCallerIdentityCommand } = await import('@aws-sdk/client-sts');
+  const sts = new STSClient({});
+  try {
+    const out = await sts.send(new GetCallerIdentityCommand({}));
+    if (out.Arn) return out.Arn;
+  } catch {
+    // Fall back to <os user>@<hostname>: the action still records who ran it on this machine.
+  } finally {
+    sts.destroy();
+  }
+  return localActor();
+}
+
+/**
+ * Who acts, for the audit trail: --by, else the identity that runs the process (operatorActor), which
+ * is then not recorded a second time as the actor.
  */
 export async function operatorName(target: Target, by: string | undefined): Promise<string> {
   if (by !== undefined && by.trim() !== '') return by.trim();
-  if (target.kind === 'deployed') {
-    const { STSClient, GetCallerIdentityCommand } = await import('@aws-sdk/client-sts');
-    const sts = new STSClient({});
-    try {
-      const out = await sts.send(new GetCallerIdentityCommand({}));
-      if (out.Arn) return out.Arn;
-    } catch {
-      // Fall back to the OS user: the command still records who ran it on this machine.
-    } finally {
-      sts.destroy();
-    }
-  }
-  return userInfo().username;
+  return operatorActor(target);
+}
+
+/**
+ * The stated name and the identity that ran an operator's action, as the CLI and the console show
+ * them: "alice (as arn:aws:sts::123456789012:assumed-role/ops/ama)", or "alice" without an actor.
+ */
+export function whoText(by: string, actor: string | undefined): string {
+  return actor === undefined ? by : `${by} (as ${actor})`;
+}
+
+/**
+ * A history entry's reason with the identity that ran it beside the name the reason quotes
+ * ("resolved as FAILED by alice (as arn:...): ticket 4711"); appended when the reason does not quote
+ * the name. Unchanged for an entry without an actor.
+ */
+export function reasonWithActor(entry: PayoutHistoryEntry): string {
+  const { reason, by, actor } = entry;
+  if (actor === undefined) return reason;
+  if (by === undefined) return `${reason} (as ${actor})`;
+  const named = `by ${by}`;
+  const at = reason.indexOf(named);
+  if (at < 0) return `${reason}, by ${whoText(by, actor)}`;
+  const end = at + named.length;
+  return `${reason.slice(0, end)} (as ${actor})${reason.slice(end)}`;
 }
 
 /**

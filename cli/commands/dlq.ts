@@ -4,17 +4,20 @@ import type { RedriveReport } from '@shared/app/dead-letters';
 import type { DeadLetterQueue } from '@shared/ports/dead-letters';
 import { contextOf, nonEmptyText, nonNegativeInt, positiveInt, withExample, type CommandContext } from '../context';
 import { jsonLinesLog, quietLog } from '../log';
-import { operatorName } from '../operator';
+import { operatorActor, operatorName } from '../operator';
 import { CliError, printListing, printRecord, printTable, printLine, printText } from '../output';
 import { requireEnv } from '../target';
 
 /** The target's DLQ and payouts queue (adapters imported after the target env is applied). */
-async function deadLetterQueue(ctx: CommandContext): Promise<{ dlq: DeadLetterQueue; by: (given?: string) => Promise<string> }> {
+async function deadLetterQueue(
+  ctx: CommandContext,
+): Promise<{ dlq: DeadLetterQueue; by: (given?: string) => Promise<string>; actor: () => Promise<string> }> {
   const target = await ctx.target();
   const { createDeadLetterQueue } = await import('@shared/adapters/dead-letter');
   return {
     dlq: createDeadLetterQueue(requireEnv(target, 'PAYOUTS_DLQ_URL'), requireEnv(target, 'PAYOUTS_QUEUE_URL')),
     by: (given) => operatorName(target, given),
+    actor: () => operatorActor(target),
   };
 }
 
@@ -109,15 +112,15 @@ export function registerDlqCommands(program: Command): void {
       .command('delete')
       .argument('<id>', 'the message id (from `dlq list`)')
       .requiredOption('--reason <text>', 'why it can be dropped (recorded in the audit line)')
-      .option('--by <name>', 'who deletes (default: your AWS identity for --stack, else your OS user)', nonEmptyText),
+      .option('--by <name>', 'who deletes (default: your AWS identity for --stack, else <OS user>@<host>); the identity running the command is recorded beside a name given', nonEmptyText),
     'payrelay dlq delete 3f1c... --reason "duplicate of WD-1; paid through retry WD-1-R1"',
   )
-    .description('delete one DLQ message for good. Writes an audit line (who, why, the payout it named) as JSON on stderr.')
+    .description('delete one DLQ message for good. Writes an audit line (who, the identity running the command when it differs, why, the payout it named) as JSON on stderr.')
     .action(async (id: string, opts: { reason: string; by?: string }, cmd: Command) => {
       const ctx = contextOf(cmd);
-      const { dlq: queue, by } = await deadLetterQueue(ctx);
+      const { dlq: queue, by, actor } = await deadLetterQueue(ctx);
       const { deleteDeadLetter } = await import('@shared/app/dead-letters');
-      const deleted = await deleteDeadLetter({ dlq: queue, log: auditLog }, { id, reason: opts.reason, by: await by(opts.by) });
+      const deleted = await deleteDeadLetter({ dlq: queue, log: auditLog }, { id, reason: opts.reason, by: await by(opts.by), actor: await actor() });
       ctx.out.result({ deleted }, () => printLine(`deleted ${deleted.id}${deleted.identity ? ` (${identityText(deleted.identity)})` : ''}`));
     });
 

@@ -6,7 +6,7 @@ import { contextOf, listLimit, nonEmptyText, parseSince, refuseEmptyRange, upper
 import { registerEnqueueCommand } from './payouts-enqueue';
 import { CliError, EXIT, optionsText, printListing, printRecord, printTable, shellWord, printLine } from '../output';
 import { registerRedriveCommand } from './dlq';
-import { identityOf, matchingAll, operatorDeps, operatorName, pickOne, targetFingerprints, type IdentityOptions } from '../operator';
+import { identityOf, matchingAll, operatorActor, operatorDeps, operatorName, pickOne, reasonWithActor, targetFingerprints, whoText, type IdentityOptions } from '../operator';
 import { requireEnv } from '../target';
 
 /** The shared adapters, imported only after the target env is applied (they read it at load). */
@@ -67,7 +67,7 @@ function registerStatusAndList(payouts: Command): void {
       ctx.out.result(data, () => {
         for (const p of payouts) {
           printRecord(payoutSummary(p));
-          printTable(['at', 'from', 'to', 'reason'], p.record.history.map((h) => [h.at, h.from ?? '(new)', h.to, h.reason]));
+          printTable(['at', 'from', 'to', 'reason'], p.record.history.map((h) => [h.at, h.from ?? '(new)', h.to, reasonWithActor(h)]));
         }
       });
     });
@@ -126,7 +126,7 @@ function registerResolveAndRetry(payouts: Command): void {
         .argument('<withdrawal_reference>', 'the NEEDS_REVIEW payout')
         .addOption(new Option('--as <outcome>', 'what happened to the money').choices(['succeeded', 'failed']).makeOptionMandatory())
         .requiredOption('--evidence <text>', 'what shows it (bank statement line, provider ticket); recorded in history')
-        .option('--by <name>', 'who resolves (default: your AWS identity for --stack, else your OS user)', nonEmptyText)
+        .option('--by <name>', 'who resolves (default: your AWS identity for --stack, else <OS user>@<host>); the identity running the command is recorded beside a name given', nonEmptyText)
         .option('--force', "resolve even when the provider's answer says otherwise or cannot be had"),
     ),
     'payrelay payouts resolve WD-2024-0001 --as failed --evidence "provider ticket 4711: cancelled"',
@@ -135,7 +135,7 @@ function registerResolveAndRetry(payouts: Command): void {
     .summary('settle a NEEDS_REVIEW payout as SUCCEEDED or FAILED, with evidence')
     .description(
       'settle a NEEDS_REVIEW payout as SUCCEEDED or FAILED. Asks GetPayout first and refuses an outcome the provider ' +
-        'contradicts (delivered vs failed, or failed while the provider still holds it as pending) unless --force. The history entry records who, when, the evidence and the provider answer.',
+        'contradicts (delivered vs failed, or failed while the provider still holds it as pending) unless --force. The history entry records who (and the identity running the command, when it differs from --by), when, the evidence and the provider answer.',
     )
     .action(
       async (
@@ -149,11 +149,12 @@ function registerResolveAndRetry(payouts: Command): void {
         try {
           const { resolvePayout } = await import('@shared/app/resolve-payout');
           const by = await operatorName(target, opts.by);
-          const result = await resolvePayout(deps, { identity: identityOf(payout), as: opts.as, evidence: opts.evidence, by, force: opts.force });
+          const actor = await operatorActor(target);
+          const result = await resolvePayout(deps, { identity: identityOf(payout), as: opts.as, evidence: opts.evidence, by, actor, force: opts.force });
           const entry = result.payout.record.history.at(-1);
           ctx.out.result({ ...payoutSummary(result.payout), resolution: entry, forced: result.forced }, () => {
             printLine(`${reference} is now ${result.payout.state}.`);
-            printRecord({ by: entry?.by, at: entry?.at, evidence: entry?.evidence, provider_answer: entry?.providerAnswer });
+            printRecord({ by: entry?.by === undefined ? undefined : whoText(entry.by, entry.actor), at: entry?.at, evidence: entry?.evidence, provider_answer: entry?.providerAnswer });
           });
         } finally {
           close();
@@ -168,7 +169,7 @@ function registerResolveAndRetry(payouts: Command): void {
         .argument('<withdrawal_reference>', 'the FAILED payout')
         .requiredOption('--new-reference <withdrawal_reference>', 'the reference of the new payout (same merchant and currency)', nonEmptyText)
         .option('--account-number <digits>', "the beneficiary's full number, when the provider's record does not give it (must match the stored mask)")
-        .option('--by <name>', 'who retries (default: your AWS identity for --stack, else your OS user)', nonEmptyText),
+        .option('--by <name>', 'who retries (default: your AWS identity for --stack, else <OS user>@<host>); the identity running the command is recorded beside a name given', nonEmptyText),
     ),
     'payrelay payouts retry WD-2024-0001 --new-reference WD-2024-0001-R1',
   )
@@ -185,8 +186,12 @@ function registerResolveAndRetry(payouts: Command): void {
         const { retryPayout } = await import('@shared/app/retry-payout');
         const { createPayoutQueue } = await import('@shared/adapters/payout-queue');
         const by = await operatorName(target, opts.by);
+        const actor = await operatorActor(target);
         const queue = createPayoutQueue(requireEnv(target, 'PAYOUTS_QUEUE_URL'));
-        const result = await retryPayout({ ...deps, queue, fingerprints: await targetFingerprints(target) }, { identity: identityOf(payout), newReference: opts.newReference, by, accountNumber: opts.accountNumber });
+        const result = await retryPayout(
+          { ...deps, queue, fingerprints: await targetFingerprints(target) },
+          { identity: identityOf(payout), newReference: opts.newReference, by, actor, accountNumber: opts.accountNumber },
+        );
         ctx.out.result({ original: payoutSummary(result.original), retry: payoutSummary(result.retry), sent: result.sent }, () => {
           printLine(
             result.sent

@@ -7,7 +7,7 @@ import type { DeadLetterQueue } from '@shared/ports/dead-letters';
 import type { QuarantineStore } from '@shared/ports/quarantine';
 import type { SigningSecrets } from '@shared/signing';
 import type { KycServiceClient } from '@shared/providers/kyc-client';
-import { operatorDepsFor, operatorName, targetFingerprints, targetSigningSecrets } from '../operator';
+import { operatorActor, operatorDepsFor, operatorName, targetFingerprints, targetSigningSecrets } from '../operator';
 import { requireEnv, type Target } from '../target';
 import { consoleLog } from './log';
 
@@ -34,8 +34,13 @@ export interface ConsoleServices {
   kycAppId(): Promise<string | undefined>;
   /** Messages in the dead-letter queue (SQS's approximate count, in flight included). */
   dlqDepth(): Promise<number>;
-  /** Who acts when the form names nobody: the AWS identity for a deployed stack, else the OS user (as the CLI). */
+  /** Who acts when the form names nobody: the identity running the console (actor), as the CLI. */
   defaultOperator(): Promise<string>;
+  /**
+   * The identity running the console, recorded beside the name a form states: the AWS caller ARN for
+   * a deployed stack, else `<os user>@<hostname>` (the CLI's operatorActor, resolved once per process).
+   */
+  actor(): Promise<string>;
   close(): void;
 }
 
@@ -58,7 +63,6 @@ export async function createConsoleServices(target: Target): Promise<ConsoleServ
   const kycSecret = cachedSecret(requireEnv(target, 'KYC_SECRET_ID'), kycSecretSchema);
   const kycClient = new KycServiceClient({ baseUrl: requireEnv(target, 'KYC_API_BASE_URL'), timeoutMs: 10_000 });
   const operator = await operatorDepsFor(target, consoleLog);
-  let who: Promise<string> | undefined;
   return {
     target,
     payouts: createPayoutRepository(requireEnv(target, 'PAYOUTS_TABLE_NAME')),
@@ -78,10 +82,8 @@ export async function createConsoleServices(target: Target): Promise<ConsoleServ
       }
     },
     dlqDepth: () => dlq.approximateCount(),
-    defaultOperator() {
-      who ??= operatorName(target, undefined);
-      return who;
-    },
+    defaultOperator: () => operatorName(target, undefined),
+    actor: () => operatorActor(target),
     close() {
       kycClient.close();
       operator.close();

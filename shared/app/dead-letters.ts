@@ -1,4 +1,5 @@
 import { maskAccount, maskAccountsInJsonText } from '@shared/domain/account';
+import { operatorWho } from '@shared/domain/payout';
 import { DeadLetterNotFoundError, InvalidOperatorInputError } from './operator-errors';
 import { REDRIVE_RUN_ATTRIBUTE } from '@shared/messages/redrive';
 import type { DeadLetter, DeadLetterQueue } from '@shared/ports/dead-letters';
@@ -102,12 +103,12 @@ export async function showDeadLetter(dlq: DeadLetterQueue, id: string): Promise<
 }
 
 /**
- * Deletes one DLQ message for good, with the operator's reason; the log line (who, why, the payout it
- * named) is the record of it.
+ * Deletes one DLQ message for good, with the operator's reason; the log line (who, the identity that
+ * ran it when that differs, why, the payout it named) is the record of it.
  */
 export async function deleteDeadLetter(
   deps: { dlq: DeadLetterQueue; log: Log },
-  request: { id: string; reason: string; by: string },
+  request: { id: string; reason: string; by: string; actor?: string },
 ): Promise<DeadLetterView> {
   if (request.reason.trim() === '') throw new InvalidOperatorInputError('a reason is required: say why this message can be dropped');
   const seen: DeadLetter[] = [];
@@ -126,7 +127,7 @@ export async function deleteDeadLetter(
     await deps.dlq.release(seen.filter((m) => m !== found));
   }
   const view = viewOf(found);
-  deps.log.info('DLQ message deleted by an operator', { messageId: view.id, by: request.by, deleteReason: request.reason.trim(), dlqReason: view.reason, ...view.identity });
+  deps.log.info('DLQ message deleted by an operator', { messageId: view.id, ...operatorWho(request.by, request.actor), deleteReason: request.reason.trim(), dlqReason: view.reason, ...view.identity });
   return view;
 }
 
@@ -155,10 +156,11 @@ async function backInDlq(dlq: DeadLetterQueue, runId: string): Promise<number> {
  * second time by this run, so a poison message cannot loop. After moving, it watches the DLQ for up to
  * `waitMs` (less once the payouts queue is empty) and reports how many moved messages came back
  * ("failed again"). With `only`, it moves that one message (found by id) and leaves every other one
- * where it is; a message that is not there is DeadLetterNotFoundError.
+ * where it is; a message that is not there is DeadLetterNotFoundError. `actor`: the identity that ran
+ * the redrive, carried by its log line.
  */
 export async function redriveDeadLetters(
-  deps: { dlq: DeadLetterQueue; log: Log; runId: string; sleep?: (ms: number) => Promise<void> },
+  deps: { dlq: DeadLetterQueue; log: Log; runId: string; actor?: string; sleep?: (ms: number) => Promise<void> },
   options: { max?: number; waitMs?: number; only?: string } = {},
 ): Promise<RedriveReport> {
   const { dlq, runId } = deps;
@@ -203,6 +205,6 @@ export async function redriveDeadLetters(
     if (drained) break;
   }
   const report: RedriveReport = { presentAtStart, moved, failedAgain, skipped: Math.max(0, presentAtStart - moved), runId };
-  deps.log.info('DLQ redrive finished', { ...report });
+  deps.log.info('DLQ redrive finished', { ...report, ...(deps.actor !== undefined ? { actor: deps.actor } : {}) });
   return report;
 }

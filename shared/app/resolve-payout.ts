@@ -1,5 +1,5 @@
 import type { PayoutIdentity } from '@shared/domain/identity';
-import type { Payout } from '@shared/domain/payout';
+import { operatorWho, type Payout } from '@shared/domain/payout';
 import { InvalidOperatorInputError, OperatorActionRefusedError, PayoutNotFoundError } from './operator-errors';
 import type { CredentialsSource, PayoutProvider, PayoutRepository, PayoutStatusAnswer } from '@shared/ports/payouts';
 import type { Clock, Log, Telemetry } from '@shared/ports/runtime';
@@ -26,8 +26,13 @@ export interface ResolveRequest {
   readonly as: 'succeeded' | 'failed';
   /** What the operator saw (a bank statement line, a provider ticket); required, recorded verbatim. */
   readonly evidence: string;
-  /** Who resolves: a name given by the operator, else their AWS identity or OS user (the caller decides). */
+  /** Who resolves: a name given by the operator, else the identity that runs the action (the caller decides). */
   readonly by: string;
+  /**
+   * The identity that runs the action (the AWS caller ARN, or `<os user>@<hostname>`; the caller
+   * resolves it), recorded beside `by` when it differs.
+   */
+  readonly actor?: string;
   /** Resolve even when the provider's answer says otherwise, or cannot be had. */
   readonly force?: boolean;
 }
@@ -57,8 +62,8 @@ export async function askProvider(
  * An operator settles a NEEDS_REVIEW payout as SUCCEEDED or FAILED with evidence. GetPayout is asked
  * first: the provider saying delivered, or still holding the payout in any other state than failed,
  * refuses --as failed; saying failed refuses --as succeeded; and no answer refuses both, unless `force` is given (the evidence then stands against the provider). The
- * write is conditional on the state and version read; history records who, when, the evidence and
- * the provider's answer.
+ * write is conditional on the state and version read; history records who (and the identity that
+ * ran it, when that differs), when, the evidence and the provider's answer.
  * @throws PayoutNotFoundError, InvalidOperatorInputError, OperatorActionRefusedError,
  *   ConcurrentModificationError (someone else moved it meanwhile: read it again)
  */
@@ -105,14 +110,15 @@ export async function resolvePayout(deps: OperatorDeps, request: ResolveRequest)
 
   const to = request.as === 'succeeded' ? 'SUCCEEDED' : 'FAILED';
   const providerAnswer = disagreement ? `${line}; ${OVERRIDDEN_WITH_FORCE}` : line;
-  const next = payout.resolveByOperator(to, { by, evidence, providerAnswer }, deps.clock.now());
+  const who = operatorWho(by, request.actor);
+  const next = payout.resolveByOperator(to, { ...who, evidence, providerAnswer }, deps.clock.now());
   await deps.repository.save(payout, next);
   countOutcome(deps.telemetry, next);
   deps.log.info('payout resolved by an operator', {
     payoutKey: next.key,
     withdrawalReference: request.identity.withdrawal_reference,
     to,
-    by,
+    ...who,
     providerAnswer,
     forced: disagreement !== undefined,
   });

@@ -1,6 +1,6 @@
 import { mayBeSameAccount, maskAccount } from '@shared/domain/account';
 import { payoutKey, type PayoutIdentity } from '@shared/domain/identity';
-import type { Payout } from '@shared/domain/payout';
+import { operatorWho, type Payout } from '@shared/domain/payout';
 import { acceptRequest, checkPayoutRequest, describePayoutRequestProblems } from '@shared/messages/payout-request';
 import type { AccountFingerprints, PayoutRequestQueue } from '@shared/ports/payouts';
 import { InvalidOperatorInputError, OperatorActionRefusedError, PayoutNotFoundError } from './operator-errors';
@@ -23,6 +23,8 @@ export interface RetryRequest {
   readonly newReference: string;
   /** Who retries (recorded on the first payout's history). */
   readonly by: string;
+  /** The identity that runs the retry (the caller resolves it), recorded beside `by` when it differs. */
+  readonly actor?: string;
   /**
    * The beneficiary's full account number, when the provider's record of the first payout does not
    * carry it (payrelay stores only the mask). Its mask must match the first payout's.
@@ -147,7 +149,7 @@ export async function retryPayout(deps: RetryDeps, request: RetryRequest): Promi
     // link to another payout's reference would leave this one neither retried nor retryable.
     const existing = await deps.repository.get(identity);
     if (existing && existing.record.retryOf !== ref) throw taken();
-    original = await deps.repository.save(first, first.retriedWith(identity.withdrawal_reference, request.by, now));
+    original = await deps.repository.save(first, first.retriedWith(identity.withdrawal_reference, request.by, now, request.actor));
   }
 
   const accountFingerprint = await deps.fingerprints?.of(message);
@@ -160,7 +162,7 @@ export async function retryPayout(deps: RetryDeps, request: RetryRequest): Promi
     payoutKey: original.key,
     withdrawalReference: ref,
     retryReference: identity.withdrawal_reference,
-    by: request.by,
+    ...operatorWho(request.by, request.actor),
     providerAnswer: line,
     sent,
   });

@@ -87,8 +87,13 @@ export interface PayoutHistoryEntry {
   readonly to: PayoutState;
   readonly at: string;
   readonly reason: string;
-  /** An operator's action: who took it. */
+  /** An operator's action: who took it, as the operator stated it (a name typed, or the identity below). */
   readonly by?: string;
+  /**
+   * An operator's action: the identity that ran it (the AWS caller ARN for a deployed stack, else
+   * `<os user>@<hostname>`), recorded only when it differs from `by`.
+   */
+  readonly actor?: string;
   /** An operator's action: the evidence they gave. */
   readonly evidence?: string;
   /** An operator's action: what GetPayout answered at that moment (or why it could not be asked). */
@@ -98,8 +103,20 @@ export interface PayoutHistoryEntry {
 /** What an operator's action records besides the move itself (money-safety: who, evidence, the provider's word). */
 export interface OperatorAudit {
   readonly by: string;
+  /** The identity that ran the action; kept only when it differs from `by` (see operatorWho). */
+  readonly actor?: string;
   readonly evidence: string;
   readonly providerAnswer: string;
+}
+
+/**
+ * Who took an operator's action as the audit records it: the stated `by`, and the identity that ran
+ * the action (`actor`) only when it is given and differs from `by`, so that an action whose operator
+ * typed no name (`by` is then that identity) does not record it twice.
+ */
+export function operatorWho(by: string, actor: string | undefined): { by: string; actor?: string } {
+  const ran = actor?.trim();
+  return ran === undefined || ran === '' || ran === by.trim() ? { by } : { by, actor: ran };
 }
 
 /** Fixed wording of history entries that other parts (docs, alarms, tests) rely on. */
@@ -596,14 +613,16 @@ export class Payout {
   }
 
   /**
-   * An operator settles a NEEDS_REVIEW payout with evidence. The history entry records who, the
-   * evidence and the provider's answer at that moment; the use case checks that answer first.
+   * An operator settles a NEEDS_REVIEW payout with evidence. The history entry records who (and the
+   * identity that ran it, when that differs), the evidence and the provider's answer at that moment;
+   * the use case checks that answer first.
    */
   resolveByOperator(to: 'SUCCEEDED' | 'FAILED', audit: OperatorAudit, now: Date): Payout {
     if (this.state !== 'NEEDS_REVIEW') throw new IllegalTransitionError(this.state, to);
     const reason = `resolved as ${to} by ${audit.by}: ${audit.evidence}`;
+    const recorded: OperatorAudit = { ...operatorWho(audit.by, audit.actor), evidence: audit.evidence, providerAnswer: audit.providerAnswer };
     // Out of the index either way: FAILED is done, SUCCEEDED is watched by its age (see succeeded).
-    return this.next({ reason, nextCheckAt: undefined }, now, { to, reason, audit });
+    return this.next({ reason, nextCheckAt: undefined }, now, { to, reason, audit: recorded });
   }
 
   /** A watched final payout leaves the reconciler's index: its watch period is over. */
@@ -625,12 +644,13 @@ export class Payout {
 
   /**
    * Links a FAILED payout to the new payout that retries it (a note in history, no state move). The
-   * conditional write of this version is what makes a second, different retry impossible.
+   * conditional write of this version is what makes a second, different retry impossible. `actor`:
+   * the identity that ran the retry, recorded when it differs from `by`.
    */
-  retriedWith(newReference: string, by: string, now: Date): Payout {
+  retriedWith(newReference: string, by: string, now: Date, actor?: string): Payout {
     if (this.state !== 'FAILED') throw new IllegalTransitionError(this.state, 'ACCEPTED');
     const reason = `retried as ${newReference} by ${by}`;
-    const entry: PayoutHistoryEntry = { from: this.state, to: this.state, at: iso(now), reason, by };
+    const entry: PayoutHistoryEntry = { from: this.state, to: this.state, at: iso(now), reason, ...operatorWho(by, actor) };
     const linked = this.next({ retriedAs: newReference }, now);
     return new Payout({ ...linked.record, history: [...linked.record.history, entry] });
   }

@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http';
+import { hostname, userInfo } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'puppeteer-core';
 import type { ConsoleHandle } from '@cli/console/server';
@@ -219,9 +220,12 @@ describe('ops console in a browser', () => {
     expect(await page.$eval('#payout-state', (e) => e.textContent)).toBe('FAILED');
     const newest = await page.$eval('#timeline li', (li) => li.textContent ?? '');
     expect(newest).toContain('NEEDS_REVIEW → FAILED');
-    expect(newest).toContain('resolved as FAILED by console-test: provider ticket 4711: never received');
+    // The identity running the console (the local stack: OS user@host) beside the name the form stated.
+    const actor = `${userInfo().username}@${hostname()}`;
+    expect(newest).toContain(`resolved as FAILED by console-test (as ${actor}): provider ticket 4711: never received`);
     // The actor and the evidence once each: the reason quotes them, the timeline does not repeat them.
     expect(newest.match(/console-test/g)).toHaveLength(1);
+    expect(newest.split(actor)).toHaveLength(2);
     expect(newest.match(/provider ticket 4711/g)).toHaveLength(1);
     expect(newest).toMatch(/providerAnswer:\s*not found/);
     // The same form again is refused by the use case (the payout is final now), as a clear message.

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { BatchWriteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +20,8 @@ import { runPayrelay, type CliRun } from '@test/support/payrelay-cli';
 const dir = mkdtempSync(join(tmpdir(), 'payrelay-operator-'));
 const stateFile = join(dir, 'state.json');
 const MERCHANT = 'merchant-op-1';
+/** Who runs the CLI here, as the audit records it for the local stack. */
+const ACTOR = `${userInfo().username}@${hostname()}`;
 let aws: LocalAws;
 let sim: SimulatorHandle;
 let repository: PayoutRepository;
@@ -86,9 +88,14 @@ describe('payrelay payouts resolve', () => {
       from: 'NEEDS_REVIEW',
       to: 'FAILED',
       by: 'ama',
+      // The identity that ran the command (the local stack: OS user@host), beside the name given.
+      actor: ACTOR,
       evidence: 'provider ticket 4711: cancelled',
       providerAnswer: 'FAILED (failed)',
     });
+    expect(out.stdout).toContain(`ama (as ${ACTOR})`);
+    const shown = await cli(['payouts', 'status', id.withdrawal_reference]);
+    expect(shown.stdout).toContain(`resolved as FAILED by ama (as ${ACTOR}): provider ticket 4711: cancelled`);
   });
 
   it('refuses, with exit 6, an outcome the provider contradicts; --force records the override', async () => {
@@ -108,7 +115,9 @@ describe('payrelay payouts resolve', () => {
     expect(forced.code).toBe(0);
     const result = JSON.parse(forced.stdout);
     expect(result.forced).toBe(true);
-    expect(result.resolution.by).toBeTruthy();
+    // No --by: the name recorded is the identity running the command, once (no actor beside it).
+    expect(result.resolution.by).toBe(ACTOR);
+    expect(result.resolution).not.toHaveProperty('actor');
     expect(result.resolution.providerAnswer).toBe('COMPLETED (succeeded); overridden with --force');
   });
 

@@ -115,7 +115,7 @@ export async function redriveAction(ctx: PageContext, services: ConsoleServices,
     });
   }
   const report = await redriveDeadLetters(
-    { dlq: services.dlq, log: consoleLog, runId: randomUUID() },
+    { dlq: services.dlq, log: consoleLog, runId: randomUUID(), actor: await services.actor() },
     { ...(id ? { only: id } : {}), ...(input.max !== undefined ? { max: input.max } : {}) },
   );
   return donePage(
@@ -136,7 +136,7 @@ export async function deleteFormPage(ctx: PageContext, services: ConsoleServices
     'Delete a DLQ message',
     '/dlq',
     html`${table(['id', 'reason', 'payout', 'account'], [[shown.id, shown.reason, payoutLink(shown), shown.accountMasked]])}
-<p class="hint">Deleting drops the message for good: do it only when the payout it names needs nothing more (paid through a retry, a duplicate). The console's log line records who, why and the payout it named.</p>
+<p class="hint">Deleting drops the message for good: do it only when the payout it names needs nothing more (paid through a retry, a duplicate). The console's log line records who, the identity running the console when it differs, why and the payout it named.</p>
 <form method="post" action="${withQuery('/dlq/delete', { id })}" class="action delete">
   ${csrfField(ctx)}
   <label>Why it can be dropped <textarea name="reason" maxlength="${REASON_MAX}"></textarea></label>
@@ -162,7 +162,7 @@ export async function deleteAction(ctx: PageContext, services: ConsoleServices, 
       cancel: withQuery('/dlq/delete', { id }),
     });
   }
-  const deleted = await deleteDeadLetter({ dlq: services.dlq, log: consoleLog }, { id, reason: input.reason, by });
+  const deleted = await deleteDeadLetter({ dlq: services.dlq, log: consoleLog }, { id, reason: input.reason, by, actor: await services.actor() });
   return donePage(
     ctx,
     'Deleted',

@@ -6,6 +6,7 @@ import type { CallbackListPage } from '@shared/ports/callbacks';
 import { page, select, table, withQuery, type Html, type PageContext } from '../layout';
 import { BadRequestError, blankAsAbsent, day, NotFoundError, optionalText, parseInput, requiredText } from '../query';
 import type { ConsoleServices } from '../services';
+import { reasonWithActor } from '@cli/operator';
 import * as v from '@shared/validation/valibot';
 
 /** The payout page shows this many of the callbacks that named it, newest first; the Callbacks page lists them all. */
@@ -97,21 +98,24 @@ const HISTORY_BASICS = new Set(['at', 'from', 'to', 'reason']);
 
 /**
  * The facts an operator's entry also writes into its reason ("retried as X by ama", "resolved as
- * FAILED by ama: ticket 4711"), so that listings that show only the reason still name them.
+ * FAILED by ama: ticket 4711"), or that the reason is shown with (the identity that ran the action,
+ * beside the name: "by ama (as arn:...)"), so that listings that show only the reason still name them.
  */
-const QUOTED_IN_REASON = new Set(['by', 'evidence']);
+const QUOTED_IN_REASON = new Set(['by', 'evidence', 'actor']);
 
 /**
- * One history entry: when, the move, the reason, and whatever else the entry records (who acted,
- * their evidence, the provider's answer at that moment), each labelled, all escaped. A fact the
- * reason already quotes is not shown twice.
+ * One history entry: when, the move, the reason (with the identity that ran an operator's action
+ * beside the name it states, as `payrelay payouts status` shows it), and whatever else the entry
+ * records (their evidence, the provider's answer at that moment), each labelled, all escaped. A fact
+ * the reason already quotes is not shown twice.
  */
 export function timelineEntry(h: PayoutHistoryEntry): Html {
+  const reason = reasonWithActor(h);
   const extra = Object.entries(h as unknown as Record<string, unknown>).filter(
     ([key, value]) =>
-      !HISTORY_BASICS.has(key) && value !== undefined && value !== '' && !(QUOTED_IN_REASON.has(key) && typeof value === 'string' && h.reason.includes(value)),
+      !HISTORY_BASICS.has(key) && value !== undefined && value !== '' && !(QUOTED_IN_REASON.has(key) && typeof value === 'string' && reason.includes(value)),
   );
-  return html`<li><time>${h.at}</time> <span class="state state-${h.to}">${h.from ?? '(new)'} → ${h.to}</span> <span class="reason">${h.reason}</span>${extra.map(
+  return html`<li><time>${h.at}</time> <span class="state state-${h.to}">${h.from ?? '(new)'} → ${h.to}</span> <span class="reason">${reason}</span>${extra.map(
     ([key, value]) => html` <span class="fact"><span class="key">${key}:</span> ${typeof value === 'string' ? value : JSON.stringify(value)}</span>`,
   )}</li>`;
 }

@@ -80,6 +80,7 @@ export async function retryAction(ctx: PageContext, services: ConsoleServices, q
     identity: payout.record.identity,
     newReference: input.new_reference,
     by,
+    actor: await services.actor(),
     ...(input.account_number ? { accountNumber: input.account_number } : {}),
   });
   return donePage(

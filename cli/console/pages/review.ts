@@ -126,7 +126,14 @@ export async function resolveAction(ctx: PageContext, services: ConsoleServices,
       cancel: action,
     });
   }
-  const result = await resolvePayout(services.operator, { identity: payout.record.identity, as: input.as, evidence: input.evidence, by, force: input.force === 'yes' });
+  const result = await resolvePayout(services.operator, {
+    identity: payout.record.identity,
+    as: input.as,
+    evidence: input.evidence,
+    by,
+    actor: await services.actor(),
+    force: input.force === 'yes',
+  });
   return donePage(
     ctx,
     'Resolved',

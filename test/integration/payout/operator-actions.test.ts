@@ -116,6 +116,36 @@ describe('payouts resolve', () => {
     });
   });
 
+  it('records the identity that ran it (actor) beside the stated name, in history and in the log line; not twice when they are the same', async () => {
+    const s = system();
+    const lines: Array<{ message: string; fields?: Record<string, unknown> }> = [];
+    const log = { ...silentLog, info: (message: string, fields?: Record<string, unknown>) => void lines.push({ message, ...(fields ? { fields } : {}) }) };
+    const actor = 'arn:aws:sts::123456789012:assumed-role/ops/ama';
+    const r = await inReview(s);
+    h.sim.admin.settlePayout(identityOf(r), 'failed');
+    await resolvePayout({ ...s.deps, log }, { identity: identityOf(r), as: 'failed', by: 'alice@finance (not me)', actor, evidence: audit.evidence });
+    expect((await payoutOf(r))?.record.history.at(-1)).toEqual({
+      from: 'NEEDS_REVIEW',
+      to: 'FAILED',
+      at: s.clock.now().toISOString(),
+      reason: `resolved as FAILED by alice@finance (not me): ${audit.evidence}`,
+      by: 'alice@finance (not me)',
+      actor,
+      evidence: audit.evidence,
+      providerAnswer: 'FAILED (failed)',
+    });
+    expect(lines.find((l) => l.message === 'payout resolved by an operator')?.fields).toMatchObject({ by: 'alice@finance (not me)', actor });
+
+    // No name typed: `by` is the identity itself, recorded once.
+    const same = await inReview(s);
+    h.sim.admin.settlePayout(identityOf(same), 'failed');
+    await resolvePayout({ ...s.deps, log }, { identity: identityOf(same), as: 'failed', by: actor, actor, evidence: audit.evidence });
+    const entry = (await payoutOf(same))?.record.history.at(-1);
+    expect(entry?.by).toBe(actor);
+    expect(entry).not.toHaveProperty('actor');
+    expect(lines.at(-1)?.fields).not.toHaveProperty('actor');
+  });
+
   it('refuses --as failed when the provider says delivered, unless forced; the forced entry says so', async () => {
     const s = system();
     const r = await inReview(s);
@@ -239,9 +269,10 @@ describe('payouts retry', () => {
     expect((await payoutOf(r))?.state).toBe('FAILED');
 
     const newReference = `${r.withdrawal_reference}-retry`;
-    const result = await retryPayout({ ...s.deps, queue: s.queue }, { identity: identityOf(r), newReference, by: 'ama@ops' });
+    const result = await retryPayout({ ...s.deps, queue: s.queue }, { identity: identityOf(r), newReference, by: 'ama@ops', actor: 'ama@ops-laptop' });
     expect(result.sent).toBe(true);
     expect((await payoutOf(r))?.record).toMatchObject({ state: 'FAILED', retriedAs: newReference });
+    expect((await payoutOf(r))?.record.history.at(-1)).toMatchObject({ reason: `retried as ${newReference} by ama@ops`, by: 'ama@ops', actor: 'ama@ops-laptop' });
     const retry = await h.repository.get({ ...identityOf(r), withdrawal_reference: newReference });
     expect(retry?.record).toMatchObject({ state: 'ACCEPTED', retryOf: r.withdrawal_reference, amount: '31.25', accountMasked: '******3456' });
     expect(await s.work()).toBe(1);

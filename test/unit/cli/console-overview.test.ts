@@ -92,4 +92,15 @@ describe('payout timeline entry', () => {
     expect(text).not.toContain('class="key">evidence:');
     expect(text).toContain('<span class="key">providerAnswer:</span> FAILED');
   });
+
+  it('shows the identity that ran the action beside the name, once, as `payouts status` does', async () => {
+    const { timelineEntry } = await import('@cli/console/pages/payouts');
+    const actor = 'arn:aws:sts::123456789012:assumed-role/ops/ama';
+    const resolved = { at: '2026-11-23T10:00:00.000Z', from: 'NEEDS_REVIEW', to: 'FAILED', reason: 'resolved as FAILED by <i>al</i>: ticket 4711', by: '<i>al</i>', actor, evidence: 'ticket 4711' };
+    const text = String(await timelineEntry(resolved as never));
+    expect(text).toContain(`resolved as FAILED by &lt;i&gt;al&lt;/i&gt; (as ${actor}): ticket 4711`);
+    expect(text.split(actor)).toHaveLength(2);
+    expect(text).not.toContain('class="key">actor:');
+    expect(text).not.toContain('class="key">by:');
+  });
 });

@@ -8,6 +8,7 @@ import {
   isFinal,
   NOTHING_PAID,
   Payout,
+  operatorWho,
   type PayoutState,
 } from '@shared/domain/payout';
 import { payoutInState } from '@test/factories/ports';
@@ -243,5 +244,46 @@ describe('mayHaveReachedProvider: whether "not found" alone can show a payout fa
   it('refuses to write "nothing was paid" where a call may have been made', () => {
     expect(() => submitting().needsReview(`not processed within 24 hours; ${NOTHING_PAID}`, at(61))).toThrow(IllegalTransitionError);
     expect(() => submitting().unknown('time-out', at(1)).needsReview(`x; ${NOTHING_PAID}`, at(61))).toThrow(IllegalTransitionError);
+  });
+});
+
+describe('who took an operator action: the stated name and the identity that ran it (actor)', () => {
+  const id = { platform_merchant_id: 'm-1', currency: 'GHS', withdrawal_reference: 'w-9' };
+  const ARN = 'arn:aws:sts::123456789012:assumed-role/ops/ama';
+  const audit = { evidence: 'provider ticket 4711', providerAnswer: 'FAILED (failed)' };
+
+  it('records the actor beside `by` on a resolve when it differs', () => {
+    const p = payoutInState('NEEDS_REVIEW', id, t0).resolveByOperator('FAILED', { by: 'alice@finance (not me)', actor: ARN, ...audit }, at(5));
+    expect(p.record.history.at(-1)).toEqual({
+      from: 'NEEDS_REVIEW',
+      to: 'FAILED',
+      at: at(5).toISOString(),
+      reason: 'resolved as FAILED by alice@finance (not me): provider ticket 4711',
+      by: 'alice@finance (not me)',
+      actor: ARN,
+      ...audit,
+    });
+  });
+
+  it('records no actor when it is the name (the operator typed none) or is not given', () => {
+    const same = payoutInState('NEEDS_REVIEW', id, t0).resolveByOperator('FAILED', { by: ARN, actor: ARN, ...audit }, at(5));
+    expect(same.record.history.at(-1)).not.toHaveProperty('actor');
+    expect(same.record.history.at(-1)?.by).toBe(ARN);
+    const none = payoutInState('NEEDS_REVIEW', id, t0).resolveByOperator('SUCCEEDED', { by: 'ama', ...audit }, at(5));
+    expect(none.record.history.at(-1)).not.toHaveProperty('actor');
+  });
+
+  it('records the actor on the retry link of a FAILED payout when it differs, and not when equal', () => {
+    const linked = payoutInState('FAILED', id, t0).retriedWith('w-9-R1', 'ama', at(5), 'ama@ops-laptop');
+    expect(linked.record.history.at(-1)).toMatchObject({ reason: 'retried as w-9-R1 by ama', by: 'ama', actor: 'ama@ops-laptop' });
+    const same = payoutInState('FAILED', id, t0).retriedWith('w-9-R1', 'ama@ops-laptop', at(5), 'ama@ops-laptop');
+    expect(same.record.history.at(-1)).not.toHaveProperty('actor');
+  });
+
+  it('operatorWho: the actor only when given, not blank and not the name (compared trimmed)', () => {
+    expect(operatorWho('alice', ARN)).toEqual({ by: 'alice', actor: ARN });
+    expect(operatorWho('alice', ' alice ')).toEqual({ by: 'alice' });
+    expect(operatorWho('alice', '  ')).toEqual({ by: 'alice' });
+    expect(operatorWho('alice', undefined)).toEqual({ by: 'alice' });
   });
 });
