@@ -2,22 +2,14 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { PAYOUTS_QUEUE } from '@shared/config/resources';
 import { DEFAULT_RECONCILE_EVERY_MINUTES, FUNCTIONS } from '@shared/config/functions';
-import { MAX_PROVIDER_TIMEOUT_MS, MAX_RECONCILE_EVERY_MINUTES, PayrelayConfigError, parsePayrelayConfig, settingsSchema } from '@infra/config';
+import { MAX_PROVIDER_TIMEOUT_MS, MAX_RECONCILE_EVERY_MINUTES, parsePayrelayConfig, settingsSchema } from '@infra/config';
 import { STAGES, resolveStageConfig } from '@infra/stages';
+import { configError } from './config-error';
 
 const context = (values: Record<string, unknown>) => (key: string) => values[key];
 const valid = { stage: 'test', payoutApiBaseUrl: 'https://payout.example.com', kycApiBaseUrl: 'https://kyc.example.com', alarms: { email: 'oncall@example.com' } };
 const TOPIC_ARN = 'arn:aws:sns:eu-west-1:123456789012:oncall-paging';
 
-function configError(run: () => unknown): string {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(PayrelayConfigError);
-    return (error as Error).message;
-  }
-  throw new Error('expected a PayrelayConfigError');
-}
 
 describe('payrelay configuration', () => {
   it('fills every default from the shared definitions', () => {

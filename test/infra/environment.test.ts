@@ -1,9 +1,10 @@
 import { App, Token } from 'aws-cdk-lib';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '@infra/build-app';
-import { type PayrelayConfigInput, PayrelayConfigError, parsePayrelayConfig } from '@infra/config';
+import { type PayrelayConfigInput, parsePayrelayConfig } from '@infra/config';
 import { existingResourceProblems, stageEnvironment } from '@infra/environment';
 import { buildTestApp, cdkJsonContext } from './cdk-app';
+import { configError } from './config-error';
 
 const base = { payoutApiBaseUrl: 'https://payout.example.com', kycApiBaseUrl: 'https://kyc.example.com', removalPolicy: 'destroy' } as const;
 const PROD_ACCOUNT = '111111111111';
@@ -11,15 +12,6 @@ const SANDBOX_ACCOUNT = '222222222222';
 const CREDENTIALS = 'the credentials cdk runs with (CDK_DEFAULT_ACCOUNT, CDK_DEFAULT_REGION) are for';
 const config = (input: Partial<PayrelayConfigInput>) => parsePayrelayConfig({ ...base, stage: 'prod', ...input }, 'test');
 
-function configError(run: () => unknown): string {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(PayrelayConfigError);
-    return (error as Error).message;
-  }
-  throw new Error('expected a PayrelayConfigError');
-}
 
 afterEach(() => {
   vi.unstubAllEnvs();

@@ -593,19 +593,29 @@ describe('"not found" is an unbroken run, and a refusal is settled through GetPa
     expect((await payoutOf(r))?.state).toBe('NEEDS_REVIEW');
   });
 
-  it('notes the provider\'s "PENDING" on a payout a racing look has just made FAILED, and a retry of it is then refused', async () => {
+  /**
+   * A refused payout (UNKNOWN) whose second look, `minutes` after its first "not found", answers
+   * "PENDING" while a racing look that read the same version writes `winner`'s version first.
+   */
+  async function refusedThenRaced(winner: (previous: Payout, at: Date) => Payout, minutes: number) {
     const r = request();
-    // The winner's look found "not found" at the end of the grace period and wrote FAILED.
-    const racing = racingLook((previous, at) => previous.failed('refused; the provider does not hold it (a racing look)', at));
+    const racing = racingLook(winner);
     const reads = scriptedReads(r, ['notFound', 'PENDING'], () => s.clock.now());
     const s = system({ reads: reads.provider, repository: racing.repository });
     h.sim.admin.setFaults('payout', { refusalRate: 1, refusals: [{ status: 400, body: '{"success":false,"message":"Transaction could not be processed"}' }], times: 1 });
     expect(await s.pay(r)).toMatchObject({ outcome: 'unknown', state: 'UNKNOWN' });
     s.clock.advance(MINUTE);
     await s.reconcile();
-    s.clock.advance(15 * MINUTE);
+    s.clock.advance(minutes * MINUTE);
     racing.arm();
     await s.reconcile();
+    expect(racing.armed()).toBe(false);
+    return { r, s };
+  }
+
+  it('notes the provider\'s "PENDING" on a payout a racing look has just made FAILED, and a retry of it is then refused', async () => {
+    // The winner's look found "not found" at the end of the grace period and wrote FAILED.
+    const { r, s } = await refusedThenRaced((previous, at) => previous.failed('refused; the provider does not hold it (a racing look)', at), 15);
     const failed = await payoutOf(r);
     expect(failed?.state).toBe('FAILED');
     expect(failed?.acknowledged).toBe(true);
@@ -620,19 +630,8 @@ describe('"not found" is an unbroken run, and a refusal is settled through GetPa
   });
 
   it('leaves alone a FAILED a racing look made on the provider\'s own failure word: its "PENDING" is the older answer', async () => {
-    const r = request();
     // The winner's GetPayout answered FAILED (kept as the provider status); the loser's, a moment before, PENDING.
-    const racing = racingLook((previous, at) => previous.failed('provider reports FAILED', at, 'FAILED'));
-    const reads = scriptedReads(r, ['notFound', 'PENDING'], () => s.clock.now());
-    const s = system({ reads: reads.provider, repository: racing.repository });
-    h.sim.admin.setFaults('payout', { refusalRate: 1, refusals: [{ status: 400, body: '{"success":false,"message":"Transaction could not be processed"}' }], times: 1 });
-    expect(await s.pay(r)).toMatchObject({ outcome: 'unknown', state: 'UNKNOWN' });
-    s.clock.advance(MINUTE);
-    await s.reconcile();
-    s.clock.advance(5 * MINUTE);
-    racing.arm();
-    await s.reconcile();
-    expect(racing.armed()).toBe(false);
+    const { r } = await refusedThenRaced((previous, at) => previous.failed('provider reports FAILED', at, 'FAILED'), 5);
     const failed = await payoutOf(r);
     expect(failed?.record).toMatchObject({ state: 'FAILED', providerStatus: 'FAILED', reason: 'provider reports FAILED' });
     expect(failed?.acknowledged).toBe(false);
