@@ -1,6 +1,6 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { loadSharedConfigFiles } from '@smithy/core/config';
-import { OUTPUT } from '@infra/outputs';
+import { OUTPUT, PROVIDER_CLIENT_SETTINGS } from '@infra/outputs';
 import { ACCOUNT_KEY_SECRET, COLLECTIONS_TABLE, EVENTS_TABLE, KYC_SECRET, KYC_TABLE, PAYOUTS_QUEUE, PAYOUTS_TABLE, PROVIDER_SECRET, QUARANTINE_TABLE } from '@shared/config/resources';
 import { readLocalState, LOCAL_STATE_PATH, type LocalStackUrls } from '@local/state';
 import { CliError, EXIT, describeError } from './output';
@@ -23,6 +23,8 @@ export interface Target {
   readonly env: Record<string, string>;
   /** Known URLs; a deployed stack has no simulator. */
   readonly urls: Partial<LocalStackUrls>;
+  /** Env variables the shell may set that this target's functions do not: removed, so the defaults apply as they do there. */
+  readonly unset?: readonly string[];
 }
 
 /**
@@ -69,6 +71,33 @@ async function assertProfileDefined(profile: string): Promise<void> {
   );
 }
 
+/**
+ * The payout service client's settings of the stack's functions (output ProviderClientSettings), put
+ * into `env`: the CLI then signs and reads GetPayout as the reconciler does, whatever the shell says.
+ * Returns the settings the functions leave at their default, for the shell's values to be removed. A
+ * stack deployed before the output existed has none: the shell's settings stay (export the stage's).
+ */
+function providerClientSettings(stackName: string, outputs: ReadonlyArray<{ OutputKey?: string; OutputValue?: string }>, env: Record<string, string>): string[] {
+  const text = outputs.find((o) => o.OutputKey === OUTPUT.providerClientSettings || o.OutputKey?.endsWith(OUTPUT.providerClientSettings))?.OutputValue;
+  if (text === undefined) return [];
+  let settings: unknown;
+  try {
+    settings = JSON.parse(text);
+  } catch {
+    settings = undefined;
+  }
+  if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) {
+    throw new CliError(`stack ${stackName}: its ${OUTPUT.providerClientSettings} output is not a JSON object; deploy it again with this version`, EXIT.invalidInput);
+  }
+  const unset: string[] = [];
+  for (const name of PROVIDER_CLIENT_SETTINGS) {
+    const value = (settings as Record<string, unknown>)[name];
+    if (typeof value === 'string') env[name] = value;
+    else unset.push(name);
+  }
+  return unset;
+}
+
 async function deployedTarget(options: GlobalOptions): Promise<Target> {
   const stackName = options.stack as string;
   if (options.profile) await assertProfileDefined(options.profile);
@@ -93,6 +122,7 @@ async function deployedTarget(options: GlobalOptions): Promise<Target> {
     client.destroy();
   }
   const env = envFromOutputs(outputs);
+  const unset = providerClientSettings(stackName, outputs, env);
   if (options.profile) env.AWS_PROFILE = options.profile;
   if (options.region) env.AWS_REGION = options.region;
   const apiUrl = outputs.find((o) => o.OutputKey === OUTPUT.apiUrl)?.OutputValue?.replace(/\/$/, '');
@@ -101,6 +131,7 @@ async function deployedTarget(options: GlobalOptions): Promise<Target> {
     kind: 'deployed',
     label: `stack ${stackName}`,
     env,
+    unset,
     urls: {
       ...(apiUrl ? { gateway: apiUrl } : {}),
       ...(notificationUrl ? { payoutNotification: notificationUrl } : {}),
@@ -146,6 +177,7 @@ export async function resolveTarget(options: GlobalOptions): Promise<Target> {
  * load from these variables, so commands call this BEFORE dynamically importing any adapter.
  */
 export function applyTargetEnv(target: Target): void {
+  for (const name of target.unset ?? []) delete process.env[name];
   Object.assign(process.env, target.env);
 }
 

@@ -35,4 +35,13 @@ export const OUTPUT = {
   apiDomainTarget: 'ApiDomainTarget',
   /** Only with an alarm destination (`alarms.email` and/or `alarms.topicArn`): comma-separated topic ARNs. */
   alarmTopicArn: 'AlarmTopicArn',
+  /**
+   * The payout service client's settings the stage sets, as the functions get them (a JSON object of
+   * SIGNING_PROFILE, BEARER_PREFIX and PROVIDER_STATUS_MAP; `{}` when it sets none): the CLI's
+   * `--stack` commands sign and read GetPayout with exactly these.
+   */
+  providerClientSettings: 'ProviderClientSettings',
 } as const;
+
+/** The env variables of PROVIDER_CLIENT_SETTINGS' JSON object (and nothing else). */
+export const PROVIDER_CLIENT_SETTINGS = ['SIGNING_PROFILE', 'BEARER_PREFIX', 'PROVIDER_STATUS_MAP'] as const;

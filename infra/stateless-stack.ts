@@ -12,7 +12,7 @@ import type { Construct } from 'constructs';
 import { APPLY_SWEEP_EVERY_MINUTES, FUNCTIONS, KYC_CATCH_UP_FUNCTION, ROUTES, type FunctionDefinition } from '@shared/config/functions';
 import type { PayrelayConfig, PayrelaySettings } from './config';
 import { PayrelayMonitoring } from './monitoring';
-import { OUTPUT } from './outputs';
+import { OUTPUT, PROVIDER_CLIENT_SETTINGS } from './outputs';
 import { FUNCTION_ACCESS, applyAccess } from './access';
 import { PayrelayFunction, type PayrelayFunctions } from './payrelay-function';
 import type { PayrelayStatefulResources } from './stateful-stack';
@@ -310,6 +310,11 @@ export class PayrelayStatelessStack extends Stack {
     output(OUTPUT.accountKeySecretArn, stateful.accountKeySecret.secretArn, "Key of the payouts' account fingerprints (ACCOUNT_KEY_SECRET_ID; generated, never rotated)");
     output(OUTPUT.payoutApiBaseUrl, config.payoutApiBaseUrl, 'Payout service base URL the functions call (PAYOUT_API_BASE_URL)');
     output(OUTPUT.kycApiBaseUrl, config.kycApiBaseUrl, 'KYC service base URL the functions call (KYC_API_BASE_URL)');
+    output(
+      OUTPUT.providerClientSettings,
+      JSON.stringify(Object.fromEntries(PROVIDER_CLIENT_SETTINGS.filter((name) => settings[name] !== undefined).map((name) => [name, settings[name]]))),
+      "The payout service client's settings the functions run with (the CLI uses the same)",
+    );
     output(
       OUTPUT.egressIps,
       stateful.egressIps.length > 0 ? Fn.join(',', [...stateful.egressIps]) : 'none (static egress is off)',

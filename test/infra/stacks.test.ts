@@ -55,6 +55,7 @@ beforeAll(() => {
     egress: { staticIps: true, natGateways: 2, elasticIps: ADOPTED_IPS },
     alarms: { topicArn: PAGING_TOPIC_ARN },
     tracing: false,
+    settings: { bearerPrefix: false },
   });
   // Three synthesized deployments take about 15 s on an idle 2-core machine and over a minute when it is loaded.
 }, 240_000);
@@ -873,6 +874,14 @@ describe('outputs', () => {
     expect(JSON.stringify(outputs[OUTPUT.egressIps]?.Value)).toContain('EgressIp2');
     expect(outputs[OUTPUT.kycApiBaseUrl]?.Value).toBe(base.kycApiBaseUrl);
     expect((dev.stateless.toJSON().Outputs as Record<string, { Value: unknown }>)[OUTPUT.egressIps]?.Value).toBe('none (static egress is off)');
+  });
+
+  it('give the CLI the payout service client settings the functions run with, only those the stage sets', () => {
+    const outputOf = (template: Template) => (template.toJSON().Outputs as Record<string, { Value: unknown }>)[OUTPUT.providerClientSettings]?.Value;
+    expect(outputOf(prod.stateless)).toBe('{}');
+    expect(outputOf(adopted.stateless)).toBe('{"BEARER_PREFIX":"false"}');
+    const worker = Object.values(resourcesOf(adopted.stateless, 'AWS::Lambda::Function')).find((r) => r.Properties.FunctionName === 'payrelay-adopted-payout-worker');
+    expect((worker?.Properties.Environment as { Variables: Record<string, unknown> }).Variables.BEARER_PREFIX).toBe('false');
   });
 
   it('names the stacks payrelay-<stage> and payrelay-<stage>-data', () => {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { OUTPUT } from '@infra/outputs';
 import { CliError, EXIT } from '@cli/output';
-import { resolveTarget } from '@cli/target';
+import { applyTargetEnv, resolveTarget } from '@cli/target';
 
 // No CloudFormation emulator exists: DescribeStacks is the one call mocked, to check how a deployed
 // stack's outputs become the CLI's target.
@@ -72,6 +72,47 @@ describe('resolveTarget --stack', () => {
       kycApi: 'https://kyc.example',
     });
     expect(target.urls.simulator).toBeUndefined();
+  });
+
+  it('signs and reads GetPayout with the stack functions\' provider client settings, not the shell\'s', async () => {
+    const shell = { SIGNING_PROFILE: process.env.SIGNING_PROFILE, BEARER_PREFIX: process.env.BEARER_PREFIX, PROVIDER_STATUS_MAP: process.env.PROVIDER_STATUS_MAP };
+    const stack = (settings?: string) => ({
+      Stacks: [
+        {
+          StackName: 'payrelay-prod',
+          CreationTime: new Date(),
+          StackStatus: 'CREATE_COMPLETE' as const,
+          Outputs: [
+            { OutputKey: OUTPUT.payoutsTableName, OutputValue: 'payrelay-prod-payouts' },
+            ...(settings === undefined ? [] : [{ OutputKey: OUTPUT.providerClientSettings, OutputValue: settings }]),
+          ],
+        },
+      ],
+    });
+    try {
+      process.env.SIGNING_PROFILE = 'from-the-shell';
+      process.env.PROVIDER_STATUS_MAP = '{"PAID_OUT":"succeeded"}';
+      cfn.on(DescribeStacksCommand).resolves(stack('{"BEARER_PREFIX":"false"}'));
+      const target = await resolveTarget({ stack: 'payrelay-prod', profile: 'ops', region: 'eu-west-1' });
+      expect(target.env.BEARER_PREFIX).toBe('false');
+      expect(target.unset).toEqual(['SIGNING_PROFILE', 'PROVIDER_STATUS_MAP']);
+      applyTargetEnv(target);
+      expect([process.env.SIGNING_PROFILE, process.env.BEARER_PREFIX, process.env.PROVIDER_STATUS_MAP]).toEqual([undefined, 'false', undefined]);
+      // A stack deployed before the output existed: the shell's settings stay, as before.
+      process.env.SIGNING_PROFILE = 'from-the-shell';
+      cfn.on(DescribeStacksCommand).resolves(stack());
+      const older = await resolveTarget({ stack: 'payrelay-prod', profile: 'ops', region: 'eu-west-1' });
+      expect(older.unset).toEqual([]);
+      applyTargetEnv(older);
+      expect(process.env.SIGNING_PROFILE).toBe('from-the-shell');
+      cfn.on(DescribeStacksCommand).resolves(stack('not json'));
+      await expect(resolveTarget({ stack: 'payrelay-prod', profile: 'ops', region: 'eu-west-1' })).rejects.toThrow(/ProviderClientSettings output is not a JSON object/);
+    } finally {
+      for (const [name, value] of Object.entries(shell)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
   });
 
   it('turns a missing stack into one line naming it', async () => {
