@@ -24,9 +24,12 @@ export function stageEnvironment(config: PayrelayConfig, actual: PartialEnvironm
   if (config.account === undefined && config.region === undefined) return undefined;
   const account = known(actual.account);
   const region = known(actual.region);
+  // Without credentials (no account) the CDK CLI still reports a region, its default us-east-1: only
+  // a region that comes with an account says where the deploy would go, so only that one is compared.
+  const deployRegion = account === undefined ? undefined : region;
   const mismatches = [
     config.account !== undefined && account !== undefined && account !== config.account ? `account ${account}, not ${config.account}` : undefined,
-    config.region !== undefined && region !== undefined && region !== config.region ? `region ${region}, not ${config.region}` : undefined,
+    config.region !== undefined && deployRegion !== undefined && deployRegion !== config.region ? `region ${deployRegion}, not ${config.region}` : undefined,
   ].filter((text) => text !== undefined);
   if (mismatches.length > 0) {
     const expected = [config.account && `account ${config.account}`, config.region && `region ${config.region}`].filter(Boolean).join(', ');

@@ -42,7 +42,8 @@ const isCalendarDay = (d: unknown): d is string =>
   typeof d === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(d) && !Number.isNaN(Date.parse(d)) && new Date(Date.parse(d)).toISOString().slice(0, 10) === d;
 
 /**
- * A cursor of this query: a day within the days the query covers (its first to its last) and, when
+ * A cursor of this query: a day within the days the query covers (its first to its last; an earlier
+ * day ends the listing) and, when
  * the page stopped inside that day, exactly the key the day's Query stopped at (the table key and the
  * index keys, all strings, the day's partition, a creation time of that day within the range). Any
  * other day would be read (one Query a day) down to `since`: a far-future day, millions of them.
@@ -52,7 +53,10 @@ const listCursorOf =
   (v: unknown): v is ListCursor => {
     if (typeof v !== 'object' || v === null || !Object.keys(v).every((name) => name === 'd' || name === 'k')) return false;
     const { d, k } = v as { d: unknown; k?: unknown };
-    if (!isCalendarDay(d) || d < range.from.slice(0, 10) || d > range.to.slice(0, 10)) return false;
+    if (!isCalendarDay(d) || d > range.to.slice(0, 10)) return false;
+    // A day before the range: the same command run again after midnight with a relative --since (the
+    // range moved on). The listing is over; nothing is read.
+    if (d < range.from.slice(0, 10)) return true;
     return (
       k === undefined ||
       (isPartitionKey(k, { tableKey: 'pk', partitionKey: BY_CREATED_DAY.partitionKey.name, partition: d, sortKey: BY_CREATED_DAY.sortKey.name, range }) &&

@@ -180,21 +180,29 @@ export async function applyCollectionNotice(
 ): Promise<NoticeResult> {
   let ignored: string[] = [];
   let contradiction: string | undefined;
+  let contradicts = false;
   let moved = false;
   const result = await updateCollection(deps.collections, partnerOrderId, (current) => {
     const outcome = applyNotice(current, notice, deps.clock.now());
     ignored = outcome.ignored;
     contradiction = outcome.contradiction;
+    contradicts = outcome.contradicts === true;
     moved = outcome.next !== undefined;
     return outcome.next;
   });
   if (result === undefined) return 'not-a-collection';
   const logKeys = { partnerOrderId, eventId: notice.eventId, orderStatus: result.orderStatus, paymentStatus: result.paymentStatus };
   if (ignored.length > 0) deps.log.warn('order notification partly ignored for a collection', { ...logKeys, ignored: ignored.map((i) => preview(i, 200)) });
-  if (contradiction !== undefined) {
-    // Counted once per contradicting word: the write that records it is the only one that reports it.
+  if (contradicts) {
+    // Counted on every apply of a contradicting notice, recorded now or already: a write that landed
+    // but was reported lost (a retried conditional write) finds it recorded, and must still count.
+    // A replay counts it again: a second page, never a missed one.
     deps.telemetry.count(METRIC.collectionStatusContradicted);
-    deps.log.error('collection order status contradicted; recorded, settle it with the provider', { ...logKeys, contradiction, contradictedBy: result.contradictedBy });
+    deps.log.error('collection order status contradicted; recorded, settle it with the provider', {
+      ...logKeys,
+      contradiction: contradiction ?? 'already recorded',
+      contradictedBy: result.contradictedBy,
+    });
   }
   if (moved) deps.log.info('collection updated from an order notification', logKeys);
   return moved ? 'applied' : 'unchanged';

@@ -253,7 +253,11 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
     const asked = await askProvider(payout, now);
     if ('error' in asked) {
       log.warn('GetPayout failed; will check again', { payoutKey: payout.key, error: asked.error.name });
-      if (pendingTooLong) return payout.needsReview(`still open after ${reviewWindow}; status unavailable`, now);
+      if (pendingTooLong) {
+        // An intent released as unsent (the one-time retry token): no call went out, whatever GetPayout says.
+        if (payout.state === 'SUBMITTING' && r.submitRetryAllowed) return payout.needsReview(`not processed within ${reviewWindow}; ${NOTHING_PAID}`, now);
+        return payout.needsReview(`still open after ${reviewWindow}; status unavailable`, now);
+      }
       return payout.checked(now, asked.notBefore ? { notBefore: asked.notBefore } : {});
     }
     const { answer } = asked;

@@ -208,6 +208,8 @@ export interface NoticeOutcome {
   ignored: string[];
   /** A final order status contradicting the collection's, recorded now for the first time (`contradictedBy`). */
   contradiction?: string;
+  /** The notice gives a final order status contradicting the collection's, recorded now or before. */
+  contradicts?: boolean;
 }
 
 /**
@@ -221,15 +223,19 @@ export function applyNotice(collection: Collection, notice: CollectionNotice, no
   let paymentStatus = collection.paymentStatus;
   let contradictedBy = collection.contradictedBy;
   let contradiction: string | undefined;
+  let contradicts = false;
 
   const order = normalizeOrderStatus(notice.orderStatus);
   if (notice.orderStatus !== undefined && order === undefined) ignored.push(`unknown order status ${preview(notice.orderStatus)}`);
   if (order !== undefined && order !== orderStatus) {
     if (orderStatus === 'PENDING') orderStatus = order;
     else if (order === 'PENDING') ignored.push(`order status PENDING after ${orderStatus} (stale)`);
-    else if (!(contradictedBy ?? []).includes(order)) {
-      contradictedBy = [...(contradictedBy ?? []), order].sort();
-      contradiction = `order status ${order} contradicts the final ${orderStatus}: ${orderStatus} stays until a person settles it with the provider`;
+    else {
+      contradicts = true;
+      if (!(contradictedBy ?? []).includes(order)) {
+        contradictedBy = [...(contradictedBy ?? []), order].sort();
+        contradiction = `order status ${order} contradicts the final ${orderStatus}: ${orderStatus} stays until a person settles it with the provider`;
+      }
     }
   }
 
@@ -246,10 +252,11 @@ export function applyNotice(collection: Collection, notice: CollectionNotice, no
     paymentStatus !== collection.paymentStatus ||
     orderReference !== collection.orderReference ||
     contradiction !== undefined;
-  if (!changed) return { ignored };
+  if (!changed) return { ignored, ...(contradicts ? { contradicts } : {}) };
   const at = now.toISOString();
   return {
     ignored,
+    ...(contradicts ? { contradicts } : {}),
     ...(contradiction ? { contradiction } : {}),
     next: {
       ...collection,

@@ -1,4 +1,4 @@
-import type { KycCallbackEvent, KycProfile } from './callbacks';
+import { MAX_CALLBACK_CLOCK_SKEW_MS, type KycCallbackEvent, type KycProfile } from './callbacks';
 import type { KycDecision, KycPhase } from './kyc-status';
 
 /**
@@ -72,13 +72,17 @@ export class KycSubjectMismatchError extends Error {
 const UNDATED_REJECTION = '~';
 
 /**
- * The position of the event a subject reflects. A subject stored before undated rejections had
- * their own time holds one as `rank||id`; read so, it would now order first, and any dated answer
- * would outrank the rejection it reflects.
+ * The position of the event a subject reflects, read with today's rules. A subject stored before
+ * undated rejections had their own time holds one as `rank||id`; read so, it would now order first,
+ * and any dated answer would outrank the rejection it reflects. A subject stored before callback times
+ * were checked against their receipt may hold a time later than any write of it (an approval dated
+ * 2099): such a time is read as undated, as the callback would be today (MAX_CALLBACK_CLOCK_SKEW_MS).
  */
 function reflectedPosition(subject: KycSubject): string {
-  const [rank = '', time = '', ...id] = subject.position.split('|');
-  return time === '' && subject.decision === 'rejected' ? [rank, UNDATED_REJECTION, ...id].join('|') : subject.position;
+  const [rank = '', stored = '', ...id] = subject.position.split('|');
+  const unbelievable = stored !== '' && stored !== UNDATED_REJECTION && Date.parse(stored) > Date.parse(subject.updatedAt) + MAX_CALLBACK_CLOCK_SKEW_MS;
+  const time = unbelievable ? '' : stored;
+  return time === '' && subject.decision === 'rejected' ? [rank, UNDATED_REJECTION, ...id].join('|') : [rank, time, ...id].join('|');
 }
 
 /** The ordering key of an event, `rank|time|event id`; compare two with isAfter. */

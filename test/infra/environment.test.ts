@@ -33,6 +33,8 @@ describe('a stage bound to an account and region', () => {
     expect(stageEnvironment(config({ account: PROD_ACCOUNT }), { region: 'eu-central-1' }, CREDENTIALS)).toEqual({ account: PROD_ACCOUNT, region: 'eu-central-1' });
     // A token (an embedding app's Aws.ACCOUNT_ID) is not a known account: nothing to compare.
     expect(stageEnvironment(bound, { account: Token.asString({ Ref: 'AWS::AccountId' }) }, CREDENTIALS)).toEqual({ account: PROD_ACCOUNT, region: 'eu-west-1' });
+    // No credentials (an offline synth): the CLI's default region us-east-1 says nothing about the deploy.
+    expect(stageEnvironment(bound, { region: 'us-east-1' }, CREDENTIALS)).toEqual({ account: PROD_ACCOUNT, region: 'eu-west-1' });
   });
 
   it('refuses credentials of another account or region, naming the stage, what it expects and what it got', () => {

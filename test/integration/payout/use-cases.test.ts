@@ -371,6 +371,23 @@ describe('reconciliation rules (rule 1 not-found handling, rule 3 nothing lost)'
     h.sim.admin.clearFaults();
   });
 
+  it('hands an intent released as unsent to review as "nothing was paid" when GetPayout stays down, so no resolve needs force', async () => {
+    const r = request();
+    await expect(system({ provider: payoutNeverSent }).pay(r)).rejects.toBeInstanceOf(RetryLaterError);
+    expect((await payoutOf(r))?.record).toMatchObject({ state: 'SUBMITTING', submitRetryAllowed: true });
+    const s = system();
+    h.sim.admin.setFaults('getPayout', { errorRate: 1 });
+    try {
+      s.clock.advance(61 * MINUTE);
+      await s.reconcile();
+    } finally {
+      h.sim.admin.clearFaults();
+    }
+    const review = await payoutOf(r);
+    expect(review?.record).toMatchObject({ state: 'NEEDS_REVIEW', reason: 'not processed within 60 minutes; nothing was paid' });
+    expect(review?.mayHaveReachedProvider).toBe(false);
+  });
+
   it('stops at its time budget and leaves the rest for the next run', async () => {
     const s = system();
     const r = request();

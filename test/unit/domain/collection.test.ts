@@ -114,12 +114,12 @@ describe('applyNotice', () => {
     const paid = applyNotice(fresh(), { orderStatus: 'COMPLETED', paymentStatus: 'PAID', eventId: 'e1' }, later(1)).next as Collection;
     const contradicting = applyNotice(paid, { orderStatus: 'EXPIRED', eventId: 'e3' }, later(3));
     const note = 'order status EXPIRED contradicts the final COMPLETED: COMPLETED stays until a person settles it with the provider';
-    expect(contradicting).toMatchObject({ ignored: [], contradiction: note });
+    expect(contradicting).toMatchObject({ ignored: [], contradiction: note, contradicts: true });
     expect(contradicting.next).toMatchObject({ orderStatus: 'COMPLETED', paymentStatus: 'PAID', contradictedBy: ['EXPIRED'], version: paid.version });
     expect(contradicting.next?.history.at(-1)).toEqual({ at: later(3).toISOString(), orderStatus: 'COMPLETED', paymentStatus: 'PAID', cause: 'notification', eventId: 'e3', note });
     const flagged = contradicting.next as Collection;
-    // The same word again (a redelivery, a replay) is already recorded: nothing to write, nothing to report.
-    expect(applyNotice(flagged, { orderStatus: 'EXPIRED', eventId: 'e5' }, later(5))).toEqual({ ignored: [] });
+    // The same word again (a redelivery, a replay) is already recorded: nothing to write, but it still contradicts.
+    expect(applyNotice(flagged, { orderStatus: 'EXPIRED', eventId: 'e5' }, later(5))).toEqual({ ignored: [], contradicts: true });
     expect(applyNotice(flagged, { orderStatus: 'CANCELLED', eventId: 'e6' }, later(6)).next?.contradictedBy).toEqual(['CANCELED', 'EXPIRED']);
   });
 

@@ -104,6 +104,20 @@ describe('KYC callback recognition', () => {
     expect(at('2026-11-20T08:00:00Z')).toBe('2026-11-20T08:00:00.000Z');
   });
 
+  it('a subject stored by an older version with an approval dated in the future is read as undated, so a later rejection wins', () => {
+    const receivedAt = new Date('2026-11-24T22:00:00.000Z');
+    const approval = recognizeKycCallback(documentedCallback, receivedAt);
+    const rejection = recognizeKycCallback(
+      { ...documentedCallback, timestamp: '2026-11-24T22:04:00Z', meta_data: { kyc_status: 'rejected', kyc_note: 'fraud' } },
+      new Date('2026-11-24T22:04:01.000Z'),
+    );
+    if (!approval.recognized || !rejection.recognized) throw new Error('both are recognized callbacks');
+    // What the older version stored: the approval's own time, 2099, believed.
+    const stored = applyKycEvent(undefined, 'app-1', { ...approval.event, occurredAt: '2099-01-01T00:00:00.000Z' }, 'kyc#a', receivedAt).subject;
+    expect(stored.position).toBe('2|2099-01-01T00:00:00.000Z|kyc#a');
+    expect(applyKycEvent(stored, 'app-1', rejection.event, 'kyc#r', new Date('2026-11-24T22:04:01.000Z')).subject.decision).toBe('rejected');
+  });
+
   it('an approval dated in the future does not outrank a later fraud rejection (undated approvals order first)', () => {
     const receivedAt = new Date('2026-11-24T22:00:00.000Z');
     const approval = recognizeKycCallback({ ...documentedCallback, timestamp: '9999-12-31T23:59:59Z' }, receivedAt);
