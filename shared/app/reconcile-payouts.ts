@@ -5,7 +5,7 @@ import { MAX_CHECK_DELAY_SECONDS, type PayoutCheck } from '@shared/messages/payo
 import { METRIC } from '@shared/observability/metric-names';
 import { countOutcome } from './outcome-metrics';
 import { withCredentialRefresh } from './credential-refresh';
-import { ConcurrentModificationError } from '@shared/domain/errors';
+import { ConcurrentModificationError, InvalidListCursorError } from '@shared/domain/errors';
 import type { Clock, Log, Telemetry } from '@shared/ports/runtime';
 import type { CredentialsSource, PayoutCheckQueue, PayoutProvider, PayoutStatusAnswer, PayoutSweepStore, ReversalWatchPosition } from '@shared/ports/payouts';
 import { ProviderError } from '@shared/providers/provider-errors';
@@ -484,7 +484,17 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
         let cursor = progress.pending?.ageMs === ageMs ? progress.pending.cursor : undefined;
         do {
           if (outOfTime()) return { ageMs, ...(cursor ? { cursor } : {}) };
-          const page = await repository.queryChanged('SUCCEEDED', new Date(from.getTime() - ageMs), new Date(until.getTime() - ageMs), settings.pageSize, cursor);
+          const changed = (at?: string) => repository.queryChanged('SUCCEEDED', new Date(from.getTime() - ageMs), new Date(until.getTime() - ageMs), settings.pageSize, at);
+          let page;
+          try {
+            page = await changed(cursor);
+          } catch (error) {
+            // A stored cursor the store no longer takes (written by another version) would stop the
+            // watch on every run: this age is read again from its start (one look per payout, as before).
+            if (!(error instanceof InvalidListCursorError) || cursor === undefined) throw error;
+            log.warn('reversal watch: stored progress not readable; reading this age again from its start', { ageMs });
+            page = await changed(undefined);
+          }
           read += page.identities.length;
           await mapLimited(page.identities, settings.concurrency, lookOne(ageMs));
           cursor = page.cursor;

@@ -160,4 +160,28 @@ describe('the reversal watch of SUCCEEDED payouts, by age', () => {
     const mark = (await doc.send(new GetCommand({ TableName: h.aws.names.payoutsTable, Key: { pk: REVERSAL_WATCH_MARK_KEY }, ConsistentRead: true }))).Item;
     expect(mark).toMatchObject({ coveredUntil: expect.any(String) });
   });
+  it('a stored progress cursor the store does not take (another version wrote it) reads that age again instead of stopping the watch', async () => {
+    const s = system();
+    const refs: PayoutRequestInput[] = [];
+    for (let i = 0; i < 6; i += 1) refs.push(await succeeded(s));
+    t += DAY + MINUTE;
+    const key = { pk: REVERSAL_WATCH_MARK_KEY };
+    const readMark = async () => (await doc.send(new GetCommand({ TableName: h.aws.names.payoutsTable, Key: key, ConsistentRead: true }))).Item as { pendingCursor?: string };
+    // Runs out of budget until one stops inside an age's pages (its progress then holds a cursor).
+    minutesPerCall = 1;
+    let mark = await readMark();
+    try {
+      for (let run = 0; run < 10 && mark.pendingCursor === undefined; run += 1) {
+        await system({ budgetMs: MINUTE }).reconciler.sweep();
+        mark = await readMark();
+      }
+    } finally {
+      minutesPerCall = 0;
+    }
+    expect(mark.pendingCursor).toBeDefined();
+    const forged = Buffer.from(JSON.stringify({ s: 0, k: { pk: 'x', listShard: 'SUCCEEDED#7', updatedAt: '2026-01-01T00:00:00.000Z' } })).toString('base64url');
+    await doc.send(new PutCommand({ TableName: h.aws.names.payoutsTable, Item: { ...mark, ...key, pendingCursor: forged } }));
+    await s.reconciler.sweep();
+    expect(refs.map(timesAsked).every((n) => n >= 1)).toBe(true);
+  });
 });
