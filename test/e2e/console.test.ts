@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { hostname, userInfo } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -177,6 +178,31 @@ describe('ops console in a browser', () => {
     expect(await page.$eval('h1', (h) => h.textContent)).toBe('Replay callbacks?');
     await Promise.all([page.waitForNavigation(), page.click('#confirm')]);
     expect(await page.$eval('#done', (e) => e.textContent)).toMatch(/^Replayed \d+ stored callback/);
+  });
+
+  it('masks an account number inside a JSON document that a stored callback carries as a string', async () => {
+    const { createEventStore } = await import('@shared/adapters/event-store');
+    const events = createEventStore({ tableName: stack.env.EVENTS_TABLE_NAME as string });
+    // As a provider or a queue wraps a payload: the document is the text of a string value.
+    const payload = JSON.stringify({ beneficiary: { account_number: '0987654321', name: 'Kofi Mensah' }, amount: '75.00' });
+    const body = JSON.stringify({ status: 'success', payload });
+    const eventId = `payout-notification#${createHash('sha256').update(body).digest('hex')}`;
+    const receivedAt = new Date();
+    await events.putOnce({
+      eventId,
+      source: 'payout-notification',
+      body,
+      receivedAt: receivedAt.toISOString(),
+      recognized: false,
+      unrecognizedReason: 'no order_details (a wrapped payload)',
+      expiresAt: Math.floor(receivedAt.getTime() / 1000) + 3600,
+    });
+    await page.goto(`${consoleHandle.url}/callbacks/view?id=${encodeURIComponent(eventId)}`);
+    const text = await page.$eval('#callback-body', (e) => e.textContent ?? '');
+    expect(text).not.toContain('0987654321');
+    const shown = JSON.parse(text) as { status: string; payload: string };
+    expect(shown.status).toBe('success');
+    expect(JSON.parse(shown.payload)).toEqual({ beneficiary: { account_number: '******4321', name: 'Kofi Mensah' }, amount: '75.00' });
   });
 
   /** The text of each label of a form on the page, trimmed. */

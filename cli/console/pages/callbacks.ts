@@ -1,6 +1,6 @@
 import { html } from 'hono/html';
 import * as v from '@shared/validation/valibot';
-import { maskAccountsInJsonText } from '@shared/domain/account';
+import { MAX_NESTED_JSON_LEVELS, maskAccountsInJsonText } from '@shared/domain/account';
 import { CALLBACK_SOURCES, MAX_REFERENCE_LENGTH, receivedDayOf } from '@shared/domain/callbacks';
 import { InvalidListCursorError } from '@shared/domain/errors';
 import type { CallbackListPage } from '@shared/ports/callbacks';
@@ -109,7 +109,7 @@ export async function callbackViewPage(ctx: PageContext, services: ConsoleServic
       ],
     )}
 <h2>Body as received</h2>
-<p class="hint">Shown verbatim as text, except account, card and phone numbers, which are masked wherever they stand (a body that is not JSON has every run of 6 digits or more masked).</p>
+<p class="hint">Shown verbatim as text, except account, card and phone numbers, which are masked wherever they stand, also inside a JSON document carried as a string (read ${MAX_NESTED_JSON_LEVELS} levels deep; one the console does not read is shown as * whole). A body that is not JSON has every run of 6 digits or more masked.</p>
 <pre class="body" id="callback-body">${maskAccountsInJsonText(event.body)}</pre>`,
   );
 }

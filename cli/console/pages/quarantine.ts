@@ -1,7 +1,7 @@
 import { html } from 'hono/html';
 import * as v from '@shared/validation/valibot';
 import { calibrateFromQuarantine } from '@shared/app/quarantine';
-import { maskAccountsInJsonText } from '@shared/domain/account';
+import { MAX_NESTED_JSON_LEVELS, maskAccountsInJsonText } from '@shared/domain/account';
 import { csrfField, page, table, withQuery, type Html, type PageContext } from '../layout';
 import { blankAsAbsent, day, NotFoundError, parseInput, requiredText, type FieldLabels } from '../query';
 import type { ConsoleServices } from '../services';
@@ -85,7 +85,7 @@ export async function quarantineViewPage(ctx: PageContext, services: ConsoleServ
       ],
     )}
 <h2>Body as received</h2>
-<p class="hint">Shown verbatim as text, except account, card and phone numbers, which are masked wherever they stand (a body that is not JSON has every run of 6 digits or more masked). Nothing in it was applied.</p>
+<p class="hint">Shown verbatim as text, except account, card and phone numbers, which are masked wherever they stand, also inside a JSON document carried as a string (read ${MAX_NESTED_JSON_LEVELS} levels deep; one the console does not read is shown as * whole). A body that is not JSON has every run of 6 digits or more masked. Nothing in it was applied.</p>
 <pre class="body" id="quarantine-body">${maskAccountsInJsonText(found.body)}</pre>`,
   );
 }
