@@ -1,5 +1,6 @@
 import Table from 'cli-table3';
 import { tableStyle } from '@local/terminal';
+import type { OperatorInput } from '@shared/app/operator-errors';
 
 /**
  * Exit codes by class of failure (docs/cli.md "Exit codes"), so a script can tell them apart.
@@ -183,6 +184,15 @@ const profileTried = (): string => process.env.AWS_PROFILE ?? process.env.AWS_DE
 /** Network failures of the SDK or fetch: nothing answered. */
 const UNREACHABLE = /ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|UnknownEndpoint|socket hang up/;
 
+/** The option that gives each input an operator's use case names in plain words (InvalidOperatorInputError's `input`). */
+const OPTION_OF_INPUT: Readonly<Record<OperatorInput, string>> = { newReference: '--new-reference', accountNumber: '--account-number' };
+
+/** A use case's message with the option it is about, when it names one: "...: give the beneficiary's full account number (--account-number)". */
+const withOption = (message: string, error: Error): string => {
+  const input = (error as { input?: OperatorInput }).input;
+  return input === undefined ? message : `${message} (${OPTION_OF_INPUT[input]})`;
+};
+
 /**
  * Every named error the CLI meets, in one place: the exit-code class and the words of its line.
  * Matched by name so the CLI need not load the modules that define them.
@@ -190,7 +200,7 @@ const UNREACHABLE = /ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|Unkno
 const ERROR_CLASSES: Readonly<Record<string, { exit: number; words: (message: string, error: Error) => string }>> = {
   PayoutNotFoundError: { exit: EXIT.notFound, words: (m) => m },
   DeadLetterNotFoundError: { exit: EXIT.notFound, words: (m) => m },
-  InvalidOperatorInputError: { exit: EXIT.invalidInput, words: (m) => m },
+  InvalidOperatorInputError: { exit: EXIT.invalidInput, words: withOption },
   CollectionNotFoundError: { exit: EXIT.notFound, words: (m) => m },
   CollectionExistsError: { exit: EXIT.invalidInput, words: (m) => m },
   CollectionQueryError: { exit: EXIT.invalidInput, words: (m) => m },
@@ -199,7 +209,7 @@ const ERROR_CLASSES: Readonly<Record<string, { exit: number; words: (message: st
   UnsupportedCurrencyError: { exit: EXIT.invalidInput, words: (m) => m },
   OperatorActionRefusedError: {
     exit: EXIT.refused,
-    words: (m, e) => ((e as { forcible?: boolean }).forcible ? `${m}. To resolve it against the provider's answer, give --force with your evidence` : m),
+    words: (m, e) => ((e as { forcible?: boolean }).forcible ? `${m}. To resolve it against the provider's answer, give --force with your evidence` : withOption(m, e)),
   },
   InvalidListCursorError: { exit: EXIT.invalidInput, words: (m) => `--cursor: ${m}` },
   ReplayRangeError: { exit: EXIT.invalidInput, words: (m) => `--since/--until: ${m}` },

@@ -96,6 +96,8 @@ export function confirmPage(
     warning?: string;
     /** What the table shows instead of a field's value (an account number typed in the form is shown masked). */
     display?: Record<string, string>;
+    /** What the table calls each field: the form's words, not the field's `name`. */
+    labels?: Readonly<Record<string, string>>;
   },
 ): Html {
   return page(
@@ -104,7 +106,7 @@ export function confirmPage(
     active,
     html`<p class="confirm-what">${options.what}</p>
 ${options.warning ? html`<p class="warning">${options.warning}</p>` : ''}
-${table(['field', 'value'], Object.entries(options.fields).map(([name, value]) => [name, options.display?.[name] ?? value]))}
+${table(['field', 'value'], Object.entries(options.fields).map(([name, value]) => [options.labels?.[name] ?? name, options.display?.[name] ?? value]))}
 <form method="post" action="${options.action}" class="confirm">
   ${csrfField(ctx)}
   ${Object.entries(options.fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}

@@ -11,16 +11,36 @@ export class NotFoundError extends Error {
   override name = 'NotFoundError';
 }
 
+/** What the page calls each field of a form or search, by the field's `name` ("as" is "Outcome"). */
+export type FieldLabels = Readonly<Record<string, string>>;
+
 /**
  * Parses a page's query or a form against its schema; the first problem of each field becomes one
- * line of the 400 page ("state: must be one of ..."), never a stack trace. valibot runs every check
- * of a field by default, so one wrong time would read twice ("since: must be an ISO-8601 time ...;
- * since: must be an ISO-8601 time ..."): `abortPipeEarly` stops a field at its first problem.
+ * line of the 400 page ("State: must be one of ..."), never a stack trace. A field is named as its
+ * page labels it (`labels`), since a field's `name` is the wire's word, not the operator's; a field
+ * without a label (one only a link sets) keeps its name. valibot runs every check of a field by
+ * default, so one wrong time would read twice ("Since: must be an ISO-8601 time ...; Since: must be
+ * an ISO-8601 time ..."): `abortPipeEarly` stops a field at its first problem.
  */
-export function parseInput<T extends v.GenericSchema>(schema: T, input: unknown): v.InferOutput<T> {
+export function parseInput<T extends v.GenericSchema>(schema: T, input: unknown, labels: FieldLabels = {}): v.InferOutput<T> {
   const parsed = v.safeParse(schema, input, { abortPipeEarly: true });
   if (parsed.success) return parsed.output;
-  throw new BadRequestError(parsed.issues.map((issue) => `${v.getDotPath(issue) || 'input'}: ${issue.message}`).join('; '));
+  throw new BadRequestError(
+    parsed.issues
+      .map((issue) => {
+        const path = v.getDotPath(issue) || 'input';
+        return `${labels[path] ?? path}: ${issue.message}`;
+      })
+      .join('; '),
+  );
+}
+
+/**
+ * The 400 of a "next page" link whose cursor the listing refused (InvalidListCursorError): edited
+ * by hand, or taken from another search. Said as a person meets it, a link, not a cursor.
+ */
+export function refusedPageLink(): BadRequestError {
+  return new BadRequestError('this "next page" link is not one the console made for this search (it was changed, or belongs to another search): start again from the first page');
 }
 
 /** `YYYY-MM-DD`, a real calendar day. */

@@ -32,8 +32,8 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== 
 
 /**
  * The body with every account number masked (maskAccountsInJsonText: the account, card and phone
- * members of a JSON body at any depth, or every run of six digits or more when the body is not
- * JSON); a JSON object is pretty-printed.
+ * members of a JSON body at any depth and in JSON documents its strings carry, or every run of six
+ * digits or more when the body is not JSON); a JSON object is pretty-printed.
  */
 export function maskedBody(body: string): string {
   const masked = maskAccountsInJsonText(body);

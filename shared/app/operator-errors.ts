@@ -8,9 +8,23 @@ export class PayoutNotFoundError extends Error {
   override name = 'PayoutNotFoundError';
 }
 
+/**
+ * An input of an operator's request that an error is about. Messages name it in plain words ("the
+ * new reference"); each caller points to where it is given in its own way: the CLI by its option
+ * (`--new-reference`), the console by the words of its form.
+ */
+export type OperatorInput = 'newReference' | 'accountNumber';
+
 /** The operator's input is wrong (empty evidence, a reference that cannot be a key, a wrong account number). */
 export class InvalidOperatorInputError extends Error {
   override name = 'InvalidOperatorInputError';
+  constructor(
+    message: string,
+    /** The input the message is about, when it is one the caller names its own way. */
+    readonly input?: OperatorInput,
+  ) {
+    super(message);
+  }
 }
 
 /**
@@ -28,6 +42,8 @@ export class OperatorActionRefusedError extends Error {
      * (--force) and the console (its "force" box) each add their own words.
      */
     readonly forcible = false,
+    /** The input the refusal is about, when another value of it would be accepted (a new reference already taken). */
+    readonly input?: OperatorInput,
   ) {
     super(message);
   }

@@ -59,12 +59,12 @@ async function accountNumberFor(original: Payout, fromProvider: unknown, given: 
       typeof provider === 'string' && provider.length >= 4 && provider.slice(-4) === mask.slice(-4)
         ? `the provider's record gives a number ending like it that is not the account stored (written another way, or another account)`
         : `the provider's record does not give it`;
-    throw new InvalidOperatorInputError(`payrelay keeps only the masked account (${mask}) and ${why}: pass the full number with --account-number`);
+    throw new InvalidOperatorInputError(`payrelay keeps only the masked account (${mask}) and ${why}: give the beneficiary's full account number`, 'accountNumber');
   }
   const number = given.trim();
-  if (maskAccount(number) !== mask) throw new InvalidOperatorInputError(`the account number given does not match the first payout's account ${mask}`);
+  if (maskAccount(number) !== mask) throw new InvalidOperatorInputError(`the account number given does not match the first payout's account ${mask}`, 'accountNumber');
   if (!(await isTheAccount(number))) {
-    throw new InvalidOperatorInputError(`the account number given is not the first payout's account: its last digits match ${mask}, the digits before them do not`);
+    throw new InvalidOperatorInputError(`the account number given is not the first payout's account: its last digits match ${mask}, the digits before them do not`, 'accountNumber');
   }
   return number;
 }
@@ -103,9 +103,9 @@ export async function retryPayout(deps: RetryDeps, request: RetryRequest): Promi
   try {
     payoutKey(identity);
   } catch (error) {
-    throw new InvalidOperatorInputError(`--new-reference: ${(error as Error).message}`);
+    throw new InvalidOperatorInputError(`the new reference cannot be used: ${(error as Error).message}`, 'newReference');
   }
-  if (identity.withdrawal_reference === ref) throw new InvalidOperatorInputError('--new-reference must differ from the reference of the failed payout');
+  if (identity.withdrawal_reference === ref) throw new InvalidOperatorInputError('the new reference must differ from the reference of the failed payout', 'newReference');
   if (first.record.retriedAs !== undefined && first.record.retriedAs !== identity.withdrawal_reference) {
     throw new OperatorActionRefusedError(`payout ${ref} was already retried as ${first.record.retriedAs}`, 'state');
   }
@@ -142,7 +142,7 @@ export async function retryPayout(deps: RetryDeps, request: RetryRequest): Promi
 
   const now = deps.clock.now();
   const taken = (): OperatorActionRefusedError =>
-    new OperatorActionRefusedError(`reference ${identity.withdrawal_reference} is already used by another payout; choose another --new-reference`, 'state');
+    new OperatorActionRefusedError(`reference ${identity.withdrawal_reference} is already used by another payout; choose another new reference`, 'state', false, 'newReference');
   let original = first;
   if (first.record.retriedAs === undefined) {
     // The link is what stops a second retry, so it is written only for a reference that is free: a

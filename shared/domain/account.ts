@@ -104,6 +104,58 @@ function endOfString(text: string, start: number): number {
   return i + 1;
 }
 
+/**
+ * How many documents deep, each carried as a string value of the one around it, the masker looks:
+ * the body is level 0, a JSON document in one of its strings level 1. Providers and queues wrap a
+ * payload once or twice (`{"payload":"{\\"account_number\\":…}"}`); three covers that with room.
+ */
+export const MAX_NESTED_JSON_LEVELS = 3;
+
+/**
+ * The longest string (in UTF-16 code units, decoded) the masker parses as a nested document. With
+ * the level bound it keeps a hostile body's cost linear in its length: each level parses at most
+ * the text of the level around it, and no one string more than this.
+ */
+export const MAX_NESTED_JSON_LENGTH = 65_536;
+
+/**
+ * How many strings shaped like a document one body may have parsed, all levels together. A string
+ * that is not JSON costs a thrown SyntaxError, some thirty times the cost of walking it, so a body
+ * of tens of thousands of `"{x}"` would take half a second to show without this bound.
+ */
+export const MAX_NESTED_JSON_DOCUMENTS = 1_000;
+
+/** What is left of MAX_NESTED_JSON_DOCUMENTS while one body is masked. */
+interface NestedBudget {
+  documents: number;
+}
+
+/** Whether a decoded string value has the shape of a JSON object or array (its first and last characters, white space aside). */
+function looksLikeJsonContainer(value: string): boolean {
+  const trimmed = value.trim();
+  return (trimmed.startsWith('{') && trimmed.endsWith('}')) || (trimmed.startsWith('[') && trimmed.endsWith(']'));
+}
+
+/**
+ * What a string value found at `level` - 1 is shown as when it is itself a JSON object or array:
+ * its text masked by the same rules (maskValidJsonText), or, past the level, length or document
+ * bound, every character replaced by `*`, since a document the masker does not read may hold a
+ * number it would mask. `undefined`: keep the string as it stands (not JSON, or nothing to mask).
+ */
+function maskedNestedDocument(value: string, level: number, budget: NestedBudget): string | undefined {
+  if (!looksLikeJsonContainer(value)) return undefined;
+  if (value.length > MAX_NESTED_JSON_LENGTH || budget.documents <= 0) return '*'.repeat(value.length);
+  budget.documents -= 1;
+  try {
+    JSON.parse(value);
+  } catch {
+    return undefined;
+  }
+  if (level > MAX_NESTED_JSON_LEVELS) return '*'.repeat(value.length);
+  const masked = maskValidJsonText(value, level, budget);
+  return masked === value ? undefined : masked;
+}
+
 /** One open object or array of the walk: whether all its values are masked, and (objects) where a member stands. */
 interface Frame {
   readonly object: boolean;
@@ -116,11 +168,14 @@ interface Frame {
 }
 
 /**
- * Masks a text that JSON.parse accepted, token by token with an explicit stack (no recursion, so any
- * depth the parser took is fine). Names are decoded before they are compared; only the tokens of
- * masked values are rewritten, every other character is copied.
+ * Masks a text that JSON.parse accepted, token by token with an explicit stack (no recursion over
+ * its arrays and objects, so any depth the parser took is fine). Names are decoded before they are
+ * compared; only the tokens of masked values, and of string values that are JSON documents with
+ * something masked in them (maskedNestedDocument, one call per level, MAX_NESTED_JSON_LEVELS at
+ * most), are rewritten; every other character is copied. `level`: how many strings deep `text` was
+ * found (0: the body itself); `budget`: the nested documents the body may still have parsed.
  */
-function maskValidJsonText(text: string): string {
+function maskValidJsonText(text: string, level = 0, budget: NestedBudget = { documents: MAX_NESTED_JSON_DOCUMENTS }): string {
   const frames: Frame[] = [];
   let out = '';
   let copied = 0;
@@ -128,10 +183,11 @@ function maskValidJsonText(text: string): string {
     const frame = frames[frames.length - 1];
     return frame !== undefined && (frame.masked || (frame.object && frame.accountMember));
   };
-  const mask = (start: number, end: number, value: string): void => {
-    out += text.slice(copied, start) + JSON.stringify(maskAccount(value));
+  const replace = (start: number, end: number, shown: string): void => {
+    out += text.slice(copied, start) + JSON.stringify(shown);
     copied = end;
   };
+  const mask = (start: number, end: number, value: string): void => replace(start, end, maskAccount(value));
   let i = 0;
   while (i < text.length) {
     const c = text[i] as string;
@@ -152,6 +208,10 @@ function maskValidJsonText(text: string): string {
         frame.expectName = false;
       } else if (valueMasked()) {
         mask(i, end, JSON.parse(text.slice(i, end)) as string);
+      } else {
+        // Decoded before its shape is looked at: a `{` may be written `\u007b`.
+        const nested = maskedNestedDocument(JSON.parse(text.slice(i, end)) as string, level + 1, budget);
+        if (nested !== undefined) replace(i, end, nested);
       }
       i = end;
     } else if (c === '-' || (c >= '0' && c <= '9')) {
@@ -178,6 +238,18 @@ function maskValidJsonText(text: string): string {
  * A masked number is shown as a string of its digits as written. `true`, `false` and `null` stay.
  * The rest of the text is kept as it was received (its escapes, spacing, key order and number
  * spellings such as `100.50`), so the body reads as it arrived, minus those numbers.
+ *
+ * A string value that is itself a JSON object or array (`{"payload":"{\"account_number\":\"0123456789\"}"}`:
+ * providers and queues wrap payloads so) is masked by the same rules, and only when something in it
+ * was masked is that one string written again (JSON.stringify of its masked text, so its escapes
+ * may be spelled differently); every other byte stays. Documents inside strings of documents inside
+ * strings are read the same way, up to MAX_NESTED_JSON_LEVELS levels. A JSON document past that
+ * level, a string shaped like one (`{…}`, `[…]`) longer than MAX_NESTED_JSON_LENGTH, and every such
+ * string after the first MAX_NESTED_JSON_DOCUMENTS of the body are not read: the whole string is
+ * shown as `*` (its length kept) rather than as it stands. A document not read may carry an account
+ * number, and the bounds exist because a hostile body can wrap one deeper, longer or more often than
+ * any provider does, so an operator loses at most the view of such a string, never a number's
+ * secrecy; and whatever the body, the work stays linear in its length. A string that is not a JSON object or array stays as it is.
  *
  * A body that is not JSON (or that the parser refuses, such as one nested too deep), or is a bare JSON
  * string or number, has every run of 6 digits or more masked instead. Never throws.

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { hostname, userInfo } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -102,13 +103,13 @@ describe('ops console in a browser', () => {
     expect(await page.$$eval('tbody tr', (trs) => trs.length)).toBe(0);
     const bad = await page.goto(`${consoleHandle.url}/payouts?state=PAID`);
     expect(bad?.status()).toBe(400);
-    expect(await page.$eval('#problem', (e) => e.textContent)).toMatch(/^state: must be one of ACCEPTED/);
+    expect(await page.$eval('#problem', (e) => e.textContent)).toMatch(/^State: must be one of ACCEPTED/);
     // A forged cursor (a string where a shard's resume key goes) is the listing's 400, never DynamoDB's ValidationException.
     const forged = Buffer.from(JSON.stringify({ shards: ['x', 0, 0, 0] })).toString('base64url');
     for (const path of [`/payouts?state=SUCCEEDED&cursor=${forged}`, `/review?cursor=${forged}`]) {
       const answer = await page.goto(`${consoleHandle.url}${path}`);
       expect(answer?.status(), path).toBe(400);
-      expect(await page.$eval('#problem', (e) => e.textContent), path).toMatch(/^cursor: the cursor is not one this listing handed out/);
+      expect(await page.$eval('#problem', (e) => e.textContent), path).toMatch(/^this "next page" link is not one the console made for this search/);
       expect(await page.content(), path).not.toContain('ValidationException');
     }
   });
@@ -143,7 +144,7 @@ describe('ops console in a browser', () => {
   it('answers a bad query parameter with a 400 page that says what is wrong', async () => {
     const answer = await page.goto(`${consoleHandle.url}/callbacks?day=2026-02-30`);
     expect(answer?.status()).toBe(400);
-    expect(await page.$eval('#problem', (e) => e.textContent)).toBe('day: is not a calendar day');
+    expect(await page.$eval('#problem', (e) => e.textContent)).toBe('Day: is not a calendar day');
     expect(await page.content()).not.toMatch(/at .*\.ts:\d+/);
   });
 
@@ -171,13 +172,43 @@ describe('ops console in a browser', () => {
     expect(new Set(names)).toEqual(new Set([scenario.succeeded]));
     const badCursor = await page.goto(`${consoleHandle.url}/callbacks?cursor=not-a-cursor`);
     expect(badCursor?.status()).toBe(400);
-    expect(await page.$eval('#problem', (e) => e.textContent)).toMatch(/^cursor: the cursor is not one this listing handed out/);
+    expect(await page.$eval('#problem', (e) => e.textContent)).toMatch(/^this "next page" link is not one the console made for this search/);
     await page.goto(`${consoleHandle.url}/callbacks`);
     await Promise.all([page.waitForNavigation(), page.click('form.action button')]);
     expect(await page.$eval('h1', (h) => h.textContent)).toBe('Replay callbacks?');
     await Promise.all([page.waitForNavigation(), page.click('#confirm')]);
     expect(await page.$eval('#done', (e) => e.textContent)).toMatch(/^Replayed \d+ stored callback/);
   });
+
+  it('masks an account number inside a JSON document that a stored callback carries as a string', async () => {
+    const { createEventStore } = await import('@shared/adapters/event-store');
+    const events = createEventStore({ tableName: stack.env.EVENTS_TABLE_NAME as string });
+    // As a provider or a queue wraps a payload: the document is the text of a string value.
+    const payload = JSON.stringify({ beneficiary: { account_number: '0987654321', name: 'Kofi Mensah' }, amount: '75.00' });
+    const body = JSON.stringify({ status: 'success', payload });
+    const eventId = `payout-notification#${createHash('sha256').update(body).digest('hex')}`;
+    const receivedAt = new Date();
+    await events.putOnce({
+      eventId,
+      source: 'payout-notification',
+      body,
+      receivedAt: receivedAt.toISOString(),
+      recognized: false,
+      unrecognizedReason: 'no order_details (a wrapped payload)',
+      expiresAt: Math.floor(receivedAt.getTime() / 1000) + 3600,
+    });
+    await page.goto(`${consoleHandle.url}/callbacks/view?id=${encodeURIComponent(eventId)}`);
+    const text = await page.$eval('#callback-body', (e) => e.textContent ?? '');
+    expect(text).not.toContain('0987654321');
+    const shown = JSON.parse(text) as { status: string; payload: string };
+    expect(shown.status).toBe('success');
+    expect(JSON.parse(shown.payload)).toEqual({ beneficiary: { account_number: '******4321', name: 'Kofi Mensah' }, amount: '75.00' });
+  });
+
+  /** The text of each label of a form on the page, trimmed. */
+  async function labelsOf(form: string): Promise<string[]> {
+    return page.$$eval(`${form} label`, (labels) => labels.map((l) => (l.textContent ?? '').trim()));
+  }
 
   /** Submits the form on the page and waits for the answer. */
   async function submit(selector: string): Promise<void> {
@@ -190,10 +221,18 @@ describe('ops console in a browser', () => {
     expect(rows).toContain(scenario.review);
     await submit(`tbody tr:nth-child(${rows.indexOf(scenario.review) + 1}) a.resolve`);
     expect(await page.$eval('#provider-answer', (e) => e.textContent)).toMatch(/^not found/);
+    // The form speaks to a person: what each field is and whether it is required, never the CLI's options.
+    expect(await labelsOf('form.resolve')).toEqual([
+      expect.stringMatching(/^Outcome \(required\)/),
+      'Evidence (required: what shows the outcome)',
+      'Who resolves (your name, kept in the history)',
+      "force: resolve even if the provider's answer says otherwise",
+    ]);
+    expect(await page.$eval('main', (m) => m.textContent ?? '')).not.toContain('--');
     // An empty form is refused with what is missing, and nothing is written.
     const refused = await Promise.all([page.waitForNavigation(), page.click('form.resolve button')]);
     expect(refused[0]?.status()).toBe(400);
-    expect(await page.$eval('#problem', (e) => e.textContent)).toMatch(/^as: choose succeeded or failed; evidence: is required/);
+    expect(await page.$eval('#problem', (e) => e.textContent)).toMatch(/^Outcome: choose succeeded or failed; Evidence: is required/);
     // An outcome the provider contradicts is refused with the console's own way to force it (not the CLI's flag).
     const contradicted = await fetch(`${consoleHandle.url}/review/resolve?key=${encodeURIComponent(new URL(page.url()).searchParams.get('key') ?? '')}`, {
       method: 'POST',
@@ -213,6 +252,7 @@ describe('ops console in a browser', () => {
     });
     await submit('form.resolve button');
     expect(await page.$eval('h1', (h) => h.textContent)).toBe(`Resolve ${scenario.review} as FAILED?`);
+    expect(await page.$$eval('main table tbody tr td:first-child', (tds) => tds.map((td) => td.textContent))).toEqual(['Outcome', 'Evidence', 'Who resolves', 'Force']);
     expect(await page.$eval('.confirm-what', (e) => e.textContent)).toContain('The provider says now: not found');
     await submit('#confirm');
     expect(await page.$eval('#done', (e) => e.textContent)).toMatch(new RegExp(`^${scenario.review} is now FAILED\\. Provider's answer recorded: not found`));
@@ -245,8 +285,15 @@ describe('ops console in a browser', () => {
     await submit('#retry-link');
     const retryRef = `${scenario.failed}-R1`;
     expect(await page.$eval('input[name=new_reference]', (e) => (e as unknown as { value: string }).value)).toBe(retryRef);
+    expect(await labelsOf('form.retry')).toEqual([
+      "New payout's reference (required, unused)",
+      'Full account number (only when asked)',
+      'Who retries (your name, kept in the history)',
+    ]);
+    expect(await page.$eval('main', (m) => m.textContent ?? '')).not.toContain('--');
     await submit('form.retry button');
     expect(await page.$eval('h1', (h) => h.textContent)).toBe(`Retry ${scenario.failed} as ${retryRef}?`);
+    expect(await page.$$eval('main table tbody tr td:first-child', (tds) => tds.map((td) => td.textContent))).toEqual(["New payout's reference", 'Who retries']);
     await submit('#confirm');
     expect(await page.$eval('#done', (e) => e.textContent)).toBe(`${retryRef} was created (retry of ${scenario.failed}) and sent to the payouts queue.`);
     await submit('#done + p a');
@@ -298,6 +345,8 @@ describe('ops console in a browser', () => {
   });
 
   it('lists the DLQ with reasons and masked accounts, and redrives a message after a confirmation', async () => {
+    await page.goto(`${consoleHandle.url}/dlq/redrive`);
+    expect(await labelsOf('form.redrive')).toEqual(['How many at most (empty: all of them)']);
     await page.goto(`${consoleHandle.url}/dlq`);
     const rows = await page.$$eval('tbody tr', (trs) => trs.map((tr) => tr.textContent ?? ''));
     const index = rows.findIndex((row) => row.includes(scenario.deadLetter));
@@ -358,7 +407,7 @@ describe('ops console in a browser', () => {
     expect(await page.$$(`a[href*="${encodeURIComponent(scenario.collection)}"]`)).toHaveLength(0);
     const wrong = await page.goto(`${consoleHandle.url}/collections?order_status=DONE`);
     expect(wrong?.status()).toBe(400);
-    expect(await page.$eval('#problem', (e) => e.textContent)).toMatch(/^order_status: must be one of PENDING/);
+    expect(await page.$eval('#problem', (e) => e.textContent)).toMatch(/^Order status: must be one of PENDING/);
     const missing = await page.goto(`${consoleHandle.url}/collections/view?id=no-such-order`);
     expect(missing?.status()).toBe(404);
   });

@@ -41,10 +41,15 @@ async function main(): Promise<void> {
         ['collection', `/collections/view?id=${encodeURIComponent(scenario.collection)}`],
       ];
       const repository = (await import('@shared/adapters/payout-repository')).createPayoutRepository(stack.env.PAYOUTS_TABLE_NAME as string);
-      const [firstPayout, inReview] = await Promise.all([repository.findByReference(timedOut), repository.findByReference(scenario.review)]);
+      const [firstPayout, inReview, failed] = await Promise.all([
+        repository.findByReference(timedOut),
+        repository.findByReference(scenario.review),
+        repository.findByReference(scenario.failed),
+      ]);
       const { payoutKey } = await import('@shared/domain/identity');
       if (firstPayout[0]) shots.push(['payout', `/payouts/view?key=${encodeURIComponent(payoutKey(firstPayout[0].record.identity))}`]);
       if (inReview[0]) shots.push(['resolve', `/review/resolve?key=${encodeURIComponent(payoutKey(inReview[0].record.identity))}`]);
+      if (failed[0]) shots.push(['retry', `/payouts/retry?key=${encodeURIComponent(payoutKey(failed[0].record.identity))}`]);
       mkdirSync(OUT_DIR, { recursive: true });
       for (const [name, path] of shots) {
         await page.goto(`${consoleHandle.url}${path}`, { waitUntil: 'networkidle0' });

@@ -1,12 +1,12 @@
 import { html } from 'hono/html';
 import * as v from '@shared/validation/valibot';
-import { maskAccountsInJsonText } from '@shared/domain/account';
+import { MAX_NESTED_JSON_LEVELS, maskAccountsInJsonText } from '@shared/domain/account';
 import { CALLBACK_SOURCES, MAX_REFERENCE_LENGTH, receivedDayOf } from '@shared/domain/callbacks';
 import { InvalidListCursorError } from '@shared/domain/errors';
 import type { CallbackListPage } from '@shared/ports/callbacks';
 import { replayEvents, ReplayRangeError, type ReplayResult } from '@shared/app/replay-events';
 import { confirmPage, csrfField, donePage, page, select, table, withQuery, type Html, type PageContext } from '../layout';
-import { BadRequestError, blankAsAbsent, day, formStep, isoTime, NotFoundError, optionalText, parseInput, requiredText } from '../query';
+import { BadRequestError, blankAsAbsent, day, formStep, isoTime, NotFoundError, optionalText, parseInput, refusedPageLink, requiredText, type FieldLabels } from '../query';
 import type { ConsoleServices } from '../services';
 import { noTelemetry } from '@cli/log';
 import { consoleLog } from '../log';
@@ -22,13 +22,15 @@ const listQuery = v.object({
   cursor: optionalText(4096),
 });
 
+const LIST_LABELS: FieldLabels = { day: 'Day', source: 'Source', reference: 'Reference', cursor: '"next page" link' };
+
 /**
  * Callbacks, newest first, a page at a time: of one UTC day (the events table's time index), or naming
  * one reference, withdrawal_reference or user_reference (the reference index, every day kept, or one
  * day), narrowed by source. Index Queries through the event store, never a whole day in memory.
  */
 export async function callbacksPage(ctx: PageContext, services: ConsoleServices, query: unknown, now: Date): Promise<Html> {
-  const filter = parseInput(listQuery, query);
+  const filter = parseInput(listQuery, query, LIST_LABELS);
   const shownDay = filter.day ?? (filter.reference ? undefined : receivedDayOf(now));
   const common = { limit: PAGE_SIZE, ...(filter.source ? { source: filter.source } : {}), ...(filter.cursor ? { cursor: filter.cursor } : {}) };
   let listed: CallbackListPage;
@@ -37,7 +39,7 @@ export async function callbacksPage(ctx: PageContext, services: ConsoleServices,
       filter.reference ? { ...common, reference: filter.reference, ...(shownDay ? { day: shownDay } : {}) } : { ...common, day: shownDay as string },
     );
   } catch (error) {
-    if (error instanceof InvalidListCursorError) throw new BadRequestError(`cursor: ${error.message}`);
+    if (error instanceof InvalidListCursorError) throw refusedPageLink();
     throw error;
   }
   const q = { day: shownDay, source: filter.source, reference: filter.reference };
@@ -53,7 +55,7 @@ export async function callbacksPage(ctx: PageContext, services: ConsoleServices,
     'Callbacks',
     '/callbacks',
     html`<form method="get" action="/callbacks" class="search">
-  <label>Day <input name="day" value="${filter.day ?? ''}" placeholder="today"></label>
+  <label>Day (UTC; empty: today) <input name="day" value="${filter.day ?? ''}" placeholder="YYYY-MM-DD"></label>
   <label>Source ${select('source', CALLBACK_SOURCES, filter.source)}</label>
   <label>Reference <input name="reference" class="reference" value="${filter.reference ?? ''}" placeholder="withdrawal or user reference"></label>
   <button type="submit">Show</button>
@@ -73,11 +75,11 @@ ${table(
 )}
 <p class="pager">${filter.cursor ? html`<a href="${withQuery('/callbacks', q)}">first page</a> ` : ''}${listed.cursor ? html`<a href="${withQuery('/callbacks', { ...q, cursor: listed.cursor })}" id="next-page">next page →</a>` : ''}</p>
 <h2>Replay</h2>
-<p>Re-apply the stored callbacks of a time range, as <code>payrelay events replay</code> does: KYC callbacks to the KYC subjects, order notifications to the collections they name (idempotent; notifications about payouts are left to the reconciler).</p>
+<p>Apply again the stored callbacks received in a time range: KYC callbacks to the KYC subjects, order notifications to the collections they name. What is already applied stays as it is, so replaying a range twice is harmless; notifications about payouts are left to the reconciler. Nothing is applied until you confirm on the next page.</p>
 <form method="post" action="/callbacks/replay" class="action">
   ${csrfField(ctx)}
-  <label>Since <input name="since" class="instant" value="${since.toISOString()}"></label>
-  <label>Until <input name="until" class="instant" value="${until.toISOString()}"></label>
+  <label>Received from (UTC time) <input name="since" class="instant" value="${since.toISOString()}"></label>
+  <label>Received before (UTC time) <input name="until" class="instant" value="${until.toISOString()}"></label>
   <button type="submit">Replay…</button>
 </form>`,
   );
@@ -107,24 +109,27 @@ export async function callbackViewPage(ctx: PageContext, services: ConsoleServic
       ],
     )}
 <h2>Body as received</h2>
-<p class="hint">Shown verbatim as text, except account, card and phone numbers, which are masked wherever they stand (a body that is not JSON has every run of 6 digits or more masked).</p>
+<p class="hint">Shown verbatim as text, except account, card and phone numbers, which are masked wherever they stand, also inside a JSON document carried as a string (read ${MAX_NESTED_JSON_LEVELS} levels deep; one the console does not read is shown as * whole). A body that is not JSON has every run of 6 digits or more masked.</p>
 <pre class="body" id="callback-body">${maskAccountsInJsonText(event.body)}</pre>`,
   );
 }
 
 const replayForm = v.object({ since: isoTime, until: isoTime, step: formStep });
 
+const REPLAY_LABELS: FieldLabels = { since: 'Received from', until: 'Received before' };
+
 /** Replay, step 1 (what will happen) or step 2 (done, with the counts). */
 export async function replayAction(ctx: PageContext, services: ConsoleServices, form: unknown, now: Date): Promise<Html> {
-  const input = parseInput(replayForm, form);
+  const input = parseInput(replayForm, form, REPLAY_LABELS);
   const since = new Date(input.since);
   const until = new Date(input.until);
-  if (until <= since) throw new BadRequestError('until must be after since');
+  if (until <= since) throw new BadRequestError('Received before: must be later than Received from');
   if (input.step === 'review') {
     return confirmPage(ctx, 'Replay callbacks?', '/callbacks', {
       action: '/callbacks/replay',
       what: 'Re-apply the stored callbacks received in this range: KYC callbacks to the KYC subjects, order notifications to the collections they name. Projections that already reflect them do not change.',
       fields: { since: input.since, until: input.until },
+      labels: REPLAY_LABELS,
       cancel: '/callbacks',
     });
   }

@@ -1,10 +1,10 @@
 import { html } from 'hono/html';
 import * as v from '@shared/validation/valibot';
-import { getCollection, listCollections } from '@shared/app/collections';
+import { getCollection, listCollections, MAX_COLLECTION_RANGE_DAYS } from '@shared/app/collections';
 import { ORDER_STATUSES, PAYMENT_STATUSES, type Collection } from '@shared/domain/collection';
 import { InvalidListCursorError } from '@shared/domain/errors';
 import { page, select, table, withQuery, type Html, type PageContext } from '../layout';
-import { BadRequestError, blankAsAbsent, day, optionalText, parseInput, requiredText } from '../query';
+import { BadRequestError, blankAsAbsent, day, optionalText, parseInput, refusedPageLink, requiredText, type FieldLabels } from '../query';
 import type { ConsoleServices } from '../services';
 
 const DAY_MS = 86_400_000;
@@ -20,6 +20,8 @@ const listQuery = v.object({
   cursor: optionalText(4096),
 });
 
+const LIST_LABELS: FieldLabels = { since: 'Created since', order_status: 'Order status', payment_status: 'Payment status', cursor: '"next page" link' };
+
 function collectionHref(collection: Collection): string {
   return withQuery('/collections/view', { id: collection.partnerOrderId });
 }
@@ -29,16 +31,22 @@ function collectionHref(collection: Collection): string {
  * one order or payment status, through the CLI's use case (`payrelay collections list`).
  */
 export async function collectionsPage(ctx: PageContext, services: ConsoleServices, query: unknown, now: Date): Promise<Html> {
-  const q = parseInput(listQuery, query);
+  const q = parseInput(listQuery, query, LIST_LABELS);
   const sinceDay = q.since ?? new Date(now.getTime() - DEFAULT_DAYS * DAY_MS).toISOString().slice(0, 10);
+  // The use case's own refusals name its since and until; this page has one day field, so it says it in that field's words.
+  const since = new Date(`${sinceDay}T00:00:00Z`);
+  if (since >= now) throw new BadRequestError('Created since: must be today or earlier');
+  if (now.getTime() - since.getTime() > MAX_COLLECTION_RANGE_DAYS * DAY_MS) {
+    throw new BadRequestError(`Created since: at most ${MAX_COLLECTION_RANGE_DAYS} days back, the most one list covers`);
+  }
   let listed;
   try {
     listed = await listCollections(
       { collections: services.collections, clock: { now: () => now } },
-      { since: new Date(`${sinceDay}T00:00:00Z`), orderStatus: q.order_status, paymentStatus: q.payment_status, limit: PAGE_SIZE, cursor: q.cursor },
+      { since, orderStatus: q.order_status, paymentStatus: q.payment_status, limit: PAGE_SIZE, cursor: q.cursor },
     );
   } catch (error) {
-    if (error instanceof InvalidListCursorError) throw new BadRequestError(`cursor: ${error.message}`);
+    if (error instanceof InvalidListCursorError) throw refusedPageLink();
     throw error;
   }
   const filters = { since: sinceDay, order_status: q.order_status, payment_status: q.payment_status };
@@ -46,7 +54,7 @@ export async function collectionsPage(ctx: PageContext, services: ConsoleService
     ctx,
     'Collections',
     '/collections',
-    html`<p class="hint">Money customers pay in through the payout service: each order's virtual account, and its order and payment status as the provider's notifications moved them. Create one with <code>payrelay collections create</code>.</p>
+    html`<p class="hint">Money customers pay in through the payout service: each order's virtual account, and its order and payment status as the provider's notifications moved them. Orders are not created here: that is done with the operator CLI (<code>payrelay collections create</code>).</p>
 <form method="get" action="/collections" class="search">
   <label>Created since <input name="since" value="${sinceDay}" placeholder="YYYY-MM-DD"></label>
   <label>Order status ${select('order_status', ORDER_STATUSES, q.order_status)}</label>

@@ -3,7 +3,7 @@ import { html } from 'hono/html';
 import * as v from '@shared/validation/valibot';
 import { REDRIVE_RUN_ATTRIBUTE, deleteDeadLetter, listDeadLetters, redriveDeadLetters, showDeadLetter, type DeadLetterView } from '@shared/app/dead-letters';
 import { confirmPage, csrfField, donePage, page, table, withQuery, type Html, type PageContext } from '../layout';
-import { blankAsAbsent, formStep, optionalText, parseInput, requiredText } from '../query';
+import { blankAsAbsent, formStep, optionalText, parseInput, requiredText, type FieldLabels } from '../query';
 import type { ConsoleServices } from '../services';
 import { consoleLog } from '../log';
 
@@ -82,10 +82,10 @@ export function redriveFormPage(ctx: PageContext, query: unknown): Html {
     ctx,
     id ? 'Redrive one message' : 'Redrive the DLQ',
     '/dlq',
-    html`<p class="hint">${id ? `Move message ${id} back to the payouts queue.` : 'Move the messages present now back to the payouts queue, each at most once.'} A message that fails again comes back to the DLQ marked with the run's id and is not moved again by that run, so a poison message cannot loop.</p>
+    html`<p class="hint">${id ? `Move message ${id} back to the payouts queue.` : 'Move the messages present now back to the payouts queue, each at most once.'} A message that fails again comes back to the DLQ marked with the run's id and is not moved again by that run, so a poison message cannot loop. Nothing moves until you confirm on the next page.</p>
 <form method="post" action="${withQuery('/dlq/redrive', { id })}" class="action redrive">
   ${csrfField(ctx)}
-  ${id ? '' : html`<label>At most (--max; empty: all) <input name="max" inputmode="numeric"></label>`}
+  ${id ? '' : html`<label>How many at most (empty: all of them) <input name="max" inputmode="numeric"></label>`}
   <button type="submit">Redrive…</button>
 </form>`,
   );
@@ -98,10 +98,12 @@ const redriveForm = v.object({
   step: formStep,
 });
 
+const REDRIVE_LABELS: FieldLabels = { max: 'How many at most' };
+
 /** Redrive, step 1 (what will move) or step 2 (the CLI's bounded use case, redriveDeadLetters). */
 export async function redriveAction(ctx: PageContext, services: ConsoleServices, query: unknown, form: unknown): Promise<Html> {
   const { id } = parseInput(redriveQuery, query);
-  const input = parseInput(redriveForm, form);
+  const input = parseInput(redriveForm, form, REDRIVE_LABELS);
   const action = withQuery('/dlq/redrive', { id });
   if (input.step === 'review') {
     const present = await services.dlqDepth();
@@ -111,6 +113,7 @@ export async function redriveAction(ctx: PageContext, services: ConsoleServices,
         ? `Send message ${id} back to the payouts queue and delete it from the DLQ.`
         : `Send ${input.max !== undefined ? `at most ${input.max} of ` : ''}the ${present} message(s) in the DLQ now back to the payouts queue, each at most once.`,
       fields: input.max !== undefined ? { max: String(input.max) } : {},
+      labels: REDRIVE_LABELS,
       cancel: '/dlq',
     });
   }
@@ -136,11 +139,11 @@ export async function deleteFormPage(ctx: PageContext, services: ConsoleServices
     'Delete a DLQ message',
     '/dlq',
     html`${table(['id', 'reason', 'payout', 'account'], [[shown.id, shown.reason, payoutLink(shown), shown.accountMasked]])}
-<p class="hint">Deleting drops the message for good: do it only when the payout it names needs nothing more (paid through a retry, a duplicate). The console's log line records who, the identity running the console when it differs, why and the payout it named.</p>
+<p class="hint">Deleting drops the message for good: do it only when the payout it names needs nothing more (paid through a retry, a duplicate). Nothing is deleted until you confirm on the next page. The console's log line records who, the identity running the console when it differs, why and the payout it named.</p>
 <form method="post" action="${withQuery('/dlq/delete', { id })}" class="action delete">
   ${csrfField(ctx)}
-  <label>Why it can be dropped <textarea name="reason" maxlength="${REASON_MAX}"></textarea></label>
-  <label>Who deletes <input name="by" value="${await services.defaultOperator()}" maxlength="${WHO_MAX}"></label>
+  <label>Why it can be dropped (required) <textarea name="reason" maxlength="${REASON_MAX}"></textarea></label>
+  <label>Who deletes (your name, kept in the log) <input name="by" value="${await services.defaultOperator()}" maxlength="${WHO_MAX}"></label>
   <button type="submit">Delete…</button>
 </form>`,
   );
@@ -148,10 +151,12 @@ export async function deleteFormPage(ctx: PageContext, services: ConsoleServices
 
 const deleteForm = v.object({ reason: requiredText(REASON_MAX), by: optionalText(WHO_MAX), step: formStep });
 
+const DELETE_LABELS: FieldLabels = { reason: 'Why it can be dropped', by: 'Who deletes' };
+
 /** Delete, step 1 (what will be dropped) or step 2 (the CLI's use case, deleteDeadLetter, which logs the audit line). */
 export async function deleteAction(ctx: PageContext, services: ConsoleServices, query: unknown, form: unknown): Promise<Html> {
   const { id } = parseInput(idQuery, query);
-  const input = parseInput(deleteForm, form);
+  const input = parseInput(deleteForm, form, DELETE_LABELS);
   const by = input.by ?? (await services.defaultOperator());
   if (input.step === 'review') {
     return confirmPage(ctx, 'Delete this message?', '/dlq', {
@@ -159,6 +164,7 @@ export async function deleteAction(ctx: PageContext, services: ConsoleServices, 
       what: `Delete message ${id} from the dead-letter queue for good.`,
       warning: 'It cannot be brought back.',
       fields: { reason: input.reason, by },
+      labels: DELETE_LABELS,
       cancel: withQuery('/dlq/delete', { id }),
     });
   }

@@ -4,7 +4,7 @@ import { confirmKycApproval } from '@shared/app/confirm-kyc-approval';
 import { kycVerifier } from '@shared/adapters/kyc-verifier';
 import { isApprovalConfirmed, needsConfirmation, type KycSubject } from '@shared/domain/kyc-subject';
 import { confirmPage, csrfField, donePage, page, table, withQuery, type Html, type PageContext } from '../layout';
-import { BadRequestError, formStep, NotFoundError, optionalText, parseInput, requiredText } from '../query';
+import { BadRequestError, formStep, NotFoundError, optionalText, parseInput, requiredText, type FieldLabels } from '../query';
 import type { ConsoleServices } from '../services';
 import { consoleLog } from '../log';
 
@@ -12,6 +12,8 @@ import { consoleLog } from '../log';
 const WAITING_SHOWN = 50;
 
 const subjectQuery = v.object({ user_reference: optionalText(512) });
+
+const LABELS: FieldLabels = { user_reference: 'User reference' };
 
 function confirmation(subject: KycSubject): string {
   if (isApprovalConfirmed(subject)) return `confirmed by pull at ${subject.confirmedAt}`;
@@ -26,7 +28,7 @@ function confirmForm(ctx: PageContext, userReference: string): Html {
 
 async function appIdOf(services: ConsoleServices): Promise<string> {
   const appId = await services.kycAppId();
-  if (!appId) throw new NotFoundError('the KYC secret holds no app_id yet: run `payrelay secrets put kyc` first');
+  if (!appId) throw new NotFoundError('the KYC secret holds no app id yet, so there is no KYC subject to show; the console cannot set it: it is put with the operator CLI (`payrelay secrets put kyc`)');
   return appId;
 }
 
@@ -35,7 +37,7 @@ async function appIdOf(services: ConsoleServices): Promise<string> {
  * whether the approval was confirmed by pull), and the approvals still waiting for that pull.
  */
 export async function kycPage(ctx: PageContext, services: ConsoleServices, query: unknown): Promise<Html> {
-  const { user_reference: userReference } = parseInput(subjectQuery, query);
+  const { user_reference: userReference } = parseInput(subjectQuery, query, LABELS);
   const appId = await appIdOf(services);
   const [subject, waiting] = await Promise.all([
     userReference ? services.kyc.getSubject({ appId, userReference }) : undefined,
@@ -65,7 +67,7 @@ ${userReference === undefined ? '' : subject === undefined ? html`<p class="empt
   ],
 )}${needsConfirmation(subject) ? confirmForm(ctx, subject.userReference) : ''}`}
 <h2>Approvals waiting for the confirming pull</h2>
-<p class="hint">An approval counts only once the KYC service's verification-status says approved.</p>
+<p class="hint">An approval counts only once the KYC service, asked for the user's verification status, says approved: "Confirm by pull" asks it (after a confirmation step).</p>
 ${table(
   ['user reference', 'confirm'],
   waiting.map((ref) => [html`<a href="${withQuery('/kyc', { user_reference: ref.userReference })}">${ref.userReference}</a>`, confirmForm(ctx, ref.userReference)]),
@@ -78,7 +80,7 @@ const confirmFormSchema = v.object({ user_reference: requiredText(512), step: fo
 
 /** Confirm one approval by pulling verification-status, after a confirmation step. */
 export async function kycConfirmAction(ctx: PageContext, services: ConsoleServices, form: unknown, now: Date): Promise<Html> {
-  const input = parseInput(confirmFormSchema, form);
+  const input = parseInput(confirmFormSchema, form, LABELS);
   const appId = await appIdOf(services);
   const ref = { appId, userReference: input.user_reference };
   const subject = await services.kyc.getSubject(ref);
@@ -89,6 +91,7 @@ export async function kycConfirmAction(ctx: PageContext, services: ConsoleServic
       action: '/kyc/confirm',
       what: 'Ask the KYC service for this user\'s verification status now. The approval counts only if it says approved.',
       fields: { user_reference: input.user_reference },
+      labels: LABELS,
       cancel: withQuery('/kyc', { user_reference: input.user_reference }),
     });
   }

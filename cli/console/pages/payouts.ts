@@ -4,7 +4,7 @@ import { PAYOUT_STATES, type Payout, type PayoutHistoryEntry } from '@shared/dom
 import { InvalidListCursorError } from '@shared/domain/errors';
 import type { CallbackListPage } from '@shared/ports/callbacks';
 import { page, select, table, withQuery, type Html, type PageContext } from '../layout';
-import { BadRequestError, blankAsAbsent, day, NotFoundError, optionalText, parseInput, requiredText } from '../query';
+import { BadRequestError, blankAsAbsent, day, NotFoundError, optionalText, parseInput, refusedPageLink, requiredText, type FieldLabels } from '../query';
 import type { ConsoleServices } from '../services';
 import { reasonWithActor } from '@cli/operator';
 import * as v from '@shared/validation/valibot';
@@ -44,15 +44,24 @@ const searchQuery = v.object({
   cursor: optionalText(4096),
 });
 
+const SEARCH_LABELS: FieldLabels = {
+  reference: 'Reference',
+  state: 'State',
+  merchant: 'Merchant',
+  from: 'Changed from',
+  to: 'Changed until',
+  cursor: '"next page" link',
+};
+
 /**
  * Payouts: by reference (the reference index), or by state with merchant and last-change date range
  * (the repository's index-backed listing, newest change first, a page at a time). Never a scan.
  */
 export async function payoutsPage(ctx: PageContext, services: ConsoleServices, query: unknown): Promise<Html> {
-  const q = parseInput(searchQuery, query);
+  const q = parseInput(searchQuery, query, SEARCH_LABELS);
   const updatedFrom = q.from ? new Date(`${q.from}T00:00:00.000Z`) : undefined;
   const updatedTo = q.to ? new Date(`${q.to}T23:59:59.999Z`) : undefined;
-  if (updatedFrom && updatedTo && updatedTo < updatedFrom) throw new BadRequestError('to: must not be before from');
+  if (updatedFrom && updatedTo && updatedTo < updatedFrom) throw new BadRequestError('Changed until: must not be before the day in Changed from');
   let results: Html;
   if (q.reference) {
     const found = (await services.payouts.findByReference(q.reference)).filter((p) => !q.merchant || p.record.identity.platform_merchant_id === q.merchant);
@@ -69,14 +78,14 @@ export async function payoutsPage(ctx: PageContext, services: ConsoleServices, q
         ...(q.cursor ? { cursor: q.cursor } : {}),
       });
     } catch (error) {
-      if (error instanceof InvalidListCursorError) throw new BadRequestError(`cursor: ${error.message}`);
+      if (error instanceof InvalidListCursorError) throw refusedPageLink();
       throw error;
     }
     const next = listed.cursor ? withQuery('/payouts', { state: q.state, merchant: q.merchant, from: q.from, to: q.to, cursor: listed.cursor }) : undefined;
     results = html`${table([...PAYOUT_COLUMNS], listed.payouts.map(payoutRow), `no ${q.state} payout matches`)}
 <p class="pager">${q.cursor ? html`<a href="${withQuery('/payouts', { state: q.state, merchant: q.merchant, from: q.from, to: q.to })}">first page</a>` : ''}${next ? html`<a href="${next}" id="next-page">next page →</a>` : ''}</p>`;
   } else {
-    results = html`<p class="hint">Search a payout by its withdrawal_reference, or list one state (newest change first), optionally for one merchant and a range of days of last change.</p>`;
+    results = html`<p class="hint">Find a payout by its reference (the withdrawal_reference the merchant gave it), or choose a state to list the payouts in it, newest change first; narrow that list to one merchant or to days of last change (UTC) if you like.</p>`;
   }
   return page(
     ctx,
@@ -87,7 +96,7 @@ export async function payoutsPage(ctx: PageContext, services: ConsoleServices, q
   <label>State ${select('state', PAYOUT_STATES, q.state, '(by reference)')}</label>
   <label>Merchant <input name="merchant" value="${q.merchant ?? ''}" placeholder="platform_merchant_id"></label>
   <label>Changed from <input name="from" value="${q.from ?? ''}" placeholder="YYYY-MM-DD"></label>
-  <label>to <input name="to" value="${q.to ?? ''}" placeholder="YYYY-MM-DD"></label>
+  <label>Changed until <input name="to" value="${q.to ?? ''}" placeholder="YYYY-MM-DD"></label>
   <button type="submit">Search</button>
 </form>
 ${results}`,

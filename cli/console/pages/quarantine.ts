@@ -1,9 +1,9 @@
 import { html } from 'hono/html';
 import * as v from '@shared/validation/valibot';
 import { calibrateFromQuarantine } from '@shared/app/quarantine';
-import { maskAccountsInJsonText } from '@shared/domain/account';
+import { MAX_NESTED_JSON_LEVELS, maskAccountsInJsonText } from '@shared/domain/account';
 import { csrfField, page, table, withQuery, type Html, type PageContext } from '../layout';
-import { blankAsAbsent, day, NotFoundError, parseInput, requiredText } from '../query';
+import { blankAsAbsent, day, NotFoundError, parseInput, requiredText, type FieldLabels } from '../query';
 import type { ConsoleServices } from '../services';
 import { consoleLog } from '../log';
 
@@ -14,6 +14,8 @@ const SHOWN = 50;
 const DEFAULT_DAYS = 7;
 
 const listQuery = v.object({ since: blankAsAbsent(day) });
+
+const LABELS: FieldLabels = { since: 'Received since' };
 
 /** The period a page shows: from the start of `since` (default: 7 days back) to now. */
 function periodOf(since: string | undefined, now: Date): { since: Date; until: Date; sinceDay: string } {
@@ -27,7 +29,7 @@ function periodOf(since: string | undefined, now: Date): { since: Date; until: D
  * list` shows them; and "calibrate from these" (`payrelay signature calibrate --from-quarantine`).
  */
 export async function quarantinePage(ctx: PageContext, services: ConsoleServices, query: unknown, now: Date): Promise<Html> {
-  const period = periodOf(parseInput(listQuery, query).since, now);
+  const period = periodOf(parseInput(listQuery, query, LABELS).since, now);
   const kept = await services.quarantine.list(period.since, period.until, SHOWN);
   return page(
     ctx,
@@ -35,7 +37,7 @@ export async function quarantinePage(ctx: PageContext, services: ConsoleServices
     '/quarantine',
     html`<p class="hint">Order notifications that came with the partner public key but a signature none of the configured schemes reproduces. They answered 401, were kept here and changed nothing; a payout one names was made due for a check with the provider. Usually the provider signs with a scheme payrelay is not set to: "Calibrate from these" finds it.</p>
 <form method="get" action="/quarantine" class="search">
-  <label>Since <input name="since" value="${period.sinceDay}" placeholder="YYYY-MM-DD"></label>
+  <label>Received since (UTC day) <input name="since" value="${period.sinceDay}" placeholder="YYYY-MM-DD"></label>
   <button type="submit">Show</button>
 </form>
 <p>${kept.length === SHOWN ? `The newest ${SHOWN}` : `${kept.length}`} notification(s) kept since ${period.sinceDay}.</p>
@@ -53,7 +55,7 @@ ${table(
 ${kept.length === 0
   ? ''
   : html`<h2>Calibrate from these</h2>
-<p>Try every signing scheme payrelay supports, with the keys of the provider secret, against the notifications above (as <code>payrelay signature calibrate --from-quarantine</code> does). It reads the keys and compares; it changes nothing.</p>
+<p>Try every signing scheme payrelay supports, with the keys of the provider secret, against the notifications above, and see which one reproduces their signatures. It reads the keys and compares; it changes nothing.</p>
 <form method="post" action="/quarantine/calibrate" class="action calibrate">
   ${csrfField(ctx)}
   <input type="hidden" name="since" value="${period.sinceDay}">
@@ -83,7 +85,7 @@ export async function quarantineViewPage(ctx: PageContext, services: ConsoleServ
       ],
     )}
 <h2>Body as received</h2>
-<p class="hint">Shown verbatim as text, except account, card and phone numbers, which are masked wherever they stand (a body that is not JSON has every run of 6 digits or more masked). Nothing in it was applied.</p>
+<p class="hint">Shown verbatim as text, except account, card and phone numbers, which are masked wherever they stand, also inside a JSON document carried as a string (read ${MAX_NESTED_JSON_LEVELS} levels deep; one the console does not read is shown as * whole). A body that is not JSON has every run of 6 digits or more masked. Nothing in it was applied.</p>
 <pre class="body" id="quarantine-body">${maskAccountsInJsonText(found.body)}</pre>`,
   );
 }
@@ -95,7 +97,7 @@ const calibrateForm = v.object({ since: day });
  * the target's provider secret. No confirmation step: it writes nothing, it only compares.
  */
 export async function calibrateAction(ctx: PageContext, services: ConsoleServices, form: unknown, now: Date): Promise<Html> {
-  const period = periodOf(parseInput(calibrateForm, form).since, now);
+  const period = periodOf(parseInput(calibrateForm, form, LABELS).since, now);
   const result = await calibrateFromQuarantine(services.quarantine, await services.signingSecrets(), { since: period.since, until: period.until, limit: SHOWN });
   const best = result.profiles[0];
   const everyOne = best !== undefined && best.reproduced === result.tried;

@@ -3,7 +3,7 @@ import * as v from '@shared/validation/valibot';
 import { retryPayout } from '@shared/app/retry-payout';
 import { maskAccount } from '@shared/domain/account';
 import { confirmPage, csrfField, donePage, page, table, withQuery, type Html, type PageContext } from '../layout';
-import { formStep, optionalText, parseInput, requiredText } from '../query';
+import { formStep, optionalText, parseInput, requiredText, type FieldLabels } from '../query';
 import type { ConsoleServices } from '../services';
 import { detailQuery, payoutHref, payoutOfKey } from './payouts';
 
@@ -36,12 +36,12 @@ export async function retryFormPage(ctx: PageContext, services: ConsoleServices,
         ['why it failed', r.reason],
       ],
     )}
-<p class="hint">The retry is refused unless the provider confirms that this payout failed (or does not know it): never while it could still be delivered. payrelay keeps only the masked account; the full number comes from the provider's record of this payout, or, when that record does not give it, from the field below (it must match ${r.accountMasked}).</p>
+<p class="hint">A retry pays the same amount to the same account again, as a new payout under a reference of its own; nothing is sent until you confirm on the next page. It is refused unless the provider confirms that this payout failed (or does not know it): never while it could still be delivered. payrelay keeps only the masked account (${r.accountMasked}); the full number comes from the provider's record of this payout. Leave "Full account number" empty; only if the retry is refused because that record does not give the number, go back and type the beneficiary's full number there (it must be the account ${r.accountMasked}).</p>
 <form method="post" action="${withQuery('/payouts/retry', { key })}" class="action retry">
   ${csrfField(ctx)}
-  <label>New reference (--new-reference) <input name="new_reference" class="reference" value="${r.identity.withdrawal_reference}-R1" maxlength="256"></label>
-  <label>Account number, only if asked (--account-number) <input name="account_number" autocomplete="off" maxlength="64"></label>
-  <label>Who retries <input name="by" value="${await services.defaultOperator()}" maxlength="${WHO_MAX}"></label>
+  <label>New payout's reference (required, unused) <input name="new_reference" class="reference" value="${r.identity.withdrawal_reference}-R1" maxlength="256"></label>
+  <label>Full account number (only when asked) <input name="account_number" autocomplete="off" maxlength="64"></label>
+  <label>Who retries (your name, kept in the history) <input name="by" value="${await services.defaultOperator()}" maxlength="${WHO_MAX}"></label>
   <button type="submit">Retry…</button>
 </form>`,
   );
@@ -54,6 +54,8 @@ const retryForm = v.object({
   step: formStep,
 });
 
+const RETRY_LABELS: FieldLabels = { new_reference: "New payout's reference", account_number: 'Full account number', by: 'Who retries' };
+
 /**
  * Retry, step 1 (what will be sent; a typed account number is shown masked) or step 2 (the CLI's
  * use case, retryPayout: it asks GetPayout, links the first payout by a conditional write, creates
@@ -61,7 +63,7 @@ const retryForm = v.object({
  */
 export async function retryAction(ctx: PageContext, services: ConsoleServices, query: unknown, form: unknown): Promise<Html> {
   const { key } = parseInput(detailQuery, query);
-  const input = parseInput(retryForm, form);
+  const input = parseInput(retryForm, form, RETRY_LABELS);
   const payout = await payoutOfKey(services, key);
   const ref = payout.record.identity.withdrawal_reference;
   const by = input.by ?? (await services.defaultOperator());
@@ -72,6 +74,7 @@ export async function retryAction(ctx: PageContext, services: ConsoleServices, q
       action,
       what: `Pay ${payout.record.amount} ${payout.record.identity.currency} again to ${payout.record.accountCode} ${payout.record.accountMasked} as a new payout ${input.new_reference}, linked to ${ref} both ways. The provider is asked first; nothing is sent if it says ${ref} could still be delivered.`,
       fields,
+      labels: RETRY_LABELS,
       ...(input.account_number ? { display: { account_number: maskAccount(input.account_number) } } : {}),
       cancel: action,
     });

@@ -5,7 +5,7 @@ import { InvalidListCursorError } from '@shared/domain/errors';
 import { payoutKey } from '@shared/domain/identity';
 import type { Payout } from '@shared/domain/payout';
 import { confirmPage, csrfField, donePage, page, table, withQuery, type Html, type PageContext } from '../layout';
-import { BadRequestError, choice, formStep, optionalText, parseInput, requiredText } from '../query';
+import { choice, formStep, optionalText, parseInput, refusedPageLink, requiredText, type FieldLabels } from '../query';
 import type { ConsoleServices } from '../services';
 import { detailQuery, payoutHref, payoutOfKey } from './payouts';
 
@@ -14,12 +14,12 @@ const reviewQuery = v.object({ cursor: optionalText(4096) });
 
 /** Review: the NEEDS_REVIEW queue, newest first, each with why it is there and a link to settle it. */
 export async function reviewPage(ctx: PageContext, services: ConsoleServices, query: unknown): Promise<Html> {
-  const { cursor } = parseInput(reviewQuery, query);
+  const { cursor } = parseInput(reviewQuery, query, { cursor: '"next page" link' });
   let listed;
   try {
     listed = await services.payouts.listByState({ state: 'NEEDS_REVIEW', limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) });
   } catch (error) {
-    if (error instanceof InvalidListCursorError) throw new BadRequestError(`cursor: ${error.message}`);
+    if (error instanceof InvalidListCursorError) throw refusedPageLink();
     throw error;
   }
   return page(
@@ -84,13 +84,13 @@ export async function resolveFormPage(ctx: PageContext, services: ConsoleService
     '/review',
     html`${payoutFacts(payout, line)}
 <h2>Settle it</h2>
-<p class="hint">Say what happened to the money and what shows it. The console asks the provider again when you confirm: an outcome the provider contradicts (delivered against failed, or failed while it still holds the payout as pending) is refused unless you force it with evidence that outweighs the provider's answer.</p>
+<p class="hint">Say what happened to the money and what shows it; both are required, and both are kept in the payout's history with your name. Nothing is written until you confirm on the next page. The console asks the provider again when you confirm: an outcome the provider contradicts (delivered against failed, or failed while it still holds the payout as pending) is refused unless you tick "force", and then your evidence must say what outweighs the provider's answer.</p>
 <form method="post" action="${action}" class="action resolve">
   ${csrfField(ctx)}
-  <label>Outcome <select name="as"><option value="">choose…</option><option value="succeeded">succeeded: the money arrived</option><option value="failed">failed: the money did not arrive</option></select></label>
-  <label>Evidence <textarea name="evidence" maxlength="${EVIDENCE_MAX}" placeholder="bank statement 2026-11-20 line 14; provider ticket 4711"></textarea></label>
-  <label>Who resolves <input name="by" value="${who}" maxlength="${WHO_MAX}"></label>
-  <label class="check"><span><input type="checkbox" name="force" value="yes"> force: resolve against the provider's answer</span></label>
+  <label>Outcome (required) <select name="as"><option value="">choose…</option><option value="succeeded">succeeded: the money arrived</option><option value="failed">failed: the money did not arrive</option></select></label>
+  <label>Evidence (required: what shows the outcome) <textarea name="evidence" maxlength="${EVIDENCE_MAX}" placeholder="bank statement 2026-11-20 line 14; provider ticket 4711"></textarea></label>
+  <label>Who resolves (your name, kept in the history) <input name="by" value="${who}" maxlength="${WHO_MAX}"></label>
+  <label class="check"><span><input type="checkbox" name="force" value="yes"> force: resolve even if the provider's answer says otherwise</span></label>
   <button type="submit">Resolve…</button>
 </form>`,
   );
@@ -104,6 +104,8 @@ const resolveForm = v.object({
   step: formStep,
 });
 
+const RESOLVE_LABELS: FieldLabels = { as: 'Outcome', evidence: 'Evidence', by: 'Who resolves', force: 'Force' };
+
 /**
  * Resolve, step 1 (what will be written, with the provider's answer asked again) or step 2 (the
  * CLI's use case, resolvePayout: it asks GetPayout itself, refuses a contradicted outcome unless
@@ -111,7 +113,7 @@ const resolveForm = v.object({
  */
 export async function resolveAction(ctx: PageContext, services: ConsoleServices, query: unknown, form: unknown): Promise<Html> {
   const { key } = parseInput(detailQuery, query);
-  const input = parseInput(resolveForm, form);
+  const input = parseInput(resolveForm, form, RESOLVE_LABELS);
   const payout = await payoutOfKey(services, key);
   const ref = payout.record.identity.withdrawal_reference;
   const by = input.by ?? (await services.defaultOperator());
@@ -123,6 +125,7 @@ export async function resolveAction(ctx: PageContext, services: ConsoleServices,
       what: `Write ${ref} as ${input.as === 'succeeded' ? 'SUCCEEDED' : 'FAILED'} (final), recording who, your evidence and the provider's answer. The provider says now: ${line}.`,
       ...(input.force === 'yes' ? { warning: 'Forced: this stands against the provider\'s answer on your evidence alone.' } : {}),
       fields: { as: input.as, evidence: input.evidence, by, force: input.force },
+      labels: RESOLVE_LABELS,
       cancel: action,
     });
   }

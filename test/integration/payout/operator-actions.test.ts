@@ -319,7 +319,7 @@ describe('payouts retry', () => {
     expect((await payoutOf(r))?.state).toBe('FAILED');
     const retry = (accountNumber?: string) =>
       retryPayout({ ...s.deps, queue: s.queue, fingerprints: testFingerprints }, { identity: identityOf(r), newReference: `${r.withdrawal_reference}-r`, by: 'ama@ops', accountNumber });
-    await expect(retry()).rejects.toThrow(/pass the full number with --account-number/);
+    await expect(retry()).rejects.toMatchObject({ name: 'InvalidOperatorInputError', input: 'accountNumber', message: expect.stringMatching(/: give the beneficiary's full account number$/) });
     // The same last four digits, other digits before them: another account.
     await expect(retry(`0555${r.account_number.slice(4)}`)).rejects.toThrow(/is not the first payout's account: its last digits match/);
     expect((await payoutOf(r))?.record.retriedAs).toBeUndefined();

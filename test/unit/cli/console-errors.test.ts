@@ -46,7 +46,7 @@ describe('console error pages', () => {
         body: form.toString(),
       });
       expect(answer.status, referer).toBe(400);
-      expect(await answer.text(), referer).toContain('since: must be an ISO-8601 time');
+      expect(await answer.text(), referer).toContain('Received from: must be an ISO-8601 time');
     }
     // A Referer of the console itself still leads back.
     const back = await app.request('/callbacks/replay', {

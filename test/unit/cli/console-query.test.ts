@@ -30,6 +30,12 @@ describe('console form parsing', () => {
     expect(problemOf(v.object({ evidence: requiredText(10), since: isoTime }), { evidence: ' ' })).toBe('evidence: is required; since: is missing');
   });
 
+  it("names a field by the label its page gives it, and a field without one by its name", () => {
+    expect(() => parseInput(replayForm, { since: 'nope', until: 'later' }, { since: 'Received from' })).toThrow(
+      'Received from: must be an ISO-8601 time such as 2026-11-20T10:00:00Z; until: must be an ISO-8601 time such as 2026-11-20T10:00:00Z',
+    );
+  });
+
   it('accepts a valid form', () => {
     expect(problemOf(replayForm, { since: '2026-11-20T10:00:00Z', until: '2026-11-21T10:00:00+01:00' })).toBeUndefined();
   });

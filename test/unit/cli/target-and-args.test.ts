@@ -84,6 +84,18 @@ describe('describeError', () => {
     expect([describeError(kycInput), exitCodeOf(kycInput)]).toEqual(['reference (the user reference) is required', EXIT.invalidInput]);
   });
 
+  it("names the option an operator's use case means when it names an input in plain words", async () => {
+    const { InvalidOperatorInputError, OperatorActionRefusedError } = await import('@shared/app/operator-errors');
+    const needed = new InvalidOperatorInputError("payrelay keeps only the masked account (******6789): give the beneficiary's full account number", 'accountNumber');
+    expect([describeError(needed), exitCodeOf(needed)]).toEqual([
+      "payrelay keeps only the masked account (******6789): give the beneficiary's full account number (--account-number)",
+      EXIT.invalidInput,
+    ]);
+    const taken = new OperatorActionRefusedError('reference WD-2 is already used by another payout; choose another new reference', 'state', false, 'newReference');
+    expect(describeError(taken)).toBe('reference WD-2 is already used by another payout; choose another new reference (--new-reference)');
+    expect(describeError(new InvalidOperatorInputError('evidence is required'))).toBe('evidence is required');
+  });
+
   it('names the AWS profile it tried in a credentials error', () => {
     const saved = process.env.AWS_PROFILE;
     process.env.AWS_PROFILE = 'ops-prod';

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   InvalidAccountCodeError,
+  MAX_NESTED_JSON_DOCUMENTS,
+  MAX_NESTED_JSON_LENGTH,
+  MAX_NESTED_JSON_LEVELS,
   MOBILE_MONEY_PROVIDERS,
   isAccountMemberName,
   isMobileMoney,
@@ -116,6 +119,97 @@ describe('maskAccountsInJsonText', () => {
     expect(object).not.toContain('0244123456');
     expect(object).toContain('"******3456"');
     expect(cut).not.toContain('1234567890');
+  });
+});
+
+describe('maskAccountsInJsonText: JSON documents carried in string values', () => {
+  /** The text of `doc`, as a provider or a queue puts a document into a string of another. */
+  const wrapped = (doc: unknown): string => JSON.stringify(doc);
+
+  it('masks a document nested once, and rewrites only that string', () => {
+    const body = '{"payload":"{\\"account_number\\":\\"0123456789\\",\\"amount\\":100.50}", "amount" : 100.50}';
+    expect(maskAccountsInJsonText(body)).toBe('{"payload":"{\\"account_number\\":\\"******6789\\",\\"amount\\":100.50}", "amount" : 100.50}');
+  });
+
+  it('masks a document nested twice', () => {
+    const body = wrapped({ event: 'payout.completed', data: wrapped({ queue: 'payouts', message: wrapped({ beneficiary: { msisdn: '0244123456' }, ref: 'WD-1' }) }) });
+    const masked = maskAccountsInJsonText(body);
+    expect(masked).not.toContain('0244123456');
+    const data = JSON.parse((JSON.parse(masked) as { data: string }).data) as { queue: string; message: string };
+    expect(data.queue).toBe('payouts');
+    expect(JSON.parse(data.message)).toEqual({ beneficiary: { msisdn: '******3456' }, ref: 'WD-1' });
+  });
+
+  it(`reads ${MAX_NESTED_JSON_LEVELS} levels deep, and hides a document deeper than that whole rather than show it unread`, () => {
+    /** The body (level 0) carrying `third` as the document of level 3. */
+    const carrying = (third: unknown): string => wrapped({ level1: wrapped({ level2: wrapped({ level3: wrapped(third) }) }) });
+    const levelThree = (body: string): unknown => {
+      const level1 = JSON.parse((JSON.parse(body) as { level1: string }).level1) as { level2: string };
+      const level2 = JSON.parse(level1.level2) as { level3: string };
+      return JSON.parse(level2.level3);
+    };
+    const fourth = wrapped({ account_number: '0123456789', note: 'level 4' });
+    const masked = maskAccountsInJsonText(carrying({ phone: '0244123456', inner: fourth }));
+    expect(masked).not.toContain('0123456789');
+    expect(masked).not.toContain('0244123456');
+    expect(levelThree(masked)).toEqual({ phone: '******3456', inner: '*'.repeat(fourth.length) });
+    // Not read means not known to be harmless: a fourth level with no number is hidden too.
+    const harmlessFourth = wrapped({ note: 'no number' });
+    expect(levelThree(maskAccountsInJsonText(carrying({ inner: harmlessFourth })))).toEqual({ inner: '*'.repeat(harmlessFourth.length) });
+    // Up to the third level, a document with nothing to mask is shown as it came, byte for byte.
+    const harmless = carrying({ note: 'no number', inner: 'not json' });
+    expect(maskAccountsInJsonText(harmless)).toBe(harmless);
+  });
+
+  it('hides whole a string shaped like a document that is longer than it reads, and reads one just under', () => {
+    const filler = 'x'.repeat(MAX_NESTED_JSON_LENGTH);
+    const long = wrapped({ account_number: '0123456789', filler });
+    expect(long.length).toBeGreaterThan(MAX_NESTED_JSON_LENGTH);
+    expect(JSON.parse(maskAccountsInJsonText(wrapped({ payload: long, ref: 'WD-1' })))).toEqual({ payload: '*'.repeat(long.length), ref: 'WD-1' });
+    const fits = wrapped({ account_number: '0123456789', filler: filler.slice(0, MAX_NESTED_JSON_LENGTH - 64) });
+    expect(JSON.parse((JSON.parse(maskAccountsInJsonText(wrapped({ payload: fits }))) as { payload: string }).payload)).toMatchObject({ account_number: '******6789' });
+  });
+
+  it(`reads the first ${MAX_NESTED_JSON_DOCUMENTS} strings shaped like a document and hides the ones after them`, () => {
+    const documents = Array.from({ length: MAX_NESTED_JSON_DOCUMENTS + 1 }, (_, i) => wrapped({ phone: `0244${String(i).padStart(6, '0')}` }));
+    // Tries that are not JSON count too: each costs a thrown SyntaxError.
+    const body = wrapped({ tries: ['{x}', '[y'], documents });
+    const masked = JSON.parse(maskAccountsInJsonText(body)) as { tries: string[]; documents: string[] };
+    expect(masked.tries).toEqual(['{x}', '[y']);
+    expect(JSON.parse(masked.documents[MAX_NESTED_JSON_DOCUMENTS - 2] as string)).toEqual({ phone: `******${String(MAX_NESTED_JSON_DOCUMENTS - 2).padStart(4, '0')}` });
+    expect(masked.documents.slice(-2)).toEqual(documents.slice(-2).map((d) => '*'.repeat(d.length)));
+    for (const i of [MAX_NESTED_JSON_DOCUMENTS - 1, MAX_NESTED_JSON_DOCUMENTS]) expect(maskAccountsInJsonText(body)).not.toContain(`0244${String(i).padStart(6, '0')}`);
+  });
+
+  it('leaves strings that are not JSON objects or arrays as they are, digits and all', () => {
+    const body = wrapped({
+      note: '{not json, call 0244123456}',
+      cut: '[1, 2',
+      text: 'paid to 0123456789',
+      scalar: wrapped('0123456789'),
+      number: '1234567890',
+      braces: '{} and []',
+    });
+    expect(maskAccountsInJsonText(body)).toBe(body);
+  });
+
+  it('masks documents in arrays inside strings, and strings inside arrays', () => {
+    const body = wrapped({ items: wrapped([{ phone: '0244123456' }, { phone: '0244999888', amount: 5 }]), list: [wrapped({ iban: 'GB33BUKB20201555555555' }), 'plain 0123456789'] });
+    const masked = JSON.parse(maskAccountsInJsonText(body)) as { items: string; list: [string, string] };
+    expect(JSON.parse(masked.items)).toEqual([{ phone: '******3456' }, { phone: '******9888', amount: 5 }]);
+    expect(JSON.parse(masked.list[0])).toEqual({ iban: '******************5555' });
+    expect(masked.list[1]).toBe('plain 0123456789');
+  });
+
+  it('copies every byte outside the rewritten string, and a nested document with nothing to mask, escapes and all', () => {
+    const untouched = '"{\\u0022ref\\u0022:\\u0022WD-1\\u0022,\\n \\"path\\":\\"a\\/b\\"}"';
+    const body = `{ "caf\\u00e9" : "\\/x",\n  "first": ${untouched},\t"second":"[{\\"acct_no\\":1020304050}]", "amount": 1.50e2 }`;
+    expect(maskAccountsInJsonText(body)).toBe(`{ "caf\\u00e9" : "\\/x",\n  "first": ${untouched},\t"second":"[{\\"acct_no\\":\\"******4050\\"}]", "amount": 1.50e2 }`);
+  });
+
+  it('reads a nested document whatever the escapes of its braces, and masks it whole under an account member', () => {
+    expect(maskAccountsInJsonText('{"p":"\\u007b\\"account_number\\":\\"0123456789\\"}"}')).toBe('{"p":"{\\"account_number\\":\\"******6789\\"}"}');
+    expect(maskAccountsInJsonText('{"beneficiary_account":"{\\"n\\":\\"0123456789\\"}"}')).not.toContain('0123456789');
   });
 });
 

@@ -55,7 +55,7 @@ describe('retryPayout: the beneficiary\'s full number', () => {
     const { deps, sent } = await failedPayout('233244123456');
     await expect(
       retryPayout(deps, { identity: { platform_merchant_id: 'm-1', currency: 'GHS', withdrawal_reference: 'WD-9' }, newReference: 'WD-9-R', by: 'ama' }),
-    ).rejects.toThrow(/the provider's record gives a number ending like it that is not the account stored .*: pass the full number with --account-number/);
+    ).rejects.toThrow(/the provider's record gives a number ending like it that is not the account stored .*: give the beneficiary's full account number$/);
     expect(sent).toEqual([]);
   });
 
