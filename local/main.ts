@@ -56,6 +56,10 @@ function printSummary(stack: LocalStack, reconcileSeconds: number): void {
     ['payout notification URL', `POST ${stack.urls.payoutNotification}`],
     ['payout service', `${stack.urls.payoutApi}${stack.simulator ? ' (simulator)' : ''}`],
     ['KYC service', `${stack.urls.kycApi}${stack.simulator ? ' (simulator)' : ''}`],
+    // The queue URLs are the queues' names as fauxqs gives them (their host does not resolve): a
+    // producer of its own sends to the SQS endpoint below with one of them as QueueUrl.
+    ['SQS endpoint', `${stack.env.AWS_ENDPOINT_URL_SQS ?? '?'}  (send here; each queue URL below names a queue)`],
+    ['DynamoDB endpoint', stack.env.AWS_ENDPOINT_URL_DYNAMODB ?? '?'],
     ['payouts queue', stack.queueUrls.payouts],
     ['dead-letter queue', stack.queueUrls.deadLetter],
     ['checks queue', stack.queueUrls.checks],

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { SQSClient, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { REPO_ROOT } from '@local/lambda';
 import { readLocalState, type LocalState } from '@local/state';
 
@@ -75,6 +76,13 @@ describe('npm start (local/main.ts)', () => {
     expect(output).toContain('npx payrelay demo');
     // The merchant every payout row must name, as the docs' examples use it.
     expect(output).toMatch(/merchant \(platform_merchant_id\)\s*│\s*local-merchant-1/);
+    // A producer of its own, as docs/local.md says: the printed SQS endpoint, the printed queue URL as QueueUrl.
+    const endpoint = /SQS endpoint\s*│\s*(http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1];
+    expect(endpoint).toBe(state.env.AWS_ENDPOINT_URL_SQS);
+    const producer = new SQSClient({ region: 'eu-west-1', endpoint, useQueueUrlAsEndpoint: false, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const sent = await producer.send(new SendMessageCommand({ QueueUrl: state.env.PAYOUTS_QUEUE_URL, MessageBody: 'not a payout request' }));
+    expect(sent.MessageId).toBeTruthy();
+    producer.destroy();
 
     // The gateway serves the API's routes and nothing else; a forged KYC token is refused.
     const unknown = await fetch(`${state.urls.gateway}/nope`, { method: 'POST' });
