@@ -248,9 +248,11 @@ export class PayrelayStatefulStack extends Stack {
       removalPolicy,
     });
     // CloudWatch Logs encrypts with the key under its own service principal, never the writer's role,
-    // so the key policy must allow it, and only for this stage's log groups. None of them has a fixed
-    // name: CloudFormation names each `<stack name>-<logical id>-<suffix>`, and both stack names start
-    // with `payrelay-<stage>`. (A name outside the pattern fails the log group's creation, not silently.)
+    // so the key policy must allow it, and only for log groups named `payrelay-<stage>-*`. None of
+    // payrelay's has a fixed name: CloudFormation names each `<stack name>-<logical id>-<suffix>`, and
+    // both stack names start with `payrelay-<stage>`. (A name outside the pattern fails the log
+    // group's creation, not silently. The pattern also takes a stage named `<stage>-...`, whose log
+    // groups use their own stage's key unless someone associates them with this one.)
     key.addToResourcePolicy(
       new PolicyStatement({
         sid: 'AllowThisStageLogGroups',
