@@ -958,7 +958,7 @@ describe('customer-managed encryption (encryption.key)', () => {
     expect(accountKey?.Properties.GenerateSecretString).toEqual({ GenerateStringKey: 'key', SecretStringTemplate: '{}', PasswordLength: 64, ExcludePunctuation: true });
   });
 
-  it("encrypts every log group of both stacks with it, and lets CloudWatch Logs use it for this stage's log groups only", () => {
+  it("encrypts every log group of both stacks with it, and lets CloudWatch Logs use it for log groups named payrelay-<stage>-* only", () => {
     const groups = [...Object.entries(resourcesOf(kms.stateless, 'AWS::Logs::LogGroup')), ...Object.entries(resourcesOf(kms.stateful, 'AWS::Logs::LogGroup'))];
     // Each function's, the API access log group, the VPC flow log group.
     expect(groups.length).toBe(deployed(kms.stateless).length + 2);
