@@ -1,5 +1,6 @@
 import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { FunctionDefinition } from '@shared/config/functions';
@@ -72,6 +73,29 @@ export interface SecretGrant {
 }
 
 export type ResourceGrant = TableGrant | QueueGrant | SecretGrant;
+
+/**
+ * What the stage's customer-managed key must allow a role, by what the role does with a store. Each
+ * service uses the key with the credentials of its caller, so the role needs these on the key itself.
+ */
+export const KEY_ACTIONS = {
+  /**
+   * Any item read or write: DynamoDB decrypts the table's own key with the caller's kms:Decrypt (cached
+   * for a few minutes per caller) and never asks KMS for a key per item, so a writer needs no more.
+   */
+  table: ['kms:Decrypt'],
+  /** GetSecretValue: Secrets Manager decrypts the value's data key with the caller's kms:Decrypt. */
+  secretRead: ['kms:Decrypt'],
+  /** SendMessage: SQS generates a data key, and decrypts it to check it when it reuses a cached one. */
+  queueSend: ['kms:Decrypt', 'kms:GenerateDataKey'],
+  /** ReceiveMessage: SQS decrypts the message's data key. */
+  queueReceive: ['kms:Decrypt'],
+} as const;
+
+/** The key actions of a queue grant's SQS actions: only sending and receiving touch a message body. */
+function queueKeyActions(actions: readonly string[]): readonly string[] {
+  return [...(actions.includes('SendMessage') ? KEY_ACTIONS.queueSend : []), ...(actions.includes('ReceiveMessage') ? KEY_ACTIONS.queueReceive : [])];
+}
 
 /** A table grant; index names are checked against the table's definition at compile time. */
 export function table<T extends TableDefinition>(
@@ -175,6 +199,8 @@ export interface GrantableResources {
   readonly tables: Readonly<Record<string, ITable>>;
   readonly queues: Readonly<Record<string, IQueue>>;
   readonly secrets: Readonly<Record<string, ISecret>>;
+  /** The key of all of them with customer-managed encryption; undefined with AWS-managed keys. */
+  readonly dataKey?: IKey;
 }
 
 /** Anything that can receive grants and env vars: a Lambda function. */
@@ -191,9 +217,11 @@ function lookup<T>(kind: string, byId: Readonly<Record<string, T>>, id: string):
 /**
  * Applies a function's grants: one IAM statement per resource with exactly the listed actions
  * (index ARNs by name, never `index/*`), and the env var naming the resource. Grants whose
- * condition is false are skipped, env var included.
+ * condition is false are skipped, env var included. With a customer-managed key, one more statement
+ * gives the role what its grants need of the key (KEY_ACTIONS), and nothing when they need nothing.
  */
 export function applyAccess(fn: GrantTarget, grants: readonly ResourceGrant[], resources: GrantableResources, config: PayrelayConfig): void {
+  const keyActions = new Set<string>();
   for (const grant of grants) {
     if (grant.when && !grant.when(config)) continue;
     if (grant.kind === 'table') {
@@ -205,14 +233,20 @@ export function applyAccess(fn: GrantTarget, grants: readonly ResourceGrant[], r
         Grant.addToPrincipal({ grantee: fn, actions: actions.map((a) => `dynamodb:${a}`), resourceArns: [`${target.tableArn}/index/${indexName}`] });
       }
       fn.addEnvironment(grant.env, target.tableName);
+      for (const action of KEY_ACTIONS.table) keyActions.add(action);
     } else if (grant.kind === 'queue') {
       const target = lookup('queue', resources.queues, grant.queueId);
       Grant.addToPrincipal({ grantee: fn, actions: grant.actions.map((a) => `sqs:${a}`), resourceArns: [target.queueArn] });
       fn.addEnvironment(grant.env, target.queueUrl);
+      for (const action of queueKeyActions(grant.actions)) keyActions.add(action);
     } else {
       const target = lookup('secret', resources.secrets, grant.secretId);
       Grant.addToPrincipal({ grantee: fn, actions: ['secretsmanager:GetSecretValue'], resourceArns: [target.secretArn] });
       fn.addEnvironment(grant.env, target.secretArn);
+      for (const action of KEY_ACTIONS.secretRead) keyActions.add(action);
     }
+  }
+  if (resources.dataKey && keyActions.size > 0) {
+    Grant.addToPrincipal({ grantee: fn, actions: [...keyActions].sort(), resourceArns: [resources.dataKey.keyArn] });
   }
 }

@@ -49,6 +49,43 @@ const elasticIpSchema = v.strictObject({
   publicIp: v.pipe(v.string(), v.ipv4('must be an IPv4 address such as 203.0.113.10')),
 });
 
+/**
+ * A KMS key ARN, never an alias: IAM policies and the key's grants name the key itself, and an alias
+ * ARN in a policy's Resource authorizes nothing. `mrk-` ids are multi-Region keys.
+ */
+const KMS_KEY_ARN = /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/(mrk-[0-9a-f]{32}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+
+/** Which key encrypts the data stores: see `encryption` in payrelayConfigSchema. */
+export const ENCRYPTION_KEYS = ['aws-managed', 'customer-managed'] as const;
+
+const encryptionSchema = v.pipe(
+  v.strictObject({
+    /**
+     * `aws-managed` (the default): the tables under `aws/dynamodb`, the queues under SSE-SQS, the
+     * secrets under `aws/secretsmanager`, the log groups under CloudWatch Logs' own encryption.
+     * `customer-managed`: all of them under one KMS key of the stage's (docs/deploy.md, "Encryption").
+     */
+    key: v.optional(v.picklist(ENCRYPTION_KEYS), 'aws-managed'),
+    /**
+     * With `key: 'customer-managed'`: an existing key to use instead of creating one (a platform team's
+     * key, or the key a retained stage kept). Its key policy must already allow what docs/deploy.md lists.
+     */
+    keyArn: v.optional(
+      v.pipe(v.string(), v.regex(KMS_KEY_ARN, 'must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<key id>), not an alias or a key id')),
+    ),
+  }),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const encryption = dataset.value;
+    if (encryption.keyArn !== undefined && encryption.key !== 'customer-managed') {
+      addIssue({
+        message: "needs encryption.key: 'customer-managed': an existing key is used only by a stage encrypted with a customer-managed key",
+        ...v.issueAt(encryption, 'keyArn'),
+      });
+    }
+  }),
+);
+
 /** Whether `value` parses as a URL whose scheme is http or https. */
 function isHttpUrl(value: string): boolean {
   try {
@@ -280,6 +317,12 @@ export const payrelayConfigSchema = v.pipe(
       v.pipe(int, v.check((days) => RETENTION_VALUES.has(days), 'must be a CloudWatch Logs retention value (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, ...)')),
       90,
     ),
+    /**
+     * The KMS key of the tables, queues, secrets and log groups: `{ key: 'aws-managed' }` (the default)
+     * or `{ key: 'customer-managed' }`, which creates one key (`alias/payrelay-<stage>-data`), or with
+     * `keyArn` uses an existing one.
+     */
+    encryption: v.optional(encryptionSchema, {}),
     /** POWERTOOLS_LOG_LEVEL of every function. */
     logLevel: v.optional(v.picklist(['DEBUG', 'INFO', 'WARN', 'ERROR']), 'INFO'),
     /**

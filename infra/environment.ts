@@ -48,11 +48,25 @@ function arnPlace(arn: string): { region: string; account: string } {
 }
 
 /**
+ * Where an ARN is, as far as it differs from the deploy's known region and account: e.g.
+ * `['region us-east-1', 'account 222222222222']`, empty when it is where the stacks deploy (or where
+ * they deploy is unknown).
+ */
+function placeMismatches(arn: string, region: string | undefined, account: string | undefined): string[] {
+  const place = arnPlace(arn);
+  return [
+    region !== undefined && place.region !== region ? `region ${place.region}` : undefined,
+    account !== undefined && place.account !== account ? `account ${place.account}` : undefined,
+  ].filter((text) => text !== undefined);
+}
+
+/**
  * The existing resources a stage names, checked against where its stacks deploy, as far as both are
  * known (an environment-agnostic synth checks nothing). The certificate of a regional API domain must be
- * in the stack's account and region, and CloudWatch notifies only topics in its own region: those are
- * errors. A topic in another account can work (its policy must let this account's CloudWatch publish,
- * and its key, if any, be usable by it), so that is a warning to check, not a refusal.
+ * in the stack's account and region, and so must an existing data key (`encryption.keyArn`), and
+ * CloudWatch notifies only topics in its own region: those are errors. A topic in another account can
+ * work (its policy must let this account's CloudWatch publish, and its key, if any, be usable by it),
+ * so that is a warning to check, not a refusal.
  */
 export function existingResourceProblems(config: PayrelayConfig, env: Environment | undefined): { errors: string[]; warnings: string[] } {
   const account = known(env?.account);
@@ -62,15 +76,22 @@ export function existingResourceProblems(config: PayrelayConfig, env: Environmen
   const deployTo = [account && `account ${account}`, region && `region ${region}`].filter(Boolean).join(', ');
   const certificateArn = config.api.domain?.certificateArn;
   if (certificateArn !== undefined) {
-    const place = arnPlace(certificateArn);
-    const wrong = [
-      region !== undefined && place.region !== region ? `region ${place.region}` : undefined,
-      account !== undefined && place.account !== account ? `account ${place.account}` : undefined,
-    ].filter((text) => text !== undefined);
+    const wrong = placeMismatches(certificateArn, region, account);
     if (wrong.length > 0) {
       errors.push(
         `api.domain.certificateArn: the certificate is in ${wrong.join(', ')}, but stage "${config.stage}" deploys to ${deployTo}: ` +
           'a regional API domain needs an ACM certificate issued in its own account and region (request or import it there)',
+      );
+    }
+  }
+  const keyArn = config.encryption.keyArn;
+  if (keyArn !== undefined) {
+    const wrong = placeMismatches(keyArn, region, account);
+    if (wrong.length > 0) {
+      errors.push(
+        `encryption.keyArn: the key is in ${wrong.join(', ')}, but stage "${config.stage}" deploys to ${deployTo}: ` +
+          "DynamoDB, SQS, Secrets Manager and CloudWatch Logs take only a KMS key of their own region, and payrelay grants the key to its roles by this account's IAM policies; " +
+          "give a key in the stage's account and region, or leave keyArn out to create one",
       );
     }
   }

@@ -3,6 +3,7 @@ import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import type { ISecurityGroup, IVpc } from 'aws-cdk-lib/aws-ec2';
 import { SubnetType } from 'aws-cdk-lib/aws-ec2';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -59,6 +60,11 @@ export interface PayrelayFunctionProps {
   readonly projectRoot: string;
   readonly logRetention: RetentionDays;
   readonly logRemovalPolicy: RemovalPolicy;
+  /**
+   * The stage's customer-managed key, which then encrypts the function's log group (CloudWatch Logs
+   * uses it under the key policy's own statement, so the role needs nothing of it to write logs).
+   */
+  readonly logEncryptionKey?: IKey;
   /** POWERTOOLS_LOG_LEVEL. */
   readonly logLevel: string;
   /** Physical name prefix, e.g. `payrelay-dev`. */
@@ -119,6 +125,7 @@ export class PayrelayFunction extends NodejsFunction {
     const { definition, projectRoot } = props;
     const logGroup = new LogGroup(scope, `${id}Logs`, {
       retention: props.logRetention,
+      encryptionKey: props.logEncryptionKey,
       removalPolicy: props.logRemovalPolicy,
     });
     const traced = props.tracing ?? true;

@@ -53,6 +53,8 @@ export const CONTEXT_OVERRIDES = {
   kycCatchUpLookbackHours: 'kycCatchUp.lookbackHours',
   deferIndexes: 'deferIndexes',
   tracing: 'tracing',
+  encryptionKey: 'encryption.key',
+  encryptionKeyArn: 'encryption.keyArn',
 } as const;
 
 type OverrideKey = keyof typeof CONTEXT_OVERRIDES;

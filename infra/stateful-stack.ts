@@ -1,8 +1,10 @@
-import { Annotations, Duration, RemovalPolicy, Stack, type StackProps, Token, Validations } from 'aws-cdk-lib';
+import { Annotations, ArnFormat, Duration, RemovalPolicy, Stack, type StackProps, Token, Validations } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table, TableEncryption, type ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { DomainName, EndpointType, SecurityPolicy } from 'aws-cdk-lib/aws-apigatewayv2';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import { CfnEIP, FlowLogDestination, GatewayVpcEndpointAwsService, FlowLogTrafficType, NatProvider, SubnetType, Vpc, type IVpc } from 'aws-cdk-lib/aws-ec2';
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Secret, type CfnSecret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption, type IQueue } from 'aws-cdk-lib/aws-sqs';
@@ -29,9 +31,20 @@ import {
 } from '@shared/config/resources';
 import { PayrelayConfigError, type PayrelayConfig } from './config';
 import type { GrantableResources } from './access';
+import { stackNames } from './outputs';
 
 /** SQS must not hand a message to a second worker while the first may still run: AWS's rule is >= 6x. */
 export const VISIBILITY_TIMEOUT_FACTOR = 6;
+
+/**
+ * How long SQS reuses a data key of the stage's KMS key before it calls KMS again (SQS's own default,
+ * written out because docs/deploy.md reasons from it). It bounds a queue's KMS requests, however busy,
+ * to about 2 per sending role and 1 per receiving role every 5 minutes (SQS's own estimate), so KMS
+ * costs cents a month and never throttles a burst of payouts; and a disabled or revoked key stops the
+ * queues within about those 5 minutes. Longer (up to 24 hours) saves cents and keeps a revoked key's
+ * cached data keys usable for longer.
+ */
+export const QUEUE_DATA_KEY_REUSE = Duration.minutes(5);
 
 /** A table together with its definition in shared/config/resources.ts (which names its indexes). */
 export interface PayrelayTable {
@@ -62,6 +75,11 @@ export interface PayrelayStatefulResources {
   readonly byId: GrantableResources;
   /** Present with `api.domain`: the callback API's custom domain, kept with the data so its DNS target never changes. */
   readonly apiDomain?: DomainName;
+  /**
+   * The stage's customer-managed KMS key (`encryption.key: 'customer-managed'`) of every table, queue,
+   * secret and log group; undefined with AWS-managed encryption.
+   */
+  readonly dataKey?: IKey;
   /** Present when static egress is on. */
   readonly vpc?: IVpc;
   /** The Elastic IPs provider calls leave from (empty without static egress). */
@@ -81,10 +99,11 @@ function projection(index: IndexDefinition): { projectionType: ProjectionType; n
 }
 
 /**
- * The resources that hold data or identity: the four tables, the payouts queue and its DLQ, the two
- * secrets, with static egress the VPC and the Elastic IPs the provider whitelists, and with
- * `api.domain` the callback API's custom domain. Kept apart from
- * the functions so a redeploy of code never touches them; RETAIN unless the stage says otherwise.
+ * The resources that hold data or identity: the tables, the queues and their DLQs, the secrets, with
+ * `encryption.key: 'customer-managed'` the KMS key of all of them, with static egress the VPC and
+ * the Elastic IPs the provider whitelists, and with `api.domain` the callback API's custom domain.
+ * Kept apart from the functions so a redeploy of code never touches them; RETAIN unless the stage
+ * says otherwise.
  */
 export class PayrelayStatefulStack extends Stack {
   readonly resources: PayrelayStatefulResources;
@@ -95,10 +114,11 @@ export class PayrelayStatefulStack extends Stack {
     const { config } = props;
     const removalPolicy = config.removalPolicy === 'retain' ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
     const name = (resourceId: string) => resourceName(config.stage, resourceId);
+    const dataKey = this.dataKey(config, removalPolicy);
 
     const tables = new Map<string, PayrelayTable>();
     for (const definition of TABLES as readonly TableDefinition[]) {
-      tables.set(definition.id, { table: this.table(definition, name(definition.id), removalPolicy, config.deferIndexes), definition });
+      tables.set(definition.id, { table: this.table(definition, name(definition.id), removalPolicy, config.deferIndexes, dataKey), definition });
     }
     const tableById = (tableId: string): PayrelayTable => {
       const found = tables.get(tableId);
@@ -111,12 +131,13 @@ export class PayrelayStatefulStack extends Stack {
       maxReceiveCount: config.maxReceiveCount,
       name,
       removalPolicy,
+      dataKey,
     });
 
     // Encrypted like the payouts queues; it holds stream records (event ids and their bodies).
     const callbackApplyFailures = new Queue(this, 'CallbackApplyFailures', {
       queueName: name(CALLBACK_APPLY_FAILURES_QUEUE.id),
-      encryption: QueueEncryption.SQS_MANAGED,
+      ...queueEncryption(dataKey),
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
       removalPolicy,
@@ -131,10 +152,11 @@ export class PayrelayStatefulStack extends Stack {
       maxReceiveCount: CHECKS_QUEUE.defaultMaxReceiveCount,
       name,
       removalPolicy,
+      dataKey,
     });
 
-    const providerSecret = this.emptySecret('ProviderSecret', name(PROVIDER_SECRET.id), `payrelay ${config.stage}: payout provider credentials (${PROVIDER_SECRET.fields.join(', ')}). Created empty; put the values with \`payrelay secrets put provider\`.`, removalPolicy);
-    const kycSecret = this.emptySecret('KycSecret', name(KYC_SECRET.id), `payrelay ${config.stage}: KYC app id and callback URL token (${KYC_SECRET.fields.join(', ')}). Created empty; create the token once with \`payrelay secrets put kyc --new-callback-token\`.`, removalPolicy);
+    const providerSecret = this.emptySecret('ProviderSecret', name(PROVIDER_SECRET.id), `payrelay ${config.stage}: payout provider credentials (${PROVIDER_SECRET.fields.join(', ')}). Created empty; put the values with \`payrelay secrets put provider\`.`, removalPolicy, dataKey);
+    const kycSecret = this.emptySecret('KycSecret', name(KYC_SECRET.id), `payrelay ${config.stage}: KYC app id and callback URL token (${KYC_SECRET.fields.join(', ')}). Created empty; create the token once with \`payrelay secrets put kyc --new-callback-token\`.`, removalPolicy, dataKey);
     Validations.of(providerSecret).acknowledge({
       id: 'AwsSolutions::AwsSolutions-SMG4',
       reason:
@@ -153,6 +175,7 @@ export class PayrelayStatefulStack extends Stack {
       secretName: name(ACCOUNT_KEY_SECRET.id),
       description: `payrelay ${config.stage}: the key of the payout items' account fingerprints (${ACCOUNT_KEY_SECRET.fields.join(', ')}). Generated at the first deploy; never change or rotate it.`,
       generateSecretString: { secretStringTemplate: '{}', generateStringKey: 'key', passwordLength: 64, excludePunctuation: true },
+      encryptionKey: dataKey,
       removalPolicy,
     });
     Validations.of(accountKeySecret).acknowledge({
@@ -161,7 +184,7 @@ export class PayrelayStatefulStack extends Stack {
         "The key of the account fingerprints stored on every payout item: a rotated key would make each stored fingerprint unequal to its own account's, so a redelivered request for a stored payout would be refused as a conflict. It is never sent anywhere and only the worker, enqueue and retry read it.",
     });
 
-    const vpc = config.egress.staticIps ? this.staticEgress(config, name, removalPolicy, config.logRetentionDays as RetentionDays) : undefined;
+    const vpc = config.egress.staticIps ? this.staticEgress(config, name, removalPolicy, config.logRetentionDays as RetentionDays, dataKey) : undefined;
 
     let apiDomain: DomainName | undefined;
     if (config.api.domain) {
@@ -191,6 +214,7 @@ export class PayrelayStatefulStack extends Stack {
       kycSecret,
       accountKeySecret,
       apiDomain,
+      dataKey,
       byId: {
         tables: Object.fromEntries([...tables].map(([id, { table }]) => [id, table])),
         queues: {
@@ -201,10 +225,53 @@ export class PayrelayStatefulStack extends Stack {
           [CHECKS_QUEUE.deadLetterQueue.id]: checksDlq,
         },
         secrets: { [PROVIDER_SECRET.id]: providerSecret, [KYC_SECRET.id]: kycSecret, [ACCOUNT_KEY_SECRET.id]: accountKeySecret },
+        dataKey,
       },
       vpc,
       egressIps: this.egressIps,
     };
+  }
+
+  /**
+   * The stage's customer-managed key, or undefined with `encryption.key: 'aws-managed'`. Created here
+   * (rotated yearly, kept with the data by `removalPolicy`), or the existing key of `encryption.keyArn`,
+   * whose policy is its owner's to write: docs/deploy.md lists what it must allow.
+   */
+  private dataKey(config: PayrelayConfig, removalPolicy: RemovalPolicy): IKey | undefined {
+    if (config.encryption.key !== 'customer-managed') return undefined;
+    if (config.encryption.keyArn !== undefined) return Key.fromKeyArn(this, 'DataKey', config.encryption.keyArn);
+    const stacks = stackNames(config.stage);
+    const key = new Key(this, 'DataKey', {
+      alias: `payrelay-${config.stage}-data`,
+      description: `payrelay ${config.stage}: encrypts the tables, queues, secrets and log groups of the stacks ${stacks.stateful} and ${stacks.stateless}`,
+      enableKeyRotation: true,
+      removalPolicy,
+    });
+    // CloudWatch Logs encrypts with the key under its own service principal, never the writer's role,
+    // so the key policy must allow it, and only for log groups named `payrelay-<stage>-*`. None of
+    // payrelay's has a fixed name: CloudFormation names each `<stack name>-<logical id>-<suffix>`, and
+    // both stack names start with `payrelay-<stage>`. (A name outside the pattern fails the log
+    // group's creation, not silently. The pattern also takes a stage named `<stage>-...`, whose log
+    // groups use their own stage's key unless someone associates them with this one.)
+    key.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'AllowThisStageLogGroups',
+        principals: [new ServicePrincipal(`logs.${this.region}.amazonaws.com`)],
+        actions: ['kms:Encrypt*', 'kms:Decrypt*', 'kms:ReEncrypt*', 'kms:GenerateDataKey*', 'kms:Describe*'],
+        resources: ['*'],
+        conditions: {
+          ArnLike: {
+            'kms:EncryptionContext:aws:logs:arn': this.formatArn({
+              service: 'logs',
+              resource: 'log-group',
+              resourceName: `${stacks.stateless}-*`,
+              arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+            }),
+          },
+        },
+      }),
+    );
+    return key;
   }
 
   /**
@@ -215,19 +282,25 @@ export class PayrelayStatefulStack extends Stack {
   private queueWithDeadLetters(
     prefix: string,
     definition: QueueDefinition,
-    options: { visibilityTimeoutSeconds: number; maxReceiveCount: number; name: (resourceId: string) => string; removalPolicy: RemovalPolicy },
+    options: {
+      visibilityTimeoutSeconds: number;
+      maxReceiveCount: number;
+      name: (resourceId: string) => string;
+      removalPolicy: RemovalPolicy;
+      dataKey: IKey | undefined;
+    },
   ): { queue: Queue; deadLetterQueue: Queue } {
     const { name, removalPolicy } = options;
     const deadLetterQueue = new Queue(this, `${prefix}Dlq`, {
       queueName: name(definition.deadLetterQueue.id),
-      encryption: QueueEncryption.SQS_MANAGED,
+      ...queueEncryption(options.dataKey),
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
       removalPolicy,
     });
     const queue = new Queue(this, `${prefix}Queue`, {
       queueName: name(definition.id),
-      encryption: QueueEncryption.SQS_MANAGED,
+      ...queueEncryption(options.dataKey),
       enforceSSL: true,
       visibilityTimeout: Duration.seconds(options.visibilityTimeoutSeconds),
       retentionPeriod: Duration.seconds(definition.retentionSeconds),
@@ -242,20 +315,20 @@ export class PayrelayStatefulStack extends Stack {
    * Secret construct would add a generator by default), so no deploy can overwrite the stored keys
    * or regenerate the callback token. Values are put with `payrelay secrets put`.
    */
-  private emptySecret(id: string, secretName: string, description: string, removalPolicy: RemovalPolicy): Secret {
-    const secret = new Secret(this, id, { secretName, description, removalPolicy });
+  private emptySecret(id: string, secretName: string, description: string, removalPolicy: RemovalPolicy, encryptionKey: IKey | undefined): Secret {
+    const secret = new Secret(this, id, { secretName, description, encryptionKey, removalPolicy });
     (secret.node.defaultChild as CfnSecret).addPropertyDeletionOverride('GenerateSecretString');
     return secret;
   }
 
-  private table(definition: TableDefinition, tableName: string, removalPolicy: RemovalPolicy, deferIndexes: readonly string[]): Table {
+  private table(definition: TableDefinition, tableName: string, removalPolicy: RemovalPolicy, deferIndexes: readonly string[], dataKey: IKey | undefined): Table {
     const table = new Table(this, `${definition.id[0]?.toUpperCase()}${definition.id.slice(1)}Table`, {
       tableName,
       partitionKey: attribute(definition.partitionKey),
       sortKey: definition.sortKey ? attribute(definition.sortKey) : undefined,
       billingMode: BillingMode.PAY_PER_REQUEST,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      encryption: TableEncryption.AWS_MANAGED,
+      ...(dataKey ? { encryption: TableEncryption.CUSTOMER_MANAGED, encryptionKey: dataKey } : { encryption: TableEncryption.AWS_MANAGED }),
       timeToLiveAttribute: definition.timeToLiveAttribute,
       stream: definition.stream === 'NEW_IMAGE' ? StreamViewType.NEW_IMAGE : undefined,
       deletionProtection: removalPolicy === RemovalPolicy.RETAIN,
@@ -284,7 +357,7 @@ export class PayrelayStatefulStack extends Stack {
    * created here (or adopted from `egress.elasticIps`), so the IPs survive NAT replacement, are
    * known before the first call, and every IP listed in EgressIps is one a NAT gateway uses.
    */
-  private staticEgress(config: PayrelayConfig, name: (id: string) => string, removalPolicy: RemovalPolicy, retention: RetentionDays): Vpc {
+  private staticEgress(config: PayrelayConfig, name: (id: string) => string, removalPolicy: RemovalPolicy, retention: RetentionDays, dataKey: IKey | undefined): Vpc {
     const count = config.egress.natGateways;
     const zones = this.availabilityZones.length;
     if (count > zones) {
@@ -317,9 +390,19 @@ export class PayrelayStatefulStack extends Stack {
     // DynamoDB traffic takes the free gateway endpoint instead of paying NAT data processing.
     vpc.addGatewayEndpoint('DynamoDbEndpoint', { service: GatewayVpcEndpointAwsService.DYNAMODB });
     vpc.addFlowLog('FlowLog', {
-      destination: FlowLogDestination.toCloudWatchLogs(new LogGroup(this, 'FlowLogs', { retention, removalPolicy })),
+      destination: FlowLogDestination.toCloudWatchLogs(new LogGroup(this, 'FlowLogs', { retention, encryptionKey: dataKey, removalPolicy })),
       trafficType: FlowLogTrafficType.ALL,
     });
     return vpc;
   }
+}
+
+/**
+ * A queue's encryption: SQS-managed (SSE-SQS), or the stage's key with its data key reused for
+ * QUEUE_DATA_KEY_REUSE.
+ */
+function queueEncryption(dataKey: IKey | undefined): { encryption: QueueEncryption; encryptionMasterKey?: IKey; dataKeyReuse?: Duration } {
+  return dataKey
+    ? { encryption: QueueEncryption.KMS, encryptionMasterKey: dataKey, dataKeyReuse: QUEUE_DATA_KEY_REUSE }
+    : { encryption: QueueEncryption.SQS_MANAGED };
 }

@@ -5,15 +5,18 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import { Peer, Port, SecurityGroup } from 'aws-cdk-lib/aws-ec2';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
-import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { Grant } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
+import { FilterCriteria, FilterRule, type IEventSourceDlq, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { APPLY_SWEEP_EVERY_MINUTES, FUNCTIONS, KYC_CATCH_UP_FUNCTION, ROUTES, type FunctionDefinition } from '@shared/config/functions';
 import type { PayrelayConfig, PayrelaySettings } from './config';
 import { PayrelayMonitoring } from './monitoring';
 import { OUTPUT, PROVIDER_CLIENT_SETTINGS } from './outputs';
-import { FUNCTION_ACCESS, applyAccess } from './access';
+import { FUNCTION_ACCESS, KEY_ACTIONS, applyAccess } from './access';
 import { PayrelayFunction, type PayrelayFunctions } from './payrelay-function';
 import type { PayrelayStatefulResources } from './stateful-stack';
 
@@ -148,6 +151,7 @@ export class PayrelayStatelessStack extends Stack {
         projectRoot: props.projectRoot,
         logRetention,
         logRemovalPolicy: removalPolicy,
+        logEncryptionKey: stateful.dataKey,
         logLevel: config.logLevel,
         namePrefix,
         stage: config.stage,
@@ -219,7 +223,7 @@ export class PayrelayStatelessStack extends Stack {
       acknowledgeLambdaFindings(fn, functionId === FUNCTIONS.callbackApplier.id, config.tracing);
     }
 
-    const accessLogs = new LogGroup(this, 'ApiAccessLogs', { retention: logRetention, removalPolicy });
+    const accessLogs = new LogGroup(this, 'ApiAccessLogs', { retention: logRetention, encryptionKey: stateful.dataKey, removalPolicy });
     this.api = new HttpApi(this, 'CallbackApi', {
       apiName: `${namePrefix}-callbacks`,
       description: `payrelay ${config.stage}: provider callbacks`,
@@ -338,7 +342,7 @@ export class PayrelayStatelessStack extends Stack {
         bisectBatchOnError: true,
         retryAttempts: APPLY_STREAM_RETRIES,
         reportBatchItemFailures: true,
-        onFailure: new SqsDlq(stateful.callbackApplyFailures),
+        onFailure: failureQueue(stateful.callbackApplyFailures, stateful.dataKey),
         filters: [FilterCriteria.filter({ eventName: FilterRule.isEqual('INSERT'), dynamodb: { NewImage: { applyShard: { S: FilterRule.exists() } } } })],
       }),
     );
@@ -366,6 +370,22 @@ export class PayrelayStatelessStack extends Stack {
     });
     return fn;
   }
+}
+
+/**
+ * A stream's failure destination on an SQS queue, which Lambda sends the records it gave up on to with
+ * the function's role. SqsDlq's grant, except on the stage's key: there exactly what a send needs
+ * (KEY_ACTIONS.queueSend), where SqsDlq's grantSendMessages would add kms:Encrypt, kms:ReEncrypt* and
+ * kms:GenerateDataKey*, which SQS never asks of a sender (and which cdk-nag refuses as wildcards).
+ */
+function failureQueue(queue: IQueue, dataKey: IKey | undefined): IEventSourceDlq {
+  return {
+    bind: (_mapping, fn) => {
+      Grant.addToPrincipal({ grantee: fn, actions: ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'], resourceArns: [queue.queueArn] });
+      if (dataKey) Grant.addToPrincipal({ grantee: fn, actions: [...KEY_ACTIONS.queueSend], resourceArns: [dataKey.keyArn] });
+      return { destination: queue.queueArn };
+    },
+  };
 }
 
 /** Builds one payrelay function with the stage's defaults (the stateless stack's `make`). */

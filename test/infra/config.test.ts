@@ -101,6 +101,24 @@ describe('payrelay configuration', () => {
     );
   });
 
+  it('encrypts with AWS-managed keys unless encryption.key says customer-managed, and takes an existing key ARN only then', () => {
+    const KEY = 'arn:aws:kms:eu-west-1:123456789012:key/0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0';
+    const MULTI_REGION_KEY = 'arn:aws:kms:eu-west-1:123456789012:key/mrk-0123456789abcdef0123456789abcdef';
+    const encryption = (value: unknown) => parsePayrelayConfig({ ...valid, encryption: value }, 't').encryption;
+    expect(parsePayrelayConfig(valid, 't').encryption).toEqual({ key: 'aws-managed' });
+    expect(encryption({ key: 'customer-managed' })).toEqual({ key: 'customer-managed' });
+    expect(encryption({ key: 'customer-managed', keyArn: KEY })).toEqual({ key: 'customer-managed', keyArn: KEY });
+    expect(encryption({ key: 'customer-managed', keyArn: MULTI_REGION_KEY }).keyArn).toBe(MULTI_REGION_KEY);
+    const refused = (value: unknown) => configError(() => encryption(value));
+    expect(refused({ key: 'kms' })).toMatch(/\n {2}- encryption\.key: must be one of "aws-managed", "customer-managed"$/);
+    expect(refused({ keyArn: KEY })).toMatch(/\n {2}- encryption\.keyArn: needs encryption\.key: 'customer-managed': an existing key is used only by a stage encrypted with a customer-managed key$/);
+    expect(refused({ key: 'customer-managed', keyArn: 'arn:aws:kms:eu-west-1:123456789012:alias/payrelay-prod-data' })).toMatch(
+      /\n {2}- encryption\.keyArn: must be a KMS key ARN \(arn:aws:kms:<region>:<account>:key\/<key id>\), not an alias or a key id$/,
+    );
+    expect(refused({ key: 'customer-managed', keyArn: '0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0' })).toMatch(/encryption\.keyArn: must be a KMS key ARN/);
+    expect(refused({ key: 'customer-managed', keyId: KEY })).toMatch(/encryption: unknown key\(s\) keyId/);
+  });
+
   it('refuses a provider URL with a trailing slash', () => {
     expect(configError(() => parsePayrelayConfig({ ...valid, kycApiBaseUrl: 'https://kyc.example.com/' }, 't'))).toMatch(
       /kycApiBaseUrl: must not end with "\/"/,
@@ -218,6 +236,14 @@ describe('stage selection and context overrides', () => {
     expect(resolveStageConfig(context({})).deferIndexes).toEqual([]);
     expect(resolveStageConfig(context({ deferIndexes: 'by-reference, not-yet-applied' })).deferIndexes).toEqual(['by-reference', 'not-yet-applied']);
     expect(configError(() => resolveStageConfig(context({ deferIndexes: 'by-referense' })))).toMatch(/deferIndexes\.0: must name an index of the data stack \(open-by-next-check, .*by-reference/);
+  });
+
+  it('turns customer-managed encryption on with -c encryptionKey, on an existing key with -c encryptionKeyArn', () => {
+    const KEY = 'arn:aws:kms:eu-west-1:123456789012:key/0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0';
+    expect(resolveStageConfig(context({})).encryption).toEqual({ key: 'aws-managed' });
+    expect(resolveStageConfig(context({ encryptionKey: 'customer-managed' })).encryption).toEqual({ key: 'customer-managed' });
+    expect(resolveStageConfig(context({ encryptionKey: 'customer-managed', encryptionKeyArn: KEY })).encryption).toEqual({ key: 'customer-managed', keyArn: KEY });
+    expect(configError(() => resolveStageConfig(context({ encryptionKeyArn: KEY })))).toMatch(/encryption\.keyArn: needs encryption\.key: 'customer-managed'/);
   });
 
   it('reports a bad override by its config key after validation', () => {

@@ -114,6 +114,21 @@ describe('existing resources a stage names, against where it deploys', () => {
     expect(crossAccount.warnings).toEqual([expect.stringMatching(/^alarms\.topicArn: the topic is in account 222222222222, not in account 111111111111 .*cloudwatch\.amazonaws\.com to publish/)]);
   });
 
+  it('refuses an existing data key (encryption.keyArn) of another region or account', () => {
+    const KEY = (region: string, account: string) => `arn:aws:kms:${region}:${account}:key/0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0`;
+    const onKey = (keyArn: string) => config({ encryption: { key: 'customer-managed', keyArn } });
+    expect(existingResourceProblems(onKey(KEY('eu-west-1', PROD_ACCOUNT)), here)).toEqual({ errors: [], warnings: [] });
+    expect(existingResourceProblems(onKey(KEY('us-east-1', SANDBOX_ACCOUNT)), here).errors).toEqual([
+      `encryption.keyArn: the key is in region us-east-1, account ${SANDBOX_ACCOUNT}, but stage "prod" deploys to account ${PROD_ACCOUNT}, region eu-west-1: ` +
+        "DynamoDB, SQS, Secrets Manager and CloudWatch Logs take only a KMS key of their own region, and payrelay grants the key to its roles by this account's IAM policies; " +
+        "give a key in the stage's account and region, or leave keyArn out to create one",
+    ]);
+    expect(existingResourceProblems(onKey(KEY('eu-west-1', SANDBOX_ACCOUNT)), here).errors).toEqual([expect.stringMatching(/^encryption\.keyArn: the key is in account 222222222222, but/)]);
+    // Only what is known is compared.
+    expect(existingResourceProblems(onKey(KEY('us-east-1', SANDBOX_ACCOUNT)), { account: PROD_ACCOUNT }).errors).toEqual([expect.stringMatching(/the key is in account 222222222222, but stage "prod" deploys to account 111111111111:/)]);
+    expect(existingResourceProblems(onKey(KEY('us-east-1', SANDBOX_ACCOUNT)), undefined).errors).toEqual([]);
+  });
+
   it('the payrelay construct refuses them at synth, with the key at fault, and records the warning on the app stack', () => {
     expect(configError(() => buildTestApp({ ...base, stage: 'prod', ...here, ...domain(CERTIFICATE('us-east-1', PROD_ACCOUNT)) }))).toMatch(
       /^invalid payrelay configuration \(props of Payrelay\):\n {2}- api\.domain\.certificateArn: the certificate is in region us-east-1, but stage "prod" deploys to account 111111111111, region eu-west-1/,
@@ -121,6 +136,11 @@ describe('existing resources a stage names, against where it deploys', () => {
     expect(configError(() => buildTestApp({ ...base, stage: 'prod', env: here, alarms: { topicArn: TOPIC('us-east-1', PROD_ACCOUNT) } }))).toMatch(
       /- alarms\.topicArn: the topic is in region us-east-1/,
     );
+    expect(
+      configError(() =>
+        buildTestApp({ ...base, stage: 'prod', ...here, encryption: { key: 'customer-managed', keyArn: `arn:aws:kms:us-east-1:${PROD_ACCOUNT}:key/mrk-0123456789abcdef0123456789abcdef` } }),
+      ),
+    ).toMatch(/- encryption\.keyArn: the key is in region us-east-1, but stage "prod" deploys to account 111111111111, region eu-west-1/);
     // An env that contradicts the configuration's account is refused too.
     expect(configError(() => buildTestApp({ ...base, stage: 'prod', ...here, env: { account: SANDBOX_ACCOUNT, region: 'eu-west-1' } }))).toMatch(
       /^stage "prod" deploys to account 111111111111, region eu-west-1 .* but the env given to Payrelay is account 222222222222, not 111111111111/,

@@ -35,19 +35,21 @@ const ADOPTED_IPS = [
   { allocationId: 'eipalloc-0fedcba9876543210', publicIp: '203.0.113.11' },
 ];
 
+/** The props of `prod` but its stage name. */
+const PROD_LIKE = {
+  ...base,
+  egress: { staticIps: true, natGateways: 2 },
+  alarms: { email: 'oncall@example.com', unknownAgeMinutes: 30 },
+  worker: { maxConcurrency: 4, batchSize: 3 },
+  maxReceiveCount: 7,
+  reconcileEveryMinutes: 2,
+  settings: { kycGating: true, webhookAllowedIps: ['203.0.113.0/24', '198.51.100.7'], gatewayErrorReviewMinutes: 90 },
+  api: { domain: { name: 'callbacks.example.com', certificateArn: CERTIFICATE_ARN } },
+  kycCatchUp: { schedule: 'rate(1 day)' },
+};
+
 beforeAll(() => {
-  prod = synthPayrelay({
-    ...base,
-    stage: 'prod',
-    egress: { staticIps: true, natGateways: 2 },
-    alarms: { email: 'oncall@example.com', unknownAgeMinutes: 30 },
-    worker: { maxConcurrency: 4, batchSize: 3 },
-    maxReceiveCount: 7,
-    reconcileEveryMinutes: 2,
-    settings: { kycGating: true, webhookAllowedIps: ['203.0.113.0/24', '198.51.100.7'], gatewayErrorReviewMinutes: 90 },
-    api: { domain: { name: 'callbacks.example.com', certificateArn: CERTIFICATE_ARN } },
-    kycCatchUp: { schedule: 'rate(1 day)' },
-  });
+  prod = synthPayrelay({ ...PROD_LIKE, stage: 'prod' });
   dev = synthPayrelay({ ...base, stage: 'dev', removalPolicy: 'destroy' });
   adopted = synthPayrelay({
     ...base,
@@ -62,14 +64,16 @@ beforeAll(() => {
 
 const resourcesOf = (template: Template, type: string): Resources => template.findResources(type) as Resources;
 
+/** The payrelay function of this id in a template (`payrelay-<stage>-<id>`; no id is the end of another). */
+const functionEntry = (template: Template, functionId: string) =>
+  Object.entries(resourcesOf(template, 'AWS::Lambda::Function')).find(([, r]) => /^payrelay-[a-z][a-z0-9-]*$/.test(String(r.Properties.FunctionName)) && String(r.Properties.FunctionName).endsWith(`-${functionId}`));
+
 /** The functions a template deploys: every one of FUNCTIONS, plus the KYC catch-up where the stage sets it (prod). */
-const deployed = (template: Template): FunctionDefinition[] => [...Object.values(FUNCTIONS), ...(template === prod.stateless ? [KYC_CATCH_UP_FUNCTION] : [])];
+const deployed = (template: Template): FunctionDefinition[] => [...Object.values(FUNCTIONS), ...(functionEntry(template, KYC_CATCH_UP_FUNCTION.id) ? [KYC_CATCH_UP_FUNCTION] : [])];
 
 /** The logical id of the Lambda function with this physical name suffix. */
 function functionLogicalId(template: Template, functionId: string): string {
-  const entry = Object.entries(resourcesOf(template, 'AWS::Lambda::Function')).find(
-    ([, r]) => r.Properties.FunctionName === `payrelay-${template === prod.stateless ? 'prod' : 'dev'}-${functionId}`,
-  );
+  const entry = functionEntry(template, functionId);
   if (!entry) throw new Error(`no function ${functionId}`);
   return entry[0];
 }
@@ -80,7 +84,7 @@ function functionProps(template: Template, functionId: string): Record<string, u
 }
 
 /** Stateful resources by the logical-id prefix CDK gives them in the data stack. */
-const RESOURCE_PREFIXES = ['PayoutsTable', 'EventsTable', 'KycTable', 'QuarantineTable', 'CollectionsTable', 'PayoutsQueue', 'PayoutsDlq', 'CallbackApplyFailures', 'PayoutChecksQueue', 'PayoutChecksDlq', 'ProviderSecret', 'KycSecret', 'AccountKeySecret'] as const;
+const RESOURCE_PREFIXES = ['PayoutsTable', 'EventsTable', 'KycTable', 'QuarantineTable', 'CollectionsTable', 'PayoutsQueue', 'PayoutsDlq', 'CallbackApplyFailures', 'PayoutChecksQueue', 'PayoutChecksDlq', 'ProviderSecret', 'KycSecret', 'AccountKeySecret', 'DataKey'] as const;
 
 /**
  * The IAM actions a function's role grants (inline policies and managed policies), keyed by the
@@ -898,6 +902,176 @@ function acknowledgments(root: IConstruct): Array<{ path: string; id: string; re
       .flatMap((entry) => Object.entries(entry.data as Record<string, string>).map(([id, reason]) => ({ path: construct.node.path, id, reason }))),
   );
 }
+
+describe('customer-managed encryption (encryption.key)', () => {
+  /** prod's settings with the stage's own key: every function, static egress (the flow log group), RETAIN. */
+  let kms: SynthesizedPayrelay;
+  /** A destroy stage on an existing key (encryption.keyArn): nothing created, every store on that key. */
+  let byok: SynthesizedPayrelay;
+  const KEY_ARN = 'arn:aws:kms:eu-west-1:123456789012:key/0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0';
+
+  beforeAll(() => {
+    kms = synthPayrelay({ ...PROD_LIKE, stage: 'kms', encryption: { key: 'customer-managed' } });
+    byok = synthPayrelay({ ...base, stage: 'byok', removalPolicy: 'destroy', encryption: { key: 'customer-managed', keyArn: KEY_ARN } });
+  }, 240_000);
+
+  /** The stage key's logical id in the data stack (the one AWS::KMS::Key there). */
+  const keyId = () => {
+    const keys = Object.keys(resourcesOf(kms.stateful, 'AWS::KMS::Key'));
+    expect(keys).toHaveLength(1);
+    return keys[0] as string;
+  };
+  const keyArn = () => ({ 'Fn::GetAtt': [keyId(), 'Arn'] });
+  const stores = (template: Template) => ({
+    tables: Object.values(resourcesOf(template, 'AWS::DynamoDB::Table')),
+    queues: Object.values(resourcesOf(template, 'AWS::SQS::Queue')),
+    secrets: Object.values(resourcesOf(template, 'AWS::SecretsManager::Secret')),
+  });
+
+  it('creates one key in the data stack: rotated, alias/payrelay-<stage>-data, described, kept with the data', () => {
+    const key = resourcesOf(kms.stateful, 'AWS::KMS::Key')[keyId()];
+    expect(key?.Properties).toMatchObject({
+      EnableKeyRotation: true,
+      Description: 'payrelay kms: encrypts the tables, queues, secrets and log groups of the stacks payrelay-kms-data and payrelay-kms',
+    });
+    expect(key?.DeletionPolicy).toBe('Retain');
+    kms.stateful.hasResourceProperties('AWS::KMS::Alias', { AliasName: 'alias/payrelay-kms-data', TargetKeyId: keyArn() });
+    // The app stack only references it; its one key stays the alarm topic's.
+    expect(Object.keys(resourcesOf(kms.stateless, 'AWS::KMS::Key'))).toEqual([expect.stringMatching(/^MonitoringAlarmTopicKey/)]);
+    // A destroy stage schedules its key's deletion with the stack.
+    const app = new App({ context: cdkJsonContext() });
+    const stack = new PayrelayStatefulStack(app, 'Scratch', { config: parsePayrelayConfig({ ...base, stage: 'scratch', removalPolicy: 'destroy', encryption: { key: 'customer-managed' } }, 'test') });
+    expect(Object.values(resourcesOf(Template.fromStack(stack), 'AWS::KMS::Key')).map((k) => k.DeletionPolicy)).toEqual(['Delete']);
+  });
+
+  it('encrypts every table, queue (DLQs included) and secret with it, queues reusing a data key for 5 minutes', () => {
+    const { tables, queues, secrets } = stores(kms.stateful);
+    expect([tables.length, queues.length, secrets.length]).toEqual([TABLES.length, 5, 3]);
+    for (const table of tables) expect(table.Properties.SSESpecification, String(table.Properties.TableName)).toEqual({ SSEEnabled: true, SSEType: 'KMS', KMSMasterKeyId: keyArn() });
+    for (const queue of queues) {
+      expect(queue.Properties, String(queue.Properties.QueueName)).toMatchObject({ KmsMasterKeyId: keyArn(), KmsDataKeyReusePeriodSeconds: 300 });
+      expect(queue.Properties.SqsManagedSseEnabled, String(queue.Properties.QueueName)).toBeUndefined();
+    }
+    for (const secret of secrets) expect(secret.Properties.KmsKeyId, String(secret.Properties.Name)).toEqual(keyArn());
+    // Adding the key changes nothing that would regenerate the account key.
+    const accountKey = secrets.find((secret) => String(secret.Properties.Name).endsWith('-account-key'));
+    expect(accountKey?.Properties.GenerateSecretString).toEqual({ GenerateStringKey: 'key', SecretStringTemplate: '{}', PasswordLength: 64, ExcludePunctuation: true });
+  });
+
+  it("encrypts every log group of both stacks with it, and lets CloudWatch Logs use it for log groups named payrelay-<stage>-* only", () => {
+    const groups = [...Object.entries(resourcesOf(kms.stateless, 'AWS::Logs::LogGroup')), ...Object.entries(resourcesOf(kms.stateful, 'AWS::Logs::LogGroup'))];
+    // Each function's, the API access log group, the VPC flow log group.
+    expect(groups.length).toBe(deployed(kms.stateless).length + 2);
+    for (const [id, group] of groups) {
+      expect(JSON.stringify(group.Properties.KmsKeyId), id).toContain(keyId());
+      // No fixed name: CloudFormation names it after its stack, so the key policy's pattern below holds it.
+      expect(group.Properties.LogGroupName, id).toBeUndefined();
+    }
+    expect(Object.values(stackNames('kms')).every((name) => name.startsWith('payrelay-kms'))).toBe(true);
+    const statements = (resourcesOf(kms.stateful, 'AWS::KMS::Key')[keyId()]?.Properties.KeyPolicy as { Statement: Array<Record<string, unknown>> }).Statement;
+    const logs = statements.filter((statement) => JSON.stringify(statement.Principal).includes('logs.'));
+    expect(logs).toEqual([
+      {
+        Sid: 'AllowThisStageLogGroups',
+        Effect: 'Allow',
+        Principal: { Service: { 'Fn::Join': ['', ['logs.', { Ref: 'AWS::Region' }, '.amazonaws.com']] } },
+        Action: ['kms:Decrypt*', 'kms:Describe*', 'kms:Encrypt*', 'kms:GenerateDataKey*', 'kms:ReEncrypt*'],
+        Resource: '*',
+        Condition: {
+          ArnLike: {
+            'kms:EncryptionContext:aws:logs:arn': {
+              'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':logs:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':log-group:payrelay-kms-*']],
+            },
+          },
+        },
+      },
+    ]);
+    // No other service principal may use the key: nothing but the functions sends to the queues.
+    const services = statements.filter((statement) => JSON.stringify(statement.Principal).includes('"Service"'));
+    expect(services).toEqual(logs);
+  });
+
+  // The same grants as prod's (the table and queue actions are the stage's, not the key's), plus on the
+  // key exactly what each role's stores need: Decrypt for a table, a secret or a received message,
+  // GenerateDataKey besides for a sent one (KEY_ACTIONS in infra/access.ts).
+  it("give each function role exactly the key actions its stores need, beside prod's grants", () => {
+    const onKey: Record<string, string[]> = {
+      'payout-worker': ['kms:Decrypt', 'kms:GenerateDataKey'],
+      reconciler: ['kms:Decrypt', 'kms:GenerateDataKey'],
+      'payout-checker': ['kms:Decrypt', 'kms:GenerateDataKey'],
+      'kyc-callback': ['kms:Decrypt'],
+      'payout-notification': ['kms:Decrypt'],
+      // kms:DescribeKey is the DynamoDB stream event source's own grant (grantStreamRead); it reads the
+      // key's metadata only. GenerateDataKey: the failure queue, which Lambda sends to with this role.
+      'callback-applier': ['kms:Decrypt', 'kms:DescribeKey', 'kms:GenerateDataKey'],
+      'kyc-catch-up': ['kms:Decrypt'],
+    };
+    expect(deployed(kms.stateless).map((d) => d.id).sort()).toEqual(Object.keys(onKey).sort());
+    for (const definition of deployed(kms.stateless)) {
+      const { DataKey, ...rest } = grantsOf(kms.stateless, definition.id);
+      expect(DataKey, definition.id).toEqual(onKey[definition.id]);
+      expect(rest, definition.id).toEqual(grantsOf(prod.stateless, definition.id));
+    }
+    // An existing key is granted by its ARN the same way.
+    for (const definition of deployed(byok.stateless)) {
+      expect(grantsOf(byok.stateless, definition.id)[JSON.stringify(KEY_ARN)], definition.id).toEqual(onKey[definition.id]);
+    }
+  });
+
+  it('give no other role anything on the key, and no role anything on it with AWS-managed keys', () => {
+    const functionRoles = deployed(kms.stateless).map((d) => JSON.stringify({ Ref: (functionProps(kms.stateless, d.id).Role as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0] }));
+    const onKey: string[] = [];
+    for (const template of [kms.stateless, kms.stateful]) {
+      for (const [id, policy] of Object.entries(resourcesOf(template, 'AWS::IAM::Policy'))) {
+        const statements = (policy.Properties.PolicyDocument as { Statement: Array<{ Action: string | string[] }> }).Statement;
+        if (!JSON.stringify(statements.map((st) => st.Action)).includes('kms:')) continue;
+        onKey.push(JSON.stringify(policy.Properties.Roles));
+        expect(functionRoles, id).toContain(JSON.stringify((policy.Properties.Roles as unknown[])[0]));
+      }
+      for (const [id, role] of Object.entries(resourcesOf(template, 'AWS::IAM::Role'))) expect(JSON.stringify(role.Properties.Policies ?? []), id).not.toContain('kms:');
+    }
+    expect(onKey).toHaveLength(functionRoles.length);
+    for (const { stateless, stateful } of [prod, dev, adopted]) {
+      for (const template of [stateless, stateful]) expect(JSON.stringify(resourcesOf(template, 'AWS::IAM::Policy'))).not.toContain('kms:');
+    }
+  });
+
+  it('with an existing key (encryption.keyArn): creates none, and puts every store and log group on that key', () => {
+    byok.stateful.resourceCountIs('AWS::KMS::Key', 0);
+    byok.stateful.resourceCountIs('AWS::KMS::Alias', 0);
+    const { tables, queues, secrets } = stores(byok.stateful);
+    for (const table of tables) expect(table.Properties.SSESpecification).toEqual({ SSEEnabled: true, SSEType: 'KMS', KMSMasterKeyId: KEY_ARN });
+    for (const queue of queues) expect(queue.Properties).toMatchObject({ KmsMasterKeyId: KEY_ARN, KmsDataKeyReusePeriodSeconds: 300 });
+    for (const secret of secrets) expect(secret.Properties.KmsKeyId).toBe(KEY_ARN);
+    for (const group of Object.values(resourcesOf(byok.stateless, 'AWS::Logs::LogGroup'))) expect(group.Properties.KmsKeyId).toBe(KEY_ARN);
+  });
+
+  it('leaves the AWS-managed stages as they were: no data key, SSE-SQS, aws/dynamodb, no KmsKeyId', () => {
+    for (const { stateful, stateless } of [prod, dev, adopted]) {
+      stateful.resourceCountIs('AWS::KMS::Key', 0);
+      const { tables, queues, secrets } = stores(stateful);
+      for (const table of tables) expect(table.Properties.SSESpecification).toEqual({ SSEEnabled: true });
+      for (const queue of queues) expect(queue.Properties.KmsMasterKeyId).toBeUndefined();
+      for (const secret of secrets) expect(secret.Properties.KmsKeyId).toBeUndefined();
+      for (const template of [stateful, stateless]) {
+        for (const group of Object.values(resourcesOf(template, 'AWS::Logs::LogGroup'))) expect(group.Properties.KmsKeyId).toBeUndefined();
+      }
+    }
+    // Only the alarm topic's key, where alarms.email creates the topic.
+    expect(Object.keys(resourcesOf(prod.stateless, 'AWS::KMS::Key'))).toEqual([expect.stringMatching(/^MonitoringAlarmTopicKey/)]);
+    for (const { stateless } of [dev, adopted]) stateless.resourceCountIs('AWS::KMS::Key', 0);
+  });
+
+  it('passes cdk-nag with no acknowledgment beyond those of the AWS-managed stages', () => {
+    const ids = (root: IConstruct) => new Set(acknowledgments(root).filter((a) => !a.id.startsWith('CloudFormation-Validate::')).map((a) => a.id));
+    expect(ids(kms.payrelay)).toEqual(ids(prod.payrelay));
+    // And the repository's stage files with the key, as -c encryptionKey=customer-managed builds them.
+    for (const context of [{ stage: 'dev', encryptionKey: 'customer-managed' }, { stage: 'dev', staticEgress: 'true', encryptionKey: 'customer-managed' }]) {
+      const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], ...context } });
+      expect(() => buildApp(app).app.synth(), JSON.stringify(context)).not.toThrow();
+    }
+  }, 120_000);
+});
 
 describe('cdk-nag AwsSolutions', () => {
   // Both deployments above were synthesized with the AwsSolutions pack: an unacknowledged finding throws there.
