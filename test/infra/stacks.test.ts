@@ -433,6 +433,10 @@ describe('functions', () => {
     expect(env('reconciler').KYC_TABLE_NAME).toBeUndefined();
     // The gateway-error review window is the reconciler's setting alone.
     expect(env('reconciler').GATEWAY_ERROR_REVIEW_MINUTES).toBe('90');
+    // The schedule's interval, set even at its default: the review gauge counts once per window of it.
+    expect(env('reconciler').RECONCILE_EVERY_MINUTES).toBe('2');
+    expect((functionProps(dev.stateless, 'reconciler').Environment as { Variables: Record<string, unknown> }).Variables.RECONCILE_EVERY_MINUTES).toBe('1');
+    expect(env('payout-worker').RECONCILE_EVERY_MINUTES).toBeUndefined();
     expect(env('payout-worker').GATEWAY_ERROR_REVIEW_MINUTES).toBeUndefined();
     for (const id of ['payout-worker', 'reconciler', 'kyc-callback', 'payout-notification']) expect(env(id).PAYRELAY_STAGE).toBe('prod');
     expect(env('kyc-callback').KYC_API_BASE_URL).toBeUndefined();
