@@ -17,9 +17,11 @@ const wiring = reconcilerWiringFrom(config);
 const reconciler = createReconciler(wiring.deps);
 logger.info('reconciler settings', wiring.startupSettings);
 
-async function lambdaHandler(_event: ScheduledEvent, context: Context): Promise<ReconcileSummary> {
+async function lambdaHandler(event: ScheduledEvent, context: Context): Promise<ReconcileSummary> {
   const budgetMs = runBudgetMs(wiring.deps.settings.budgetMs, context.getRemainingTimeInMillis(), config.PROVIDER_TIMEOUT_MS);
-  const summary = await reconciler.sweep({ budgetMs });
+  // The schedule's time decides whether this run counts the review gauge; an invocation without one does not count.
+  const scheduled = Date.parse(event?.time ?? '');
+  const summary = await reconciler.sweep({ budgetMs, ...(Number.isNaN(scheduled) ? {} : { scheduledAt: new Date(scheduled) }) });
   logger.info('reconcile run finished', { ...summary });
   return summary;
 }

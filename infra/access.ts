@@ -144,7 +144,8 @@ export const FUNCTION_ACCESS: Record<FunctionDefinition['id'], readonly Resource
     queue(CHECKS_QUEUE, ['SendMessage']),
   ],
   reconciler: [
-    // queryDue (Query on the sparse index), queryChanged (Query on by-state: the reversal watch), get
+    // queryDue (Query on the sparse index), queryChanged and countInState (Query on by-state: the
+    // reversal watch, and the COUNT of the PayoutsAwaitingReview gauge), get
     // and the watch's watermark (GetItem), save and the watermark's move (conditional PutItem).
     table(PAYOUTS_TABLE, ['GetItem', 'PutItem'], { indexes: { 'open-by-next-check': ['Query'], 'by-state': ['Query'] } }),
     secret(PROVIDER_SECRET),

@@ -6,6 +6,7 @@ import {
   Dashboard,
   GraphWidget,
   Metric,
+  SingleValueWidget,
   TextWidget,
   TreatMissingData,
   type IMetric,
@@ -17,7 +18,7 @@ import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE, OLDEST_UNKNOWN_WINDOW_MINUTES } from '@shared/observability/metric-names';
+import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE, OLDEST_UNKNOWN_WINDOW_MINUTES, reviewGaugePeriodMinutes } from '@shared/observability/metric-names';
 import type { PayrelayConfig } from './config';
 import { OUTPUT } from './outputs';
 import type { PayrelayFunctions } from './payrelay-function';
@@ -46,6 +47,11 @@ interface AlarmSpec {
   readonly periods?: number;
   /** Count a period without data as breaching (a heartbeat); otherwise silence is quiet. */
   readonly missingBreaches?: boolean;
+  /**
+   * A gauge published only now and then (a condition, not events): a period without data keeps the
+   * alarm where it is, since silence says nothing about the condition and must not send its OK.
+   */
+  readonly missingHolds?: boolean;
   /** The section of docs/alarms.md, when it is not the alarm id. */
   readonly docsAnchor?: string;
   /**
@@ -141,8 +147,9 @@ export class PayrelayMonitoring extends Construct {
         comparisonOperator: spec.below ? ComparisonOperator.LESS_THAN_THRESHOLD : ComparisonOperator.GREATER_THAN_THRESHOLD,
         evaluationPeriods: spec.periods ?? 1,
         datapointsToAlarm: spec.periods ?? 1,
-        // No data means nothing happened (no payouts, no callbacks, no errors), except for a heartbeat.
-        treatMissingData: spec.missingBreaches ? TreatMissingData.BREACHING : TreatMissingData.NOT_BREACHING,
+        // No data means nothing happened (no payouts, no callbacks, no errors), except for a heartbeat,
+        // and for a gauge, where it means only that no figure came.
+        treatMissingData: spec.missingBreaches ? TreatMissingData.BREACHING : spec.missingHolds ? TreatMissingData.IGNORE : TreatMissingData.NOT_BREACHING,
       });
       for (const topic of destinations) {
         created.addAlarmAction(new SnsAction(topic));
@@ -180,6 +187,18 @@ export class PayrelayMonitoring extends Construct {
       metric: metric(METRIC.payoutNeedsReview, 'Sum'),
       threshold: 0,
       description: 'A payout was handed to a person (NEEDS_REVIEW). Fires once per hand-over and sends no OK: the payout waits until someone resolves it (payrelay payouts list --state NEEDS_REVIEW).',
+    });
+    // The standing figure beside PayoutNeedsReview's hand-overs. One count falls in each period; a
+    // period without one (a run that failed its count, a dropped tick) keeps the state: "missing"
+    // would turn it to INSUFFICIENT_DATA and back, re-sending the alarm, and "notBreaching" would
+    // send the OK while payouts still wait. A reconciler that stopped is ReconcilerHeartbeat's alarm.
+    const reviewGaugeMinutes = reviewGaugePeriodMinutes(config.reconcileEveryMinutes);
+    const awaitingReview = payrelayMetric(config.stage, METRIC.payoutsAwaitingReview, 'Maximum', Duration.minutes(reviewGaugeMinutes));
+    alarm('PayoutsAwaitingReview', {
+      metric: awaitingReview,
+      threshold: 0,
+      missingHolds: true,
+      description: `At least one payout waits for a person (NEEDS_REVIEW), as the reconciler counts them every ${reviewGaugeMinutes} minutes. Sends OK once none waits any more (payrelay payouts list --state NEEDS_REVIEW).`,
     });
     alarm('PayoutReversed', {
       perEvent: true,
@@ -283,6 +302,10 @@ export class PayrelayMonitoring extends Construct {
         sums(METRIC.payoutSucceeded, METRIC.payoutFailed, METRIC.payoutRejected, METRIC.payoutUnknownOutcome, METRIC.payoutNeedsReview, METRIC.payoutReversed),
         sums(METRIC.nameMismatch, METRIC.dlqSend),
       ),
+    );
+    this.dashboard.addWidgets(
+      graph('Payouts awaiting a person (NEEDS_REVIEW)', [awaitingReview.with({ label: 'waiting now' })], [metric(METRIC.payoutNeedsReview, 'Sum').with({ label: 'handed to review' })]),
+      new SingleValueWidget({ title: 'Payouts awaiting review, latest count', metrics: [awaitingReview], sparkline: true, width: 12, height: 6 }),
     );
     this.dashboard.addWidgets(
       graph(

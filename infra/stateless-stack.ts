@@ -53,6 +53,8 @@ function settingsEnvironment(config: PayrelayConfig): Record<string, string> {
     // batch would take several provider round trips (measured by the throughput benchmark).
     ['WORKER_CONCURRENCY', s.workerConcurrency ?? config.worker.batchSize],
     ['RECONCILE_CONCURRENCY', s.reconcileConcurrency],
+    // Always: the reconciler must know its schedule's interval to count the review gauge once per window.
+    ['RECONCILE_EVERY_MINUTES', config.reconcileEveryMinutes],
   ];
   return Object.fromEntries(pairs.filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]));
 }
@@ -71,6 +73,7 @@ const RECONCILE_SETTINGS = [
     'REVIEW_WATCH_DAILY_DAYS',
     'REVERSAL_WATCH_DAYS',
     'RECONCILE_CONCURRENCY',
+    'RECONCILE_EVERY_MINUTES',
 ] as const;
 
 /** Which settings each function reads (docs/architecture.md), so none gets a variable it ignores. */

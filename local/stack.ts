@@ -165,6 +165,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     });
     stops.push(() => aws.stop());
 
+    const reconcileEveryMs = options.reconcileEveryMs ?? reconcileEverySeconds(config) * 1000;
     // The shell wins over config.handlerEnv (so `PROVIDER_TIMEOUT_MS=... npm start` works); explicit options win over both.
     const env: Record<string, string> = {};
     for (const [key, value] of Object.entries(config.handlerEnv)) env[key] = process.env[key] ?? value;
@@ -175,6 +176,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       { PAYOUT_API_BASE_URL: payoutApi, KYC_API_BASE_URL: kycApi, PAYOUTS_MAX_RECEIVE_COUNT: String(maxReceiveCount) },
       // No stream locally: the applier's sweep is the only driver, so it takes events of any age.
       { APPLY_SWEEP_GRACE_SECONDS: '0' },
+      // The reconciler counts the review gauge once per window of its schedule, which here is the local one.
+      { RECONCILE_EVERY_MINUTES: String(reconcileEveryMs / 60_000) },
       options.handlerEnv,
     );
     Object.assign(process.env, env);
@@ -236,7 +239,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     stops.push(() => checkPoller.stop());
     const scheduler = startScheduler({
       fn: fn(FUNCTIONS.reconciler.id),
-      everyMs: options.reconcileEveryMs ?? reconcileEverySeconds(config) * 1000,
+      everyMs: reconcileEveryMs,
       region,
       log,
     });

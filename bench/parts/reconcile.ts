@@ -6,6 +6,7 @@ import type { ReconcileSummary } from '@shared/app/reconcile-payouts';
 import { FUNCTIONS } from '@shared/config/functions';
 import { payoutKey, type PayoutIdentity } from '@shared/domain/identity';
 import { Payout } from '@shared/domain/payout';
+import { REVIEW_GAUGE_EVERY_MINUTES } from '@shared/observability/metric-names';
 import { scheduledEvent } from '@test/factories/scheduled-events';
 import { AwsCallCounter } from '../lib/aws-counter';
 import { contextFor, startHandlerEnv } from '../lib/local-env';
@@ -13,6 +14,15 @@ import { verdict, type Part, type PartResult, type Row } from '../lib/part';
 import { ms, ratio, summarize } from '../lib/stats';
 
 export const RECONCILE_TARGET = 1.2;
+
+/**
+ * The start of the current review-gauge window: a run scheduled then counts the payouts awaiting
+ * review, so every measured run pays for that count (the costliest run, whatever the time of day).
+ */
+function gaugeWindowStart(): Date {
+  const windowMs = REVIEW_GAUGE_EVERY_MINUTES * 60_000;
+  return new Date(Math.floor(Date.now() / windowMs) * windowMs);
+}
 type ScheduledHandler = (event: ScheduledEvent, context: Context) => Promise<ReconcileSummary>;
 type Item = Record<string, unknown>;
 
@@ -112,10 +122,11 @@ export const reconcile: Part = async ({ options, progress }): Promise<PartResult
         await batchPut(documentClient, table, openItems());
         counter.reset();
         const runStarted = performance.now();
-        summary = await reconciler.handler(scheduledEvent(), contextFor(FUNCTIONS.reconciler));
+        summary = await reconciler.handler(scheduledEvent(gaugeWindowStart()), contextFor(FUNCTIONS.reconciler));
         if (run >= 0) times.push(performance.now() - runStarted);
         counts = counter.snapshot();
         if (summary.read !== open) throw new Error(`the reconciler read ${summary.read} due payouts, expected ${open}`);
+        if (summary.awaitingReview === undefined) throw new Error('the reconciler did not count the payouts awaiting review in a run at the start of a gauge window');
       }
       const time = summarize(times);
       results.push({
@@ -189,6 +200,7 @@ export const reconcile: Part = async ({ options, progress }): Promise<PartResult
       summary: { reconcileReadsRatio: Math.max(...results.map((r) => Number(r.billedReadUnits) / open)) },
       notes: [
         `The reconciler's own handler (functions/reconciler.ts) against dynalite and the simulator; ${options.reconcileRuns} runs per size, the ${open} open payouts re-seeded as due before each run.`,
+        `Every run is scheduled at the start of a ${REVIEW_GAUGE_EVERY_MINUTES}-minute window, so each one also counts the payouts awaiting review (PayoutsAwaitingReview: one COUNT Query per by-state shard), as one run of each window does when deployed.`,
         'Items are seeded with BatchWriteItem as copies of a payout the repository itself wrote (SUCCEEDED past its reversal watch: no openShard; SUBMITTED: openShard + nextCheckAt in the past).',
         'Items read are counted at the client: Query ScannedCount on the sparse open-by-next-check index, plus each GetItem that returned an item. Read units: ReturnConsumedCapacity as dynalite reports it, plus DynamoDB\'s minimum of half a unit per Query (so an upper bound); reconcileReadsRatio is read units per open payout.',
         `Seeding ran at about ${seedRate === undefined ? '?' : Math.round(seedRate)} items/s into dynalite; on a busy machine \`--reconcile-final 1000,20000\` keeps the part short. One warm-up run per size is not counted.`,

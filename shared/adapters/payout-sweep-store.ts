@@ -6,6 +6,7 @@ import { conditionHeld } from './conditional-write';
 import { documentClient } from './dynamodb-client';
 import { decodeCursor, encodeCursor, isPartitionKey } from './list-cursor';
 import { createPayoutItemStore, LISTED_STATES } from './payout-item-store';
+import { countAll } from './query-all';
 
 /*
  * What the reconciler's sweep and the payout checker read and write of the payouts table: the item
@@ -131,6 +132,23 @@ export function createPayoutSweepStore(tableName: string, given?: DynamoDBDocume
         limit,
         cursor,
       );
+    },
+
+    async countInState(state) {
+      if (!LISTED_STATES.has(state)) throw new RangeError(`${state} is not kept in the by-state index`);
+      // Every shard at once, each to its last page: one Query of index keys per shard when few match.
+      const shards = await Promise.all(
+        Array.from({ length: SHARDS.byState }, (_, n) =>
+          countAll(client, {
+            TableName: tableName,
+            IndexName: STATE_INDEX.indexName,
+            KeyConditionExpression: '#shard = :shard',
+            ExpressionAttributeNames: { '#shard': 'listShard' },
+            ExpressionAttributeValues: { ':shard': `${state}#${n}` },
+          }),
+        ),
+      );
+      return shards.reduce((sum, n) => sum + n, 0);
     },
 
     async reversalWatchProgress() {

@@ -2,7 +2,7 @@ import { payoutKey, type PayoutIdentity } from '@shared/domain/identity';
 import { toMinorUnits } from '@shared/domain/money';
 import { NOTHING_PAID, type Payout, type PayoutState } from '@shared/domain/payout';
 import { MAX_CHECK_DELAY_SECONDS, type PayoutCheck } from '@shared/messages/payout-check';
-import { METRIC } from '@shared/observability/metric-names';
+import { METRIC, REVIEW_GAUGE_EVERY_MINUTES } from '@shared/observability/metric-names';
 import { countOutcome } from './outcome-metrics';
 import { withCredentialRefresh } from './credential-refresh';
 import { ConcurrentModificationError, InvalidListCursorError } from '@shared/domain/errors';
@@ -33,6 +33,11 @@ export interface ReconcileSettings {
   readonly pageSize: number;
   /** Stop reading new pages after this long; what is left is due again on the next run. */
   readonly budgetMs: number;
+  /**
+   * RECONCILE_EVERY_MINUTES: how far apart the scheduled runs are (default one minute), so that
+   * exactly one run of each gauge window counts the payouts awaiting review (countsReviewGauge).
+   */
+  readonly scheduleEveryMs?: number;
   /**
    * The reversal watch's step: it reads the successes whose look has come once this much time has
    * gathered past its watermark, a step at a time (default RECONCILE_DEFAULTS.reversalWatchStepMs).
@@ -86,9 +91,20 @@ export interface PayoutCheckOutcome {
   readonly nextCheckAt?: string;
 }
 
+/** One sweep's options. */
+export interface SweepOptions {
+  /** Stop reading new pages after this long (default: the settings' budgetMs). */
+  readonly budgetMs?: number;
+  /**
+   * The time the schedule gave the run (the scheduled event's `time`). A run with one may count the
+   * payouts awaiting review (countsReviewGauge); a sweep without one (a test, a manual call) does not.
+   */
+  readonly scheduledAt?: Date;
+}
+
 /** The reconciler: the scheduled sweep over the open index, and the delayed check of one payout. */
 export interface Reconciler {
-  sweep(options?: { budgetMs?: number }): Promise<ReconcileSummary>;
+  sweep(options?: SweepOptions): Promise<ReconcileSummary>;
   /**
    * One message of the checks queue: the payout is looked at exactly as the sweep would, if it is
    * still at the version the check was scheduled for. A duplicated or late message finds another
@@ -112,6 +128,26 @@ export interface ReconcileSummary {
   readonly budgetExhausted: boolean;
   /** Set while the provider's Retry-After holds: no GetPayout before this time; due payouts wait for it. */
   readonly providerPausedUntil?: string;
+  /** Payouts in NEEDS_REVIEW after the run (the PayoutsAwaitingReview gauge): only on a run that counted them, and only when the count succeeded. */
+  readonly awaitingReview?: number;
+}
+
+/** The default spacing of scheduled runs (RECONCILE_EVERY_MINUTES unset): one minute, as deployed by default. */
+const SCHEDULE_EVERY_MS_DEFAULT = 60_000;
+
+/**
+ * Whether the scheduled run at `scheduledAt` counts the payouts awaiting review: the first run of
+ * each REVIEW_GAUGE_EVERY_MINUTES window of the clock (the one less than a schedule interval into
+ * it), and every run when runs are that far apart or further. Decided from the run's scheduled time
+ * alone, so it needs no stored state; and from the interval, not from "a multiple of 5 minutes",
+ * because a rate schedule keeps the phase it was created with: a 5-minute schedule created at :03
+ * runs at :08, :13, ... and would never count.
+ */
+export function countsReviewGauge(scheduledAt: Date, scheduleEveryMs: number): boolean {
+  const windowMs = REVIEW_GAUGE_EVERY_MINUTES * 60_000;
+  if (scheduleEveryMs >= windowMs) return true;
+  const intoWindow = ((scheduledAt.getTime() % windowMs) + windowMs) % windowMs;
+  return intoWindow < scheduleEveryMs;
 }
 
 /** Minutes an open payout may report a gateway error word before a person looks (2 hours, not 24). */
@@ -157,7 +193,7 @@ function contradicts(payout: Payout, answer: PayoutStatusAnswer): string | undef
  * the next check; hand what stays open too long, contradicts itself, or is unknown to the provider to
  * NEEDS_REVIEW.
  */
-export function createReconcilePayouts(deps: ReconcileDeps): (options?: { budgetMs?: number }) => Promise<ReconcileSummary> {
+export function createReconcilePayouts(deps: ReconcileDeps): (options?: SweepOptions) => Promise<ReconcileSummary> {
   return createReconciler(deps).sweep;
 }
 
@@ -509,7 +545,20 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
     return read;
   }
 
-  async function sweep(options: { budgetMs?: number } = {}): Promise<ReconcileSummary> {
+  /**
+   * The payouts in NEEDS_REVIEW now, or undefined when the count failed: the run goes on, and no
+   * figure is published, since a 0 would clear the PayoutsAwaitingReview alarm while payouts wait.
+   */
+  async function countAwaitingReview(): Promise<number | undefined> {
+    try {
+      return await repository.countInState('NEEDS_REVIEW');
+    } catch (error) {
+      log.warn('counting the payouts awaiting review failed; no PayoutsAwaitingReview figure this run', { error: (error as Error).name });
+      return undefined;
+    }
+  }
+
+  async function sweep(options: SweepOptions = {}): Promise<ReconcileSummary> {
     const started = clock.now();
     const budgetMs = options.budgetMs ?? settings.budgetMs;
     const outOfTime = (): boolean => clock.now().getTime() - started.getTime() >= budgetMs;
@@ -560,12 +609,17 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
     const watchRead = budgetExhausted || paused() ? 0 : await reversalWatch(() => outOfTime() || paused(), countMove);
     if (outOfTime()) budgetExhausted = true;
 
+    // Counted after the run's own moves, so a payout this run handed to review or settled counts as it now is.
+    const counting = options.scheduledAt !== undefined && countsReviewGauge(options.scheduledAt, settings.scheduleEveryMs ?? SCHEDULE_EVERY_MS_DEFAULT);
+    const awaitingReview = counting ? await countAwaitingReview() : undefined;
+
     telemetry.seconds(METRIC.reconcileLagSeconds, Math.max(0, maxLagSeconds));
     telemetry.seconds(METRIC.oldestUnknownAgeSeconds, oldestUnknownSeconds);
+    if (awaitingReview !== undefined) telemetry.count(METRIC.payoutsAwaitingReview, awaitingReview);
     // The heartbeat: a run that got here read the index to its end or to its budget.
     telemetry.count(METRIC.reconcileRunCompleted);
     const pause = paused() ? { providerPausedUntil: new Date(providerPausedUntil).toISOString() } : {};
-    return { read, watchRead, scanned, transitions, budgetExhausted, ...pause };
+    return { read, watchRead, scanned, transitions, budgetExhausted, ...pause, ...(awaitingReview !== undefined ? { awaitingReview } : {}) };
   }
 
   return { sweep, check };

@@ -2,6 +2,7 @@ import { GATEWAY_ERROR_REVIEW_MINUTES_DEFAULT, RECONCILE_DEFAULTS, type Reconcil
 import { WATCH_DEFAULTS, watchSettingsFromDays } from '@shared/app/watch-final-payouts';
 import * as v from '@shared/validation/valibot';
 import { envBoolean, envInt, envPositiveNumber, requiredString } from './env';
+import { DEFAULT_RECONCILE_EVERY_MINUTES } from './functions';
 import { providerEnvSchema } from './provider';
 
 /**
@@ -26,6 +27,11 @@ export const reconcilerEnvSchema = v.pipe(
     NOT_FOUND_GRACE_MINUTES: envInt(15),
     /** GetPayout calls at once. */
     RECONCILE_CONCURRENCY: envInt(RECONCILE_DEFAULTS.concurrency),
+    /**
+     * The schedule's interval (infra sets the stage's reconcileEveryMinutes), so that one run of each
+     * window of the PayoutsAwaitingReview gauge counts. Decimals for a local stack's seconds.
+     */
+    RECONCILE_EVERY_MINUTES: envPositiveNumber(DEFAULT_RECONCILE_EVERY_MINUTES),
     /** NEEDS_REVIEW payouts are asked about hourly for this many days, then daily for REVIEW_WATCH_DAILY_DAYS. */
     REVIEW_WATCH_HOURLY_DAYS: envInt(WATCH_DEFAULTS.reviewHourlyDays),
     REVIEW_WATCH_DAILY_DAYS: envInt(WATCH_DEFAULTS.reviewDailyDays),
@@ -49,6 +55,7 @@ export function reconcileSettingsFrom(config: ReconcilerEnv): ReconcileSettings 
     notFoundGraceMs: config.NOT_FOUND_GRACE_MINUTES * 60_000,
     resubmitUnknownNotFound: config.RESUBMIT_UNKNOWN_NOT_FOUND,
     concurrency: config.RECONCILE_CONCURRENCY,
+    scheduleEveryMs: config.RECONCILE_EVERY_MINUTES * 60_000,
     watch: watchSettingsFromDays(config.watchDays),
   };
 }
@@ -61,6 +68,7 @@ export function describeReconcileSettings(config: ReconcilerEnv): Record<string,
     gatewayErrorReviewMinutes: config.GATEWAY_ERROR_REVIEW_MINUTES,
     notFoundGraceMinutes: config.NOT_FOUND_GRACE_MINUTES,
     concurrency: config.RECONCILE_CONCURRENCY,
+    reconcileEveryMinutes: config.RECONCILE_EVERY_MINUTES,
     ...config.watchDays,
   };
 }

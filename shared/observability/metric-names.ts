@@ -6,7 +6,13 @@ export const METRIC = {
   payoutSucceeded: 'PayoutSucceeded',
   payoutFailed: 'PayoutFailed',
   payoutRejected: 'PayoutRejected',
+  /** One per payout handed to a person (an event: see payoutsAwaitingReview for how many still wait). */
   payoutNeedsReview: 'PayoutNeedsReview',
+  /**
+   * A gauge: how many payouts are in NEEDS_REVIEW, counted by a reconciler run once per
+   * REVIEW_GAUGE_EVERY_MINUTES. Never published when the count failed (a 0 would clear its alarm).
+   */
+  payoutsAwaitingReview: 'PayoutsAwaitingReview',
   payoutReversed: 'PayoutReversed',
   payoutUnknownOutcome: 'PayoutUnknownOutcome',
   nameMismatch: 'NameMismatch',
@@ -44,6 +50,19 @@ export const METRIC = {
  * back-off), so every window of this length holds a figure for every payout that stays UNKNOWN.
  */
 export const OLDEST_UNKNOWN_WINDOW_MINUTES = 60;
+
+/**
+ * The window of the PayoutsAwaitingReview gauge: the first scheduled reconciler run of each window
+ * of this many minutes counts the payouts in NEEDS_REVIEW (every run, when runs are further apart).
+ * A count reads every shard of the by-state index, so counting on every one-minute run would add
+ * those reads to every run for a figure nobody needs by the minute.
+ */
+export const REVIEW_GAUGE_EVERY_MINUTES = 5;
+
+/** The period of the PayoutsAwaitingReview alarm and graph: each holds one count, at the schedule's cadence or the gauge's, whichever is slower. */
+export function reviewGaugePeriodMinutes(reconcileEveryMinutes: number): number {
+  return Math.max(REVIEW_GAUGE_EVERY_MINUTES, reconcileEveryMinutes);
+}
 
 export const METRICS_NAMESPACE = 'Payrelay';
 export const METRICS_SERVICE = 'payrelay';

@@ -73,6 +73,13 @@ export interface PayoutSweepStore extends PayoutItemStore {
    * reconciler's reversal watch finds the successes of exactly a day ago, two days ago, ... this way.
    */
   queryChanged(state: PayoutState, from: Date, to: Date, limit: number, cursor?: string): Promise<DuePage>;
+  /**
+   * How many payouts are in a listed state (UNKNOWN or final) now, counted in the listing index
+   * (every shard, every page; never a Scan, never an item read). The index is eventually consistent:
+   * a payout that moved a moment ago may still be counted under its former state.
+   * @throws what a failed read throws: a count that could not be finished is never a smaller number
+   */
+  countInState(state: PayoutState): Promise<number>;
   /** How far the reconciler's reversal watch has got (its watermark); undefined before its first run. */
   reversalWatchProgress(): Promise<ReversalWatchProgress | undefined>;
   /**

@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { APPLY_SWEEP_EVERY_MINUTES, FUNCTIONS, KYC_CATCH_UP_FUNCTION, ROUTES, type FunctionDefinition } from '@shared/config/functions';
 import { CALLBACK_APPLY_FAILURES_QUEUE, EVENTS_TABLE, QUARANTINE_TABLE, TABLES, resourceName } from '@shared/config/resources';
 import { CHECK_BACKOFF_MINUTES } from '@shared/domain/payout';
-import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE, OLDEST_UNKNOWN_WINDOW_MINUTES } from '@shared/observability/metric-names';
+import { METRIC, METRICS_NAMESPACE, METRICS_SERVICE, OLDEST_UNKNOWN_WINDOW_MINUTES, REVIEW_GAUGE_EVERY_MINUTES } from '@shared/observability/metric-names';
 import { buildApp } from '@infra/build-app';
 import { OUTPUT, stackNames } from '@infra/outputs';
 import { PAYRELAY_PROJECT_ROOT } from '@infra/payrelay';
@@ -437,6 +437,10 @@ describe('functions', () => {
     expect(env('reconciler').KYC_TABLE_NAME).toBeUndefined();
     // The gateway-error review window is the reconciler's setting alone.
     expect(env('reconciler').GATEWAY_ERROR_REVIEW_MINUTES).toBe('90');
+    // The schedule's interval, set even at its default: the review gauge counts once per window of it.
+    expect(env('reconciler').RECONCILE_EVERY_MINUTES).toBe('2');
+    expect((functionProps(dev.stateless, 'reconciler').Environment as { Variables: Record<string, unknown> }).Variables.RECONCILE_EVERY_MINUTES).toBe('1');
+    expect(env('payout-worker').RECONCILE_EVERY_MINUTES).toBeUndefined();
     expect(env('payout-worker').GATEWAY_ERROR_REVIEW_MINUTES).toBeUndefined();
     for (const id of ['payout-worker', 'reconciler', 'kyc-callback', 'payout-notification']) expect(env(id).PAYRELAY_STAGE).toBe('prod');
     expect(env('kyc-callback').KYC_API_BASE_URL).toBeUndefined();
@@ -531,6 +535,8 @@ describe('functions', () => {
     const template = Template.fromJSON(app.synth().getStackByName(stackNames('slow').stateless).template as Record<string, unknown>);
     template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(6 hours)' });
     template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { MaximumEventAgeInSeconds: 21_600, MaximumRetryAttempts: 0 });
+    // Every 6-hour run counts the review gauge, so its alarm's period is the schedule's (a 5-minute one would show dots).
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: 'payrelay-slow-PayoutsAwaitingReview', Period: 21_600, TreatMissingData: 'ignore' });
   }, 120_000);
 
   it('runs the KYC catch-up on its schedule only where the stage sets kycCatchUp', () => {
@@ -674,7 +680,7 @@ describe('alarms and dashboard', () => {
     TreatMissingData: 'notBreaching',
   });
   /** The stage-wide alarms, an errors and a throttles alarm per function, and KycCallbacksRecovered with the catch-up (prod). */
-  const alarmCount = (template: Template) => 15 + 2 * deployed(template).length + (template === prod.stateless ? 1 : 0);
+  const alarmCount = (template: Template) => 16 + 2 * deployed(template).length + (template === prod.stateless ? 1 : 0);
 
   it('alarm on the queues: DLQ depth and the age of the oldest payout request', () => {
     expect(alarmNamed(prod.stateless, 'payrelay-prod-DlqNotEmpty')).toMatchObject({
@@ -746,6 +752,30 @@ describe('alarms and dashboard', () => {
     });
     // Every UNKNOWN payout is checked at least once per window, so a window never misses one.
     expect(Math.max(...CHECK_BACKOFF_MINUTES)).toBeLessThanOrEqual(OLDEST_UNKNOWN_WINDOW_MINUTES);
+  });
+
+  it('alarm while any payout waits for a person (the PayoutsAwaitingReview gauge), and send OK once none waits', () => {
+    const topicId = Object.keys(resourcesOf(prod.stateless, 'AWS::SNS::Topic'))[0];
+    // prod runs the reconciler every 2 minutes: one count per 5-minute window, so one per period.
+    expect(alarmNamed(prod.stateless, 'payrelay-prod-PayoutsAwaitingReview')).toMatchObject({
+      MetricName: METRIC.payoutsAwaitingReview,
+      Namespace: METRICS_NAMESPACE,
+      Dimensions: service,
+      Statistic: 'Maximum',
+      Period: REVIEW_GAUGE_EVERY_MINUTES * 60,
+      EvaluationPeriods: 1,
+      DatapointsToAlarm: 1,
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      // A period without a count holds the state: never an OK for silence, never a re-sent alarm.
+      TreatMissingData: 'ignore',
+      AlarmActions: [{ Ref: topicId }],
+      OKActions: [{ Ref: topicId }],
+    });
+    expect(alarmNamed(dev.stateless, 'payrelay-dev-PayoutsAwaitingReview')).toMatchObject({ Period: REVIEW_GAUGE_EVERY_MINUTES * 60, TreatMissingData: 'ignore' });
+    expect(alarmNamed(adopted.stateless, 'payrelay-adopted-PayoutsAwaitingReview')).toMatchObject({ AlarmActions: [PAGING_TOPIC_ARN], OKActions: [PAGING_TOPIC_ARN] });
+    // The hand-over alarm stays per event, without OK.
+    expect(alarmNamed(prod.stateless, 'payrelay-prod-PayoutNeedsReview').OKActions).toBeUndefined();
   });
 
   it('alarm when a stored callback fails every stream retry, and when the sweep finds one applied late', () => {
@@ -865,7 +895,7 @@ describe('alarms and dashboard', () => {
     const dashboards = Object.values(resourcesOf(prod.stateless, 'AWS::CloudWatch::Dashboard'));
     expect(dashboards.map((d) => d.Properties.DashboardName)).toEqual(['payrelay-prod-flow']);
     const body = JSON.stringify(dashboards[0]?.Properties.DashboardBody);
-    for (const name of [METRIC.payoutSucceeded, METRIC.payoutUnknownOutcome, METRIC.webhookStored, METRIC.webhookUnauthorized, 'ApproximateNumberOfMessagesVisible']) {
+    for (const name of [METRIC.payoutSucceeded, METRIC.payoutUnknownOutcome, METRIC.payoutsAwaitingReview, METRIC.webhookStored, METRIC.webhookUnauthorized, 'ApproximateNumberOfMessagesVisible']) {
       expect(body, name).toContain(name);
     }
   });

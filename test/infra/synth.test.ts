@@ -138,8 +138,9 @@ describe('npm run synth', () => {
 
   // Each bundle carries only what its function uses: the worker reads and writes one payout at a
   // time (shared/adapters/payout-item-store.ts); the reconciler and the checker add the due payouts
-  // and the reversal watch (payout-sweep-store.ts); none carries the console's listings or the
-  // callbacks' lookups by reference (payout-repository.ts and what only it uses).
+  // and the reversal watch (payout-sweep-store.ts), and the paged COUNT of the review gauge
+  // (query-all.ts's countAll); none carries the console's listings or the callbacks' lookups by
+  // reference (payout-repository.ts and what only it uses).
   it("the payout functions' bundles carry only the parts of the payouts table they use", () => {
     const sources = (id: string): string[] => {
       const fn = deployedFunctions().find((f) => f.id === id);
@@ -150,7 +151,7 @@ describe('npm run synth', () => {
         .sort();
     };
     expect(sources(FUNCTIONS.payoutWorker.id)).toEqual(['payout-check-queue', 'payout-item-store', 'payout-provider', 'payout-queue']);
-    const sweep = ['list-cursor', 'payout-check-queue', 'payout-item-store', 'payout-provider', 'payout-sweep-store'];
+    const sweep = ['list-cursor', 'payout-check-queue', 'payout-item-store', 'payout-provider', 'payout-sweep-store', 'query-all'];
     expect(sources(FUNCTIONS.reconciler.id)).toEqual(sweep);
     expect(sources(FUNCTIONS.payoutChecker.id)).toEqual(sweep);
   });

@@ -2,6 +2,7 @@ import { ConcurrentModificationError } from '@shared/domain/errors';
 import type { PayoutRepository, ReversalWatchProgress } from '@shared/ports/payouts';
 import { payoutKey } from '@shared/domain/identity';
 import type { Payout } from '@shared/domain/payout';
+import { LISTED_STATES } from '@shared/adapters/payout-item-store';
 
 /**
  * An in-memory payout repository with the DynamoDB adapter's semantics: a create that only
@@ -50,6 +51,11 @@ export function memoryRepository(): PayoutRepository & { items: Map<string, Payo
         .filter((p) => p.state === state && p.record.updatedAt >= from.toISOString() && p.record.updatedAt < to.toISOString())
         .map((p) => p.record.identity);
       return { identities, scannedCount: identities.length };
+    },
+    async countInState(state) {
+      // The adapter counts the by-state index, which holds UNKNOWN and the final states only.
+      if (!LISTED_STATES.has(state)) throw new RangeError(`${state} is not kept in the by-state index`);
+      return [...items.values()].filter((p) => p.state === state).length;
     },
     async reversalWatchProgress() {
       return watchProgress;

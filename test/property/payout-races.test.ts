@@ -105,6 +105,7 @@ describe('payout races (property, fast-check scheduler)', () => {
             findByReference: scheduled(repository.findByReference),
             markDueNow: scheduled(repository.markDueNow),
             queryChanged: scheduled(repository.queryChanged),
+            countInState: scheduled(repository.countInState),
             reversalWatchProgress: scheduled(repository.reversalWatchProgress),
             saveReversalWatchProgress: scheduled(repository.saveReversalWatchProgress),
           };

@@ -1,5 +1,7 @@
+import type { ScheduledEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Payout } from '@shared/domain/payout';
+import { REVIEW_GAUGE_EVERY_MINUTES } from '@shared/observability/metric-names';
 import { payoutRequestEvent } from '@test/factories/sqs-events';
 import { scheduledEvent } from '@test/factories/scheduled-events';
 import {
@@ -63,5 +65,20 @@ describe('reconciler reads only open payouts (sparse index)', () => {
     expect(again).toMatchObject({ read: 0, scanned: 0, transitions: {} });
     expect((await h.repository.listByState({ state: 'SUCCEEDED', limit: 1000 })).payouts).toHaveLength(80 + 3);
     expectAtMostOneExecution(h.sim);
+  });
+
+  it('counts the payouts awaiting review on a run the schedule started at the start of a gauge window, not later in it', async () => {
+    const now = new Date();
+    const p = Payout.accept({ identity: { platform_merchant_id: MERCHANT_ID, currency: 'GHS', withdrawal_reference: 'in-review-1' }, amount: '1.00', accountMasked: '******3456', accountCode: 'MTN' }, now);
+    const { payout } = await h.repository.createAccepted(p);
+    await h.repository.save(payout, payout.startVerifying(now).startSubmitting(now).submitted('PENDING', now).needsReview('still PENDING', now));
+    const reconciler = await loadReconciler();
+    // The handler's RECONCILE_EVERY_MINUTES is unset: one-minute runs, so only the first minute of each window counts.
+    const windowMs = REVIEW_GAUGE_EVERY_MINUTES * 60_000;
+    const windowStart = new Date(Math.floor(now.getTime() / windowMs) * windowMs);
+    expect((await reconciler(scheduledEvent(windowStart), reconcilerContext())).awaitingReview).toBe(1);
+    expect(await reconciler(scheduledEvent(new Date(windowStart.getTime() + 2 * 60_000)), reconcilerContext())).not.toHaveProperty('awaitingReview');
+    // An invocation without a scheduled time (a test event typed by hand) runs, and does not count.
+    expect(await reconciler({} as ScheduledEvent, reconcilerContext())).not.toHaveProperty('awaitingReview');
   });
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { payoutProviderFrom } from '@shared/adapters/payout-provider';
 import { GATEWAY_ERROR_REVIEW_MINUTES_DEFAULT } from '@shared/app/reconcile-payouts';
 import { ConfigError, loadConfig } from '@shared/config/env';
-import { reconcilerEnvSchema } from '@shared/config/reconciler';
+import { reconcileSettingsFrom, reconcilerEnvSchema } from '@shared/config/reconciler';
 
 /*
  * The reconciler's status-word settings as its handler reads them at module load: the gateway-error
@@ -42,6 +42,18 @@ describe('REVIEW_AFTER_MINUTES', () => {
 
   it.each(['a day', '0', '-5'])('fails the cold start on %j, naming the variable', (value) => {
     expect(() => loadConfig(reconcilerEnvSchema, { ...ENV, REVIEW_AFTER_MINUTES: value })).toThrow(/REVIEW_AFTER_MINUTES: /);
+  });
+});
+
+describe('RECONCILE_EVERY_MINUTES', () => {
+  it('is the schedule the review gauge counts by: one minute unset (the deployed default), a fraction for a local stack', () => {
+    expect(reconcileSettingsFrom(loadConfig(reconcilerEnvSchema, ENV)).scheduleEveryMs).toBe(60_000);
+    expect(reconcileSettingsFrom(loadConfig(reconcilerEnvSchema, { ...ENV, RECONCILE_EVERY_MINUTES: '360' })).scheduleEveryMs).toBe(360 * 60_000);
+    expect(reconcileSettingsFrom(loadConfig(reconcilerEnvSchema, { ...ENV, RECONCILE_EVERY_MINUTES: '0.005' })).scheduleEveryMs).toBe(300);
+  });
+
+  it.each(['', 'hourly', '0', '-1'])('fails the cold start on %j, naming the variable', (value) => {
+    expect(() => loadConfig(reconcilerEnvSchema, { ...ENV, RECONCILE_EVERY_MINUTES: value })).toThrow(/RECONCILE_EVERY_MINUTES: /);
   });
 });
 
