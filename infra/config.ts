@@ -55,6 +55,41 @@ const elasticIpSchema = v.strictObject({
  */
 const KMS_KEY_ARN = /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/(mrk-[0-9a-f]{32}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
 
+/** Tags payrelay puts on every resource itself; a stage's own `tags` may not redefine them. */
+export const PAYRELAY_TAG_KEYS = ['app', 'stage'] as const;
+
+/**
+ * Most tags a stage may add: AWS allows 50 a resource, payrelay puts 2 (PAYRELAY_TAG_KEYS), and some
+ * services add their own (CloudFormation's `aws:` tags do not count, but leave room for a landing zone's).
+ */
+export const MAX_STAGE_TAGS = 40;
+
+/** The characters AWS allows in tag keys and values across the services payrelay deploys. */
+const TAG_TEXT = /^[\p{L}\p{Z}\p{N}_.:/=+\-@]*$/u;
+
+const tagsSchema = v.pipe(
+  v.record(
+    v.pipe(
+      v.string(),
+      v.minLength(1, 'a tag key must not be empty'),
+      v.maxLength(128, 'a tag key has at most 128 characters'),
+      v.regex(TAG_TEXT, 'a tag key may hold letters, digits, spaces and _ . : / = + - @'),
+      v.check((key) => !key.toLowerCase().startsWith('aws:'), 'a tag key must not start with "aws:" (reserved by AWS)'),
+      v.check((key) => !(PAYRELAY_TAG_KEYS as readonly string[]).includes(key), `payrelay sets the tags ${PAYRELAY_TAG_KEYS.join(' and ')} itself`),
+    ),
+    v.pipe(
+      v.string(),
+      v.maxLength(256, 'a tag value has at most 256 characters'),
+      v.regex(TAG_TEXT, 'a tag value may hold letters, digits, spaces and _ . : / = + - @'),
+    ),
+  ),
+  v.check((tags) => Object.keys(tags).length <= MAX_STAGE_TAGS, `at most ${MAX_STAGE_TAGS} tags (AWS allows 50 a resource; payrelay adds ${PAYRELAY_TAG_KEYS.length})`),
+);
+
+/** An IAM managed policy: its name, or its ARN (`arn:aws:iam::<account>:policy/<optional path/><name>`). */
+const POLICY_NAME = /^[\w+=,.@-]{1,128}$/;
+export const POLICY_ARN = /^arn:aws[a-z-]*:iam::\d{12}:policy\/(?:[\w+=,.@-]+\/)*[\w+=,.@-]{1,128}$/;
+
 /** Which key encrypts the data stores: see `encryption` in payrelayConfigSchema. */
 export const ENCRYPTION_KEYS = ['aws-managed', 'customer-managed'] as const;
 
@@ -323,6 +358,25 @@ export const payrelayConfigSchema = v.pipe(
      * `keyArn` uses an existing one.
      */
     encryption: v.optional(encryptionSchema, {}),
+    /**
+     * Tags on every resource of both stacks, beside payrelay's own `app` and `stage`: cost allocation,
+     * ownership, data classification, whatever the account's tag policy asks for.
+     */
+    tags: v.optional(tagsSchema, {}),
+    /**
+     * The permissions boundary of every IAM role the stacks create (the functions' roles and the
+     * helper roles CDK adds): an IAM managed policy's name, or its ARN in the stage's account. For
+     * accounts whose guardrails refuse CreateRole without one.
+     */
+    permissionsBoundary: v.optional(
+      v.pipe(
+        v.string(),
+        v.check(
+          (text) => POLICY_NAME.test(text) || POLICY_ARN.test(text),
+          'must be an IAM managed policy name (such as payrelay-boundary) or its ARN (arn:aws:iam::<account>:policy/<name>)',
+        ),
+      ),
+    ),
     /** POWERTOOLS_LOG_LEVEL of every function. */
     logLevel: v.optional(v.picklist(['DEBUG', 'INFO', 'WARN', 'ERROR']), 'INFO'),
     /**

@@ -95,6 +95,17 @@ export function existingResourceProblems(config: PayrelayConfig, env: Environmen
       );
     }
   }
+  const boundary = config.permissionsBoundary;
+  if (boundary !== undefined && boundary.startsWith('arn:')) {
+    // An IAM ARN names no region; only its account can be wrong.
+    const place = arnPlace(boundary);
+    if (account !== undefined && place.account !== account) {
+      errors.push(
+        `permissionsBoundary: the policy is in account ${place.account}, but stage "${config.stage}" deploys to ${deployTo}: ` +
+          "a role's permissions boundary must be a managed policy of the role's own account; give that account's policy (or just its name)",
+      );
+    }
+  }
   const topicArn = config.alarms.topicArn;
   if (topicArn !== undefined) {
     const place = arnPlace(topicArn);

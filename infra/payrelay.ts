@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Annotations, type Environment, type Stack, Tags } from 'aws-cdk-lib';
+import { ManagedPolicy, PermissionsBoundary } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { type PayrelayConfig, type PayrelayConfigInput, PayrelayConfigError, isPlaceholderUrl, parsePayrelayConfig } from './config';
 import { existingResourceProblems, stageEnvironment } from './environment';
@@ -95,8 +96,21 @@ export class Payrelay extends Construct {
     }
   }
 
+  /**
+   * What every resource of a stack carries: payrelay's tags and the stage's own, and, with
+   * `permissionsBoundary`, that boundary on every IAM role (CDK's helper roles included, which the
+   * PermissionsBoundary aspect reaches as well).
+   */
   private tag(stack: Stack): void {
     Tags.of(stack).add('app', 'payrelay');
     Tags.of(stack).add('stage', this.config.stage);
+    for (const [key, value] of Object.entries(this.config.tags)) Tags.of(stack).add(key, value);
+    const boundary = this.config.permissionsBoundary;
+    if (boundary !== undefined) {
+      const policy = boundary.startsWith('arn:')
+        ? ManagedPolicy.fromManagedPolicyArn(stack, 'PermissionsBoundary', boundary)
+        : ManagedPolicy.fromManagedPolicyName(stack, 'PermissionsBoundary', boundary);
+      PermissionsBoundary.of(stack).apply(policy);
+    }
   }
 }

@@ -55,6 +55,7 @@ export const CONTEXT_OVERRIDES = {
   tracing: 'tracing',
   encryptionKey: 'encryption.key',
   encryptionKeyArn: 'encryption.keyArn',
+  permissionsBoundary: 'permissionsBoundary',
 } as const;
 
 type OverrideKey = keyof typeof CONTEXT_OVERRIDES;

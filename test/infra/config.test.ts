@@ -119,6 +119,32 @@ describe('payrelay configuration', () => {
     expect(refused({ key: 'customer-managed', keyId: KEY })).toMatch(/encryption: unknown key\(s\) keyId/);
   });
 
+  it('takes tags a stage adds to every resource, within AWS rules and without redefining payrelay\'s own', () => {
+    const tags = (value: unknown) => parsePayrelayConfig({ ...valid, tags: value }, 't').tags;
+    expect(parsePayrelayConfig(valid, 't').tags).toEqual({});
+    expect(tags({ 'cost-center': 'CC-1234', 'data-classification': 'pci', owner: 'payments@example.com' })).toEqual({
+      'cost-center': 'CC-1234',
+      'data-classification': 'pci',
+      owner: 'payments@example.com',
+    });
+    const refused = (value: unknown) => configError(() => tags(value));
+    expect(refused({ 'aws:cloudformation:stack-name': 'x' })).toMatch(/tags\.aws:cloudformation:stack-name: a tag key must not start with "aws:" \(reserved by AWS\)/);
+    expect(refused({ stage: 'prod' })).toMatch(/tags\.stage: payrelay sets the tags app and stage itself/);
+    expect(refused({ owner: 'a;b' })).toMatch(/tags\.owner: a tag value may hold letters, digits, spaces and _ \. : \/ = \+ - @/);
+    expect(refused({ owner: 'x'.repeat(257) })).toMatch(/tags\.owner: a tag value has at most 256 characters/);
+    expect(refused(Object.fromEntries(Array.from({ length: 41 }, (_, i) => [`t${i}`, 'v'])))).toMatch(/tags: at most 40 tags \(AWS allows 50 a resource; payrelay adds 2\)/);
+  });
+
+  it('takes a permissions boundary by policy name or by policy ARN', () => {
+    const boundary = (value: unknown) => parsePayrelayConfig({ ...valid, permissionsBoundary: value }, 't').permissionsBoundary;
+    expect(parsePayrelayConfig(valid, 't').permissionsBoundary).toBeUndefined();
+    expect(boundary('payrelay-boundary')).toBe('payrelay-boundary');
+    expect(boundary('arn:aws:iam::123456789012:policy/boundaries/payrelay-boundary')).toBe('arn:aws:iam::123456789012:policy/boundaries/payrelay-boundary');
+    const message = 'must be an IAM managed policy name (such as payrelay-boundary) or its ARN (arn:aws:iam::<account>:policy/<name>)';
+    expect(configError(() => boundary('arn:aws:iam::123456789012:role/admin'))).toContain(`permissionsBoundary: ${message}`);
+    expect(configError(() => boundary('two words'))).toContain(`permissionsBoundary: ${message}`);
+  });
+
   it('refuses a provider URL with a trailing slash', () => {
     expect(configError(() => parsePayrelayConfig({ ...valid, kycApiBaseUrl: 'https://kyc.example.com/' }, 't'))).toMatch(
       /kycApiBaseUrl: must not end with "\/"/,

@@ -114,6 +114,17 @@ describe('existing resources a stage names, against where it deploys', () => {
     expect(crossAccount.warnings).toEqual([expect.stringMatching(/^alarms\.topicArn: the topic is in account 222222222222, not in account 111111111111 .*cloudwatch\.amazonaws\.com to publish/)]);
   });
 
+  it('refuses a permissions boundary policy of another account (an IAM ARN names no region)', () => {
+    const onBoundary = (permissionsBoundary: string) => config({ permissionsBoundary });
+    expect(existingResourceProblems(onBoundary(`arn:aws:iam::${PROD_ACCOUNT}:policy/payrelay-boundary`), here)).toEqual({ errors: [], warnings: [] });
+    expect(existingResourceProblems(onBoundary('payrelay-boundary'), here)).toEqual({ errors: [], warnings: [] });
+    expect(existingResourceProblems(onBoundary(`arn:aws:iam::${SANDBOX_ACCOUNT}:policy/payrelay-boundary`), here).errors).toEqual([
+      `permissionsBoundary: the policy is in account ${SANDBOX_ACCOUNT}, but stage "prod" deploys to account ${PROD_ACCOUNT}, region eu-west-1: ` +
+        "a role's permissions boundary must be a managed policy of the role's own account; give that account's policy (or just its name)",
+    ]);
+    expect(existingResourceProblems(onBoundary(`arn:aws:iam::${SANDBOX_ACCOUNT}:policy/payrelay-boundary`), undefined).errors).toEqual([]);
+  });
+
   it('refuses an existing data key (encryption.keyArn) of another region or account', () => {
     const KEY = (region: string, account: string) => `arn:aws:kms:${region}:${account}:key/0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0`;
     const onKey = (keyArn: string) => config({ encryption: { key: 'customer-managed', keyArn } });

@@ -1135,3 +1135,49 @@ describe('cdk-nag AwsSolutions', () => {
     );
   });
 });
+
+describe('a landing zone\'s guardrails: the stage\'s tags and permissions boundary', () => {
+  const TAGS = { 'cost-center': 'CC-1234', 'data-classification': 'pci' };
+  /** prod's settings (static egress, so CDK's own helper roles too) with tags and a boundary by name. */
+  let guarded: SynthesizedPayrelay;
+  beforeAll(() => {
+    guarded = synthPayrelay({ ...PROD_LIKE, stage: 'guarded', tags: TAGS, permissionsBoundary: 'payrelay-boundary' });
+  }, 240_000);
+
+  const boundaryArn = { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::', { Ref: 'AWS::AccountId' }, ':policy/payrelay-boundary']] };
+
+  it('puts the boundary on every IAM role of both stacks, CDK\'s helper roles included', () => {
+    for (const template of [guarded.stateful, guarded.stateless]) {
+      const roles = Object.entries(resourcesOf(template, 'AWS::IAM::Role'));
+      expect(roles.length).toBeGreaterThan(0);
+      for (const [id, role] of roles) expect({ id, boundary: role.Properties?.PermissionsBoundary }).toEqual({ id, boundary: boundaryArn });
+    }
+    // The helper roles are there: the egress stack's custom resources and the functions' own.
+    expect(Object.keys(resourcesOf(guarded.stateless, 'AWS::IAM::Role')).length).toBeGreaterThanOrEqual(Object.keys(FUNCTIONS).length);
+    // Without the setting, no role has one.
+    for (const role of Object.values(resourcesOf(prod.stateless, 'AWS::IAM::Role'))) expect(role.Properties?.PermissionsBoundary).toBeUndefined();
+  });
+
+  it('tags the functions, tables, queues, secrets, keys and log groups with the stage\'s tags beside app and stage', () => {
+    const expected = [
+      { Key: 'app', Value: 'payrelay' },
+      { Key: 'cost-center', Value: 'CC-1234' },
+      { Key: 'data-classification', Value: 'pci' },
+      { Key: 'stage', Value: 'guarded' },
+    ];
+    const types = {
+      stateful: ['AWS::DynamoDB::Table', 'AWS::SQS::Queue', 'AWS::SecretsManager::Secret', 'AWS::EC2::VPC'],
+      stateless: ['AWS::Lambda::Function', 'AWS::Logs::LogGroup', 'AWS::SNS::Topic', 'AWS::KMS::Key', 'AWS::IAM::Role'],
+    } as const;
+    for (const [stack, list] of Object.entries(types) as Array<[keyof typeof types, readonly string[]]>) {
+      for (const type of list) {
+        const found = Object.entries(resourcesOf(guarded[stack], type));
+        expect({ type, count: found.length > 0 }).toEqual({ type, count: true });
+        for (const [id, resource] of found) {
+          const tags = (resource.Properties?.Tags ?? []) as Array<{ Key: string; Value: string }>;
+          expect({ id, tags: expected.map((t) => tags.find((x) => x.Key === t.Key)) }).toEqual({ id, tags: expected });
+        }
+      }
+    }
+  });
+});
