@@ -133,6 +133,20 @@ export function printText(text: string): void {
   console.log(printableLines(text));
 }
 
+/**
+ * Prints a message body after the table of its fields, under its own heading line (`body (...):`),
+ * so it cannot be taken for more of the table or for the command's own output: line breaks kept,
+ * everything else made safe (`printText`). An empty body says so on the heading line.
+ */
+export function printBody(heading: string, body: string): void {
+  if (body === '') {
+    printLine(`${heading}: (empty)`);
+    return;
+  }
+  printLine(`${heading}:`);
+  printText(body);
+}
+
 type Cell = string | number | boolean | null | undefined;
 
 /** Prints rows as a table with the given columns; empty cells show as '-'. */

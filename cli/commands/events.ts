@@ -2,7 +2,7 @@ import { Option, type Command } from 'commander';
 import { maskAccountsInJsonText } from '@shared/domain/account';
 import { CALLBACK_SOURCES, receivedDayOf, type CallbackSource } from '@shared/domain/callbacks';
 import { calendarDay, contextOf, listLimit, nonEmptyText, parseSince, positiveInt, refuseEmptyRange, withExample } from '../context';
-import { CliError, EXIT, optionsText, printListing, printTable, printLine, printText } from '../output';
+import { CliError, EXIT, optionsText, printBody, printListing, printTable, printLine } from '../output';
 import { requireEnv } from '../target';
 import { cliLog, noTelemetry } from '../log';
 
@@ -181,7 +181,7 @@ function registerQuarantineCommands(events: Command): void {
       const found = { ...kept, body: maskAccountsInJsonText(kept.body) };
       ctx.out.result(found, () => {
         printTable(['id', 'received at', 'withdrawal reference', 'source'], [[found.id, found.receivedAt, found.withdrawalReference ?? '', found.sourceIp ?? '']]);
-        printText(found.body);
+        printBody('body as received (account, card and phone numbers masked)', found.body);
       });
     });
 }
