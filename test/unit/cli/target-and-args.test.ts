@@ -383,6 +383,64 @@ describe('payrelay --help of every command', () => {
   });
 });
 
+describe('payrelay --help marks the required options', () => {
+  /** Every command of the program with its path (`payouts resolve`). */
+  const commands = (command: Command, path: string[] = []): Array<[string, Command]> => [
+    [path.join(' '), command],
+    ...command.commands.filter((sub) => sub.name() !== 'help').flatMap((sub) => commands(sub, [...path, sub.name()])),
+  ];
+  /** An option's entry in its command's help, wrapped lines joined. */
+  const helpEntry = (command: Command, flags: string): string => {
+    let help = '';
+    command.configureOutput({ writeOut: (text) => (help += text) });
+    command.outputHelp();
+    const lines = help.split('\n');
+    const start = lines.findIndex((line) => line.trimStart().startsWith(`${flags} `) || line.trim() === flags);
+    const entry = [lines[start] as string];
+    for (const line of lines.slice(start + 1)) {
+      if (!/^ {10,}\S/.test(line)) break;
+      entry.push(line);
+    }
+    return entry.join(' ').trim().replace(/\s+/g, ' ');
+  };
+
+  it('says "(required" on the help line of every option a command cannot run without, and on no other (but "required with" another option)', async () => {
+    const { buildProgram } = await import('@cli/program');
+    const marked: string[] = [];
+    for (const [path, command] of commands(buildProgram())) {
+      for (const option of command.options) {
+        const entry = helpEntry(command, option.flags);
+        expect(/\(required[,)]/.test(entry), `${path} ${option.flags}: ${entry}`).toBe(option.mandatory);
+        if (option.mandatory) marked.push(`${path} ${option.long}`);
+      }
+    }
+    // The review's list: each is refused when left out, so each is mandatory and marked.
+    for (const required of [
+      'payouts enqueue --file',
+      'payouts list --state',
+      'payouts resolve --as',
+      'payouts resolve --evidence',
+      'payouts retry --new-reference',
+      'dlq delete --reason',
+      'events replay --since',
+      'events backfill-references --since',
+      'collections create --amount',
+      'collections create --currency',
+      'kyc order create --reference',
+    ]) {
+      expect(marked, required).toContain(required);
+    }
+  });
+
+  it('puts "required" first in the parenthesis commander adds for choices or a default', async () => {
+    const { buildProgram } = await import('@cli/program');
+    const resolve = commands(buildProgram()).find(([path]) => path === 'payouts resolve')?.[1] as Command;
+    expect(helpEntry(resolve, '--as <outcome>')).toBe('--as <outcome> what happened to the money (required, choices: "succeeded", "failed")');
+    expect(helpEntry(resolve, '--evidence <text>')).toBe('--evidence <text> what shows it (bank statement line, provider ticket); recorded in history (required)');
+    expect(helpEntry(resolve, '--by <name>')).not.toContain('required');
+  });
+});
+
 describe('shellWord (the commands the CLI prints for you to paste)', () => {
   it('leaves plain words alone and quotes anything a shell would split or expand', () => {
     expect(shellWord('INV-2026-0042')).toBe('INV-2026-0042');
