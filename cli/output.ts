@@ -9,9 +9,15 @@ export const EXIT = {
   ok: 0,
   /** Anything not in a class below (a bug, a conflict to retry). */
   failure: 1,
-  /** The command line is wrong: unknown command or option, missing argument. */
+  /**
+   * The command line is wrong: an unknown command or option, a required option, argument or option
+   * value missing, options that exclude each other or do not apply, no terminal to prompt on.
+   */
   usage: 2,
-  /** A value given is invalid (a file row, an option value, evidence missing). */
+  /**
+   * A value given is invalid, whichever check refuses it: an option's or an argument's (`--limit 0`,
+   * `--since yesterday`, a choice not offered, an empty `--evidence`), a file's row, a secret, a body.
+   */
   invalidInput: 3,
   /** The payout, message or secret named does not exist. */
   notFound: 4,

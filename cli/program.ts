@@ -94,7 +94,12 @@ export async function run(argv: readonly string[]): Promise<number> {
         const unknownHelp = argv.slice(2).includes('help');
         printErrorLine(`payrelay: ${unknownHelp ? 'no such command' : 'a command is needed here'}: choose one of those listed above`);
       }
-      return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+      if (error.exitCode === 0) return EXIT.ok;
+      // A value an option's own check refused (`--limit 0`, `--day 2026-13-45`, a choice not offered) is
+      // invalid input, as a value any later check refuses (`--amount -5`, an empty --evidence, a row of a
+      // file): the same mistake gets the same code wherever it is caught (docs/cli.md, "Exit codes").
+      // Usage (2) is the command line itself: an unknown command or option, a missing one or a missing value.
+      return error.code === 'commander.invalidArgument' ? EXIT.invalidInput : EXIT.usage;
     }
     printErrorLine(`payrelay: ${describeError(error)}`);
     const code = exitCodeOf(error);

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { contextOf, countryCode, emailAddress, parseSince, positiveInt, redirectUrl, nonEmptyText, withExample, type CommandContext } from '../context';
+import { contextOf, countryCode, emailAddress, nonEmptyText, parseSince, positiveInt, redirectUrl, timeArg, withExample, type CommandContext } from '../context';
 import { CliError, EXIT, describeError, printListing, printRecord, printTable, shellWord, printLine } from '../output';
 import { cliLog, noTelemetry } from '../log';
 import { startProgress, type Progress } from '../progress';
@@ -304,7 +304,7 @@ export function registerKycCommands(program: Command): void {
   withExample(
     kyc
       .command('catch-up')
-      .option('--since <time>', "only callbacks whose own timestamp is at or after this: ISO 8601 time or a duration back from now (30m, 6h, 2d)", nonEmptyText)
+      .option('--since <time>', "only callbacks whose own timestamp is at or after this: ISO 8601 time or a duration back from now (30m, 6h, 2d)", timeArg)
       .option('--dry-run', 'count what would be recovered; store and apply nothing'),
     'payrelay kyc catch-up --dry-run',
     'payrelay kyc catch-up --since 2d',
