@@ -1,4 +1,5 @@
 import { InvalidArgumentError, type Command, type Option } from 'commander';
+import { InvalidPhoneNumberError, normalizePhoneNumber, PHONE_NUMBER_FORM } from '@shared/domain/phone';
 import * as v from '@shared/validation/valibot';
 import { CliError, EXIT, createOutput, type Output } from './output';
 import { applyTargetEnv, resolveTarget, type GlobalOptions, type Target } from './target';
@@ -99,6 +100,20 @@ export function emailAddress(value: string): string {
   const email = value.trim();
   if (!v.is(EMAIL, email)) throw new InvalidArgumentError('must be an e-mail address, e.g. ops@acme.example');
   return email;
+}
+
+/**
+ * Option parser for `kyc order create --phone`: a phone number in international form, returned as
+ * the KYC service gets it (`+233 20 000 0000` is `+233200000000`). The use case refuses any other
+ * with InvalidPhoneNumberError; refused here too, it is said before any stack or service is asked.
+ */
+export function phoneNumber(value: string): string {
+  try {
+    return normalizePhoneNumber(value);
+  } catch (error) {
+    if (error instanceof InvalidPhoneNumberError) throw new InvalidArgumentError(`must be ${PHONE_NUMBER_FORM}`);
+    throw error;
+  }
 }
 
 /** Option parser for a code or name the provider requires (`--partner-code`, `--name`): not empty. */

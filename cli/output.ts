@@ -239,6 +239,7 @@ const ERROR_CLASSES: Readonly<Record<string, { exit: number; words: (message: st
   ProviderUnavailableError: { exit: EXIT.unreachable, words: (m) => `the provider cannot be reached: ${m}` },
   ProviderAmbiguousError: { exit: EXIT.unreachable, words: (m) => `the provider's answer is unclear: ${m}` },
   KycOrderInputError: { exit: EXIT.invalidInput, words: (m) => m },
+  InvalidPhoneNumberError: { exit: EXIT.invalidInput, words: (m) => m },
   KycOrderAnswerError: { exit: EXIT.unreachable, words: (m) => `the KYC service's answer cannot be used: ${m}` },
   KycResponsesFormatError: { exit: EXIT.unreachable, words: (m) => `the KYC service's /responses answer cannot be read, so nothing was stored: ${m}` },
   SecretFormatError: { exit: EXIT.invalidInput, words: (m) => m },

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { contextOf, countryCode, emailAddress, nonEmptyText, parseSince, positiveInt, redirectUrl, timeArg, withExample, type CommandContext } from '../context';
+import { contextOf, countryCode, emailAddress, nonEmptyText, parseSince, phoneNumber, positiveInt, redirectUrl, timeArg, withExample, type CommandContext } from '../context';
 import { CliError, EXIT, describeError, printListing, printRecord, printTable, shellWord, printLine } from '../output';
 import { cliLog, noTelemetry } from '../log';
 import { startProgress, type Progress } from '../progress';
@@ -155,7 +155,7 @@ function registerOrder(kyc: Command): void {
       .option('--kyc-type <id>', 'KYC type id (default: looked up by name)')
       .option('--full-name <name>', "the user's full name (required with --individual)")
       .option('--email <email>', "the user's e-mail (required with --individual)", emailAddress)
-      .option('--phone <phone>', "the user's phone number with its country code, e.g. +233200000000 (required with --individual)")
+      .option('--phone <phone>', "the user's phone number in international form: + and the country code, e.g. +233200000000 or +233 20 000 0000 (required with --individual)", phoneNumber)
       .option('--business-name <name>', "the business's registered name (required with --business)")
       .option('--country <code>', 'three-letter country code, e.g. GHA or NGA (required with --business)', countryCode)
       .option('--business-email <email>', "the business's e-mail (required with --business)", emailAddress)

@@ -25,6 +25,11 @@ export class UnsupportedCurrencyError extends DomainError {
   override name = 'UnsupportedCurrencyError';
 }
 
+/** A phone number that is not in international (E.164) form; the message never quotes the number. */
+export class InvalidPhoneNumberError extends DomainError {
+  override name = 'InvalidPhoneNumberError';
+}
+
 /** An account_code that is neither a digit bank code nor a known mobile-money provider. */
 export class InvalidAccountCodeError extends DomainError {
   override name = 'InvalidAccountCodeError';

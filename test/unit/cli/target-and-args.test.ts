@@ -371,6 +371,22 @@ describe('a bad option value', () => {
     expect((await runCaptured(['dlq', 'list', '--stack', 'payrelay-prod', '--region', 'Ireland'])).code).toBe(EXIT.invalidInput);
   });
 
+  it('kyc order create --phone that is not in international form is invalid input (exit 3), before any stack or the KYC service is asked', async () => {
+    const args = ['kyc', 'order', 'create', '--individual', '--reference', 'user-42', '--full-name', 'Ama Mensah', '--email', 'ama@example.com'];
+    for (const phone of ['12345', '0244000000', '233200000000']) {
+      expect(await runCaptured([...args, '--phone', phone]), phone).toEqual({
+        code: EXIT.invalidInput,
+        stderr:
+          `payrelay: option '--phone <phone>' argument '${phone}' is invalid. must be in international form: + then the country code and the number, 8 to 15 digits in all, ` +
+          'e.g. +233200000000 (spaces and dashes between them are allowed)\n(run with --help for usage)\n',
+      });
+    }
+    // The use case's own refusal, for any other caller, is invalid input in the same words.
+    const { InvalidPhoneNumberError } = await import('@shared/domain/phone');
+    const fromUseCase = new InvalidPhoneNumberError('the phone number must be in international form');
+    expect([describeError(fromUseCase), exitCodeOf(fromUseCase)]).toEqual(['the phone number must be in international form', EXIT.invalidInput]);
+  });
+
   it('kyc order create --redirect that is not a URL at all is invalid input (exit 3), before the KYC service is asked', async () => {
     const args = ['kyc', 'order', 'create', '--individual', '--reference', 'user-42', '--full-name', 'Ama Mensah', '--email', 'ama@example.com', '--phone', '+233200000000'];
     const redirect = await runCaptured([...args, '--redirect', 'notaurl']);
