@@ -1,6 +1,7 @@
 import Table from 'cli-table3';
 import { tableStyle } from '@local/terminal';
 import type { OperatorInput } from '@shared/app/operator-errors';
+import type { ForeignCursor } from '@shared/domain/errors';
 
 /**
  * Exit codes by class of failure (docs/cli.md "Exit codes"), so a script can tell them apart.
@@ -213,6 +214,18 @@ const withOption = (message: string, error: Error): string => {
   return input === undefined ? message : `${message} (${OPTION_OF_INPUT[input]})`;
 };
 
+/** Why a `--cursor` was refused, in the options of the listing, and what to do. */
+function cursorWords(foreign: ForeignCursor | undefined): string {
+  const restart = 'or run the listing again without --cursor for its first page';
+  if (foreign?.kind === 'state') {
+    return `--cursor: this cursor belongs to a --state ${foreign.cursorState} listing, not to this --state ${foreign.listedState} one: give it with the options it was printed under (--state ${foreign.cursorState}), ${restart}`;
+  }
+  if (foreign?.kind === 'range') {
+    return `--cursor: this cursor was printed under another --since/--until (a duration such as 2d moves with the clock): give it with the range it was printed under, ${restart}`;
+  }
+  return '--cursor: the cursor is not one this listing handed out (altered, cut short, or printed by another listing): run the listing again without --cursor for its first page';
+}
+
 /**
  * Every named error the CLI meets, in one place: the exit-code class and the words of its line.
  * Matched by name so the CLI need not load the modules that define them.
@@ -231,7 +244,7 @@ const ERROR_CLASSES: Readonly<Record<string, { exit: number; words: (message: st
     exit: EXIT.refused,
     words: (m, e) => ((e as { forcible?: boolean }).forcible ? `${m}. To resolve it against the provider's answer, give --force with your evidence` : withOption(m, e)),
   },
-  InvalidListCursorError: { exit: EXIT.invalidInput, words: (m) => `--cursor: ${m}` },
+  InvalidListCursorError: { exit: EXIT.invalidInput, words: (_m, e) => cursorWords((e as { foreign?: ForeignCursor }).foreign) },
   ReplayRangeError: { exit: EXIT.invalidInput, words: (m) => `--since/--until: ${m}` },
   ConcurrentModificationError: { exit: EXIT.failure, words: () => 'the payout changed while this command ran; run it again to act on its new state' },
   ProviderRejectedError: { exit: EXIT.refused, words: (m) => `the provider refused: ${m}` },

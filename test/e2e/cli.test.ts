@@ -149,7 +149,23 @@ describe('payrelay payouts status and list', () => {
   it('refuses a cursor it did not hand out as invalid input (exit 3), in one line', async () => {
     const { code, stderr } = await cli(['payouts', 'list', '--state', 'accepted', '--cursor', 'not-a-cursor']);
     expect(code).toBe(3);
-    expect(stderr.trim()).toBe('payrelay: --cursor: the cursor is not one this listing handed out; start again without it');
+    expect(stderr.trim()).toBe(
+      'payrelay: --cursor: the cursor is not one this listing handed out (altered, cut short, or printed by another listing): run the listing again without --cursor for its first page',
+    );
+  });
+});
+
+describe('a cursor given to another listing', () => {
+  it('says which --state listing it belongs to (exit 3), never reading on from it', async () => {
+    const first = await cli(['--json', 'payouts', 'list', '--state', 'ACCEPTED', '--limit', '2']);
+    const { cursor } = JSON.parse(first.stdout) as { cursor: string };
+    expect(cursor).toEqual(expect.any(String));
+    const other = await cli(['payouts', 'list', '--state', 'verifying', '--cursor', cursor]);
+    expect([other.code, other.stdout, other.stderr.trim()]).toEqual([
+      3,
+      '',
+      'payrelay: --cursor: this cursor belongs to a --state ACCEPTED listing, not to this --state VERIFYING one: give it with the options it was printed under (--state ACCEPTED), or run the listing again without --cursor for its first page',
+    ]);
   });
 });
 

@@ -105,6 +105,21 @@ describe('describeError', () => {
     expect(describeError(new InvalidOperatorInputError('evidence is required'))).toBe('evidence is required');
   });
 
+  it('says of a refused --cursor which listing it belongs to, when it can tell, and what to do (invalid input)', async () => {
+    const { InvalidListCursorError } = await import('@shared/domain/errors');
+    const otherState = new InvalidListCursorError({ kind: 'state', cursorState: 'SUCCEEDED', listedState: 'FAILED' });
+    expect([describeError(otherState), exitCodeOf(otherState)]).toEqual([
+      '--cursor: this cursor belongs to a --state SUCCEEDED listing, not to this --state FAILED one: give it with the options it was printed under (--state SUCCEEDED), or run the listing again without --cursor for its first page',
+      EXIT.invalidInput,
+    ]);
+    expect(describeError(new InvalidListCursorError({ kind: 'range' }))).toBe(
+      '--cursor: this cursor was printed under another --since/--until (a duration such as 2d moves with the clock): give it with the range it was printed under, or run the listing again without --cursor for its first page',
+    );
+    expect(describeError(new InvalidListCursorError())).toBe(
+      '--cursor: the cursor is not one this listing handed out (altered, cut short, or printed by another listing): run the listing again without --cursor for its first page',
+    );
+  });
+
   it('names the AWS profile it tried in a credentials error', () => {
     const saved = process.env.AWS_PROFILE;
     process.env.AWS_PROFILE = 'ops-prod';
