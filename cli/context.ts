@@ -1,4 +1,5 @@
 import { InvalidArgumentError, type Command, type Option } from 'commander';
+import { InvalidPhoneNumberError, normalizePhoneNumber, PHONE_NUMBER_FORM } from '@shared/domain/phone';
 import * as v from '@shared/validation/valibot';
 import { CliError, EXIT, createOutput, type Output } from './output';
 import { applyTargetEnv, resolveTarget, type GlobalOptions, type Target } from './target';
@@ -101,6 +102,20 @@ export function emailAddress(value: string): string {
   return email;
 }
 
+/**
+ * Option parser for `kyc order create --phone`: a phone number in international form, returned as
+ * the KYC service gets it (`+233 20 000 0000` is `+233200000000`). The use case refuses any other
+ * with InvalidPhoneNumberError; refused here too, it is said before any stack or service is asked.
+ */
+export function phoneNumber(value: string): string {
+  try {
+    return normalizePhoneNumber(value);
+  } catch (error) {
+    if (error instanceof InvalidPhoneNumberError) throw new InvalidArgumentError(`must be ${PHONE_NUMBER_FORM}`);
+    throw error;
+  }
+}
+
 /** Option parser for a code or name the provider requires (`--partner-code`, `--name`): not empty. */
 export function nonEmptyText(value: string): string {
   const text = value.trim();
@@ -138,11 +153,34 @@ export function refuseEmptyRange(since: Date | undefined, until: Date | undefine
   throw new CliError(`--since/--until: the range is empty: ${until.toISOString()} is ${exclusiveEnd ? 'not after' : 'before'} ${since.toISOString()}`, EXIT.invalidInput);
 }
 
-/** Parses `2026-11-20`, `2026-11-20T10:00:00Z`, or a duration back from now such as `30m`, `6h`, `2d`. */
-export function parseSince(value: string, now = new Date()): Date {
+const TIME_FORMS = 'ISO 8601 (2026-11-20T10:00:00Z) or a duration back from now (30m, 6h, 2d)';
+
+/** `value` as a time, `now` minus a duration or an ISO 8601 time; undefined when it is neither. */
+function timeOf(value: string, now: Date): Date | undefined {
   const duration = /^(\d+)([mhd])$/.exec(value.trim());
   if (duration) return new Date(now.getTime() - Number(duration[1]) * (UNITS[duration[2] as string] as number));
   const date = new Date(value);
-  if (Number.isNaN(date.getTime())) throw new CliError(`"${value}" is not a time: use ISO 8601 (2026-11-20T10:00:00Z) or a duration (30m, 6h, 2d)`, EXIT.invalidInput);
+  return Number.isNaN(date.getTime()) ? undefined : date;
+}
+
+/**
+ * Parses `2026-11-20`, `2026-11-20T10:00:00Z`, or a duration back from now such as `30m`, `6h`, `2d`.
+ * @throws CliError (invalid input) for anything else
+ */
+export function parseSince(value: string, now = new Date()): Date {
+  const date = timeOf(value, now);
+  if (date === undefined) throw new CliError(`"${value}" is not a time: use ${TIME_FORMS}`, EXIT.invalidInput);
   return date;
+}
+
+/**
+ * Option parser of every `--since` and `--until`: a time as `parseSince` reads it, refused as every
+ * other option value is (exit 3, naming the option). It stays text: the command reads it against its
+ * own "now" (`parseSince(value, now)`), so a duration in `--since` and one in `--until` count back from
+ * the same moment.
+ */
+export function timeArg(value: string): string {
+  const text = nonEmptyText(value);
+  if (timeOf(text, new Date()) === undefined) throw new InvalidArgumentError(`must be ${TIME_FORMS}`);
+  return text;
 }

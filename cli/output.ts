@@ -1,6 +1,7 @@
 import Table from 'cli-table3';
 import { tableStyle } from '@local/terminal';
 import type { OperatorInput } from '@shared/app/operator-errors';
+import type { ForeignCursor } from '@shared/domain/errors';
 
 /**
  * Exit codes by class of failure (docs/cli.md "Exit codes"), so a script can tell them apart.
@@ -9,9 +10,15 @@ export const EXIT = {
   ok: 0,
   /** Anything not in a class below (a bug, a conflict to retry). */
   failure: 1,
-  /** The command line is wrong: unknown command or option, missing argument. */
+  /**
+   * The command line is wrong: an unknown command or option, a required option, argument or option
+   * value missing, options that exclude each other or do not apply, no terminal to prompt on.
+   */
   usage: 2,
-  /** A value given is invalid (a file row, an option value, evidence missing). */
+  /**
+   * A value given is invalid, whichever check refuses it: an option's or an argument's (`--limit 0`,
+   * `--since yesterday`, a choice not offered, an empty `--evidence`), a file's row, a secret, a body.
+   */
   invalidInput: 3,
   /** The payout, message or secret named does not exist. */
   notFound: 4,
@@ -133,6 +140,20 @@ export function printText(text: string): void {
   console.log(printableLines(text));
 }
 
+/**
+ * Prints a message body after the table of its fields, under its own heading line (`body (...):`),
+ * so it cannot be taken for more of the table or for the command's own output: line breaks kept,
+ * everything else made safe (`printText`). An empty body says so on the heading line.
+ */
+export function printBody(heading: string, body: string): void {
+  if (body === '') {
+    printLine(`${heading}: (empty)`);
+    return;
+  }
+  printLine(`${heading}:`);
+  printText(body);
+}
+
 type Cell = string | number | boolean | null | undefined;
 
 /** Prints rows as a table with the given columns; empty cells show as '-'. */
@@ -193,6 +214,18 @@ const withOption = (message: string, error: Error): string => {
   return input === undefined ? message : `${message} (${OPTION_OF_INPUT[input]})`;
 };
 
+/** Why a `--cursor` was refused, in the options of the listing, and what to do. */
+function cursorWords(foreign: ForeignCursor | undefined): string {
+  const restart = 'or run the listing again without --cursor for its first page';
+  if (foreign?.kind === 'state') {
+    return `--cursor: this cursor belongs to a --state ${foreign.cursorState} listing, not to this --state ${foreign.listedState} one: give it with the options it was printed under (--state ${foreign.cursorState}), ${restart}`;
+  }
+  if (foreign?.kind === 'range') {
+    return `--cursor: this cursor was printed under another --since/--until (a duration such as 2d moves with the clock): give it with the range it was printed under, ${restart}`;
+  }
+  return '--cursor: the cursor is not one this listing handed out (altered, cut short, or printed by another listing): run the listing again without --cursor for its first page';
+}
+
 /**
  * Every named error the CLI meets, in one place: the exit-code class and the words of its line.
  * Matched by name so the CLI need not load the modules that define them.
@@ -211,7 +244,7 @@ const ERROR_CLASSES: Readonly<Record<string, { exit: number; words: (message: st
     exit: EXIT.refused,
     words: (m, e) => ((e as { forcible?: boolean }).forcible ? `${m}. To resolve it against the provider's answer, give --force with your evidence` : withOption(m, e)),
   },
-  InvalidListCursorError: { exit: EXIT.invalidInput, words: (m) => `--cursor: ${m}` },
+  InvalidListCursorError: { exit: EXIT.invalidInput, words: (_m, e) => cursorWords((e as { foreign?: ForeignCursor }).foreign) },
   ReplayRangeError: { exit: EXIT.invalidInput, words: (m) => `--since/--until: ${m}` },
   ConcurrentModificationError: { exit: EXIT.failure, words: () => 'the payout changed while this command ran; run it again to act on its new state' },
   ProviderRejectedError: { exit: EXIT.refused, words: (m) => `the provider refused: ${m}` },
@@ -219,6 +252,7 @@ const ERROR_CLASSES: Readonly<Record<string, { exit: number; words: (message: st
   ProviderUnavailableError: { exit: EXIT.unreachable, words: (m) => `the provider cannot be reached: ${m}` },
   ProviderAmbiguousError: { exit: EXIT.unreachable, words: (m) => `the provider's answer is unclear: ${m}` },
   KycOrderInputError: { exit: EXIT.invalidInput, words: (m) => m },
+  InvalidPhoneNumberError: { exit: EXIT.invalidInput, words: (m) => m },
   KycOrderAnswerError: { exit: EXIT.unreachable, words: (m) => `the KYC service's answer cannot be used: ${m}` },
   KycResponsesFormatError: { exit: EXIT.unreachable, words: (m) => `the KYC service's /responses answer cannot be read, so nothing was stored: ${m}` },
   SecretFormatError: { exit: EXIT.invalidInput, words: (m) => m },

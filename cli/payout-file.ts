@@ -5,7 +5,7 @@ import type { Readable } from 'node:stream';
 import { parse as parseCsv } from 'csv-parse';
 import { parseAccountCode } from '@shared/domain/account';
 import { parseJsonObject } from '@shared/domain/json-object';
-import { currencyDecimals, parseAmount } from '@shared/domain/money';
+import { checkAmountForm, currencyDecimals, parseAmount } from '@shared/domain/money';
 import { checkPayoutRequest, type PayoutRequest } from '@shared/messages/payout-request';
 import { unreadableFile } from './io';
 import { CliError, EXIT } from './output';
@@ -179,7 +179,9 @@ async function* jsonlRows(input: Readable): AsyncGenerator<RawRow> {
  * The currency, amount and account code checks the schema runs in its transform, field by field. The
  * schema skips its transform when another field is bad, and files any failure of it under no field;
  * running them here reports every error of a row at once, each under the field it is about (an
- * unsupported currency under `currency`, not under `amount`).
+ * unsupported currency under `currency`, not under `amount`). An amount whose currency is not valid
+ * is still checked for what does not depend on the currency (`abc`, `-5`, `0`), so fixing the
+ * currency does not reveal another error of the same row.
  */
 function domainFieldErrors(value: Record<string, unknown>): Array<{ field: string; message: string }> {
   const out: Array<{ field: string; message: string }> = [];
@@ -193,9 +195,10 @@ function domainFieldErrors(value: Record<string, unknown>): Array<{ field: strin
       out.push({ field: 'currency', message: (error as Error).message });
     }
   }
-  if (currencyKnown && typeof value.amount === 'string' && value.amount.trim() !== '') {
+  if (typeof value.amount === 'string' && value.amount.trim() !== '') {
     try {
-      parseAmount(value.amount.trim(), currency as string);
+      if (currencyKnown) parseAmount(value.amount.trim(), currency as string);
+      else checkAmountForm(value.amount.trim());
     } catch (error) {
       out.push({ field: 'amount', message: (error as Error).message });
     }
@@ -297,6 +300,21 @@ class FirstRows {
   }
 }
 
+type IdentityField = 'platform_merchant_id' | 'currency' | 'withdrawal_reference';
+
+/**
+ * A row's identity fields as the schema would take them (trimmed), each only when it is a string
+ * without an error of its own: the same values a valid row's request carries.
+ */
+function identityFields(value: Record<string, unknown>, errors: readonly RowError[]): Partial<Record<IdentityField, string>> {
+  const fields: Partial<Record<IdentityField, string>> = {};
+  for (const field of ['platform_merchant_id', 'currency', 'withdrawal_reference'] as const) {
+    const cell = value[field];
+    if (typeof cell === 'string' && cell.trim() !== '' && !errors.some((e) => e.field === field)) fields[field] = cell.trim();
+  }
+  return fields;
+}
+
 /** What a validation pass found. */
 export interface PayoutFileCheck {
   /** Data rows in the file. */
@@ -322,7 +340,8 @@ export interface CheckOptions {
  * validates every row with the queue's own schema (checkPayoutRequest). Also an error: a
  * withdrawal_reference repeated for the same merchant and currency (the second row would silently be
  * skipped as "already enqueued"), and a row for another merchant than `merchant` (the worker would
- * REJECT it for good). Nothing is sent by this pass; `enqueue` sends only when it finds no error.
+ * REJECT it for good), both checked on every row, one with other errors too. Nothing is sent by this
+ * pass; `enqueue` sends only when it finds no error.
  */
 export async function checkPayoutFile(path: string, format: PayoutFileFormat, options: CheckOptions = {}): Promise<PayoutFileCheck> {
   const pass = openPass(path, format, true);
@@ -349,24 +368,25 @@ export async function checkPayoutFile(path: string, format: PayoutFileFormat, op
     }
     const checked = validateRow(raw.row, raw.line, raw.value);
     checked.errors.forEach(note);
-    const request = checked.request;
-    if (!request) continue;
-    const first = seen.firstOrAdd(identityKey(request), raw.row);
-    if (first !== undefined) {
-      note({ row: raw.row, line: raw.line, field: 'withdrawal_reference', message: `repeats row ${first} (same merchant, currency and reference)` });
-      continue;
+    let valid = checked.request !== undefined;
+    // The repeat and merchant checks run on every row, whatever else is wrong with it, so one run
+    // reports every error and counts every row for another merchant. A field with an error of its
+    // own is left out of them: its value is not one a payout could have.
+    const fields = identityFields(raw.value, checked.errors);
+    if (fields.platform_merchant_id !== undefined && fields.currency !== undefined && fields.withdrawal_reference !== undefined) {
+      const first = seen.firstOrAdd(identityKey(fields as Required<typeof fields>), raw.row);
+      if (first !== undefined) {
+        note({ row: raw.row, line: raw.line, field: 'withdrawal_reference', message: `repeats row ${first} (same merchant, currency and reference)` });
+        valid = false;
+      }
     }
-    if (options.merchant !== undefined && request.platform_merchant_id !== options.merchant) {
-      otherMerchants[request.platform_merchant_id] = (otherMerchants[request.platform_merchant_id] ?? 0) + 1;
-      note({
-        row: raw.row,
-        line: raw.line,
-        field: 'platform_merchant_id',
-        message: `"${request.platform_merchant_id}" is not this deployment's merchant (${options.merchant})`,
-      });
-      continue;
+    const rowMerchant = fields.platform_merchant_id;
+    if (options.merchant !== undefined && rowMerchant !== undefined && rowMerchant !== options.merchant) {
+      otherMerchants[rowMerchant] = (otherMerchants[rowMerchant] ?? 0) + 1;
+      note({ row: raw.row, line: raw.line, field: 'platform_merchant_id', message: `"${rowMerchant}" is not this deployment's merchant (${options.merchant})` });
+      valid = false;
     }
-    validRows += 1;
+    if (valid) validRows += 1;
   }
   options.onBytes?.(pass.bytesRead());
   if (rows === 0 && errorCount === 0) note({ row: 0, line: 1, message: 'the file has no payout rows' });

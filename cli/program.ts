@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Help, type Option } from 'commander';
 import { registerCollectionsCommands } from './commands/collections';
 import { registerConsoleCommand } from './commands/console';
 import { registerDemoCommand } from './commands/demo';
@@ -21,6 +21,19 @@ import { describeError, exitCodeOf, EXIT, printErrorLine } from './output';
 export const PAYRELAY_VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /**
+ * An option's line in `--help`: commander's own, plus `required` for a mandatory option (commander
+ * marks none), first in the parenthesis commander adds (`(required, choices: "succeeded", "failed")`).
+ * Every command inherits it from the program, so every option made with `requiredOption` or
+ * `makeOptionMandatory` says so, and no other does.
+ */
+export function optionHelp(help: Help, option: Option): string {
+  const text = Help.prototype.optionDescription.call(help, option);
+  if (!option.mandatory) return text;
+  const extra = text.slice(option.description.length).trim();
+  return extra.startsWith('(') ? `${option.description} (required, ${extra.slice(1)}` : `${option.description} (required)`;
+}
+
+/**
  * The `payrelay` operator CLI. Commands target the local stack started by `npm start` (found through
  * .payrelay-local/state.json) or, with --stack, a deployed stack (its CloudFormation outputs).
  */
@@ -38,8 +51,14 @@ export function buildProgram(): Command {
     // Usage errors start `payrelay:` like every other failure line, not commander's `error:`.
     .configureOutput({ outputError: (text, write) => write(text.replace(/^error: /, 'payrelay: ')) })
     .showHelpAfterError('(run with --help for usage)')
-    // Wrap descriptions beside long option names too (commander leaves them unwrapped under 40 columns).
-    .configureHelp({ minWidthToWrap: 24 })
+    // Wrap descriptions beside long option names too (commander leaves them unwrapped under 40 columns);
+    // mark the required options.
+    .configureHelp({
+      minWidthToWrap: 24,
+      optionDescription(option) {
+        return optionHelp(this as Help, option);
+      },
+    })
     .hook('preAction', (_program, action) => refuseIgnoredAwsOptions(action))
     .addHelpText(
       'after',
@@ -75,7 +94,12 @@ export async function run(argv: readonly string[]): Promise<number> {
         const unknownHelp = argv.slice(2).includes('help');
         printErrorLine(`payrelay: ${unknownHelp ? 'no such command' : 'a command is needed here'}: choose one of those listed above`);
       }
-      return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+      if (error.exitCode === 0) return EXIT.ok;
+      // A value an option's own check refused (`--limit 0`, `--day 2026-13-45`, a choice not offered) is
+      // invalid input, as a value any later check refuses (`--amount -5`, an empty --evidence, a row of a
+      // file): the same mistake gets the same code wherever it is caught (docs/cli.md, "Exit codes").
+      // Usage (2) is the command line itself: an unknown command or option, a missing one or a missing value.
+      return error.code === 'commander.invalidArgument' ? EXIT.invalidInput : EXIT.usage;
     }
     printErrorLine(`payrelay: ${describeError(error)}`);
     const code = exitCodeOf(error);

@@ -18,8 +18,9 @@ const secondsArg = (value: string): number => {
   if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a positive number of seconds');
   return n;
 };
-/** Exit code of a usage error (a bad option or env value), the same as the `payrelay` CLI's (docs/cli.md). */
+/** Exit codes as the `payrelay` CLI's (docs/cli.md, "Exit codes"): the command line itself (an unknown flag, a missing value), and a value a flag or env variable refuses. */
 const EXIT_USAGE = 2;
+const EXIT_INVALID_INPUT = 3;
 
 /** Reads an optional env variable through an option parser, so a bad value is a usage error that names the variable. */
 function envValue<T>(name: string, parse: (value: string) => T): T | undefined {
@@ -157,10 +158,10 @@ main().catch((error: unknown) => {
   // A bad env value (envValue): commander has not seen it, so print it here.
   if (error instanceof InvalidArgumentError) {
     console.error(`payrelay: ${error.message}`);
-    process.exit(EXIT_USAGE);
+    process.exit(EXIT_INVALID_INPUT);
   }
   // Commander has already printed its `payrelay:` line (or the help, which exits 0).
-  if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? 0 : EXIT_USAGE);
+  if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? 0 : error.code === 'commander.invalidArgument' ? EXIT_INVALID_INPUT : EXIT_USAGE);
   console.error(`payrelay: ${(error as Error).message}`);
   process.exit(1);
 });

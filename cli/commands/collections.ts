@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import { Option } from 'commander';
+import { parseAmount } from '@shared/domain/money';
 import { ORDER_STATUSES, PAYMENT_STATUSES, type Collection, type CollectionOrderStatus, type CollectionPaymentStatus } from '@shared/domain/collection';
-import { contextOf, listLimit, nonEmptyText, parseSince, upperCaseChoice, withExample, type CommandContext } from '../context';
+import { contextOf, listLimit, nonEmptyText, parseSince, timeArg, upperCaseChoice, withExample, type CommandContext } from '../context';
 import { CliError, EXIT, describeError, exitCodeOf, optionsText, printListing, printRecord, printTable, shellWord, printLine } from '../output';
 import { payoutServiceFor } from '../operator';
 import { requireEnv } from '../target';
@@ -56,12 +57,14 @@ function registerCreate(collections: Command): void {
     )
     .action(async (opts: { amount: string; currency: string; orderId?: string }, cmd: Command) => {
       const ctx = contextOf(cmd);
+      const order = { partnerOrderId: opts.orderId ?? newOrderId(), amount: opts.amount, currency: opts.currency.trim().toUpperCase() };
+      // The amount against its currency before any stack is looked for: invalid input (exit 3), said at once.
+      parseAmount(order.amount, order.currency);
       const { target, collections } = await collectionStore(ctx);
       const { provider, credentials } = await payoutServiceFor(target);
       try {
         const { createCollection } = await import('@shared/app/collections');
         const { systemClock } = await import('@shared/adapters/system-clock');
-        const order = { partnerOrderId: opts.orderId ?? newOrderId(), amount: opts.amount, currency: opts.currency.trim().toUpperCase() };
         let created;
         try {
           created = await createCollection({ collections, provider, credentials, clock: systemClock, log: cliLog }, order);
@@ -121,8 +124,8 @@ function registerStatusAndList(collections: Command): void {
   withExample(
     collections
       .command('list')
-      .option('--since <time>', 'oldest creation time: ISO 8601 or a duration back from now (30m, 6h, 2d)', nonEmptyText, '7d')
-      .option('--until <time>', 'newest creation time, exclusive (same forms; default: now)', nonEmptyText)
+      .option('--since <time>', 'oldest creation time: ISO 8601 or a duration back from now (30m, 6h, 2d)', timeArg, '7d')
+      .option('--until <time>', 'newest creation time, exclusive (same forms; default: now)', timeArg)
       .addOption(upperCaseChoice(new Option('--order-status <status>', 'only orders in this order status (any case)'), ORDER_STATUSES))
       .addOption(upperCaseChoice(new Option('--payment-status <status>', 'only orders in this payment status (any case)'), PAYMENT_STATUSES))
       .option('--limit <n>', 'show at most n, newest first (at most 1000)', listLimit, 100)

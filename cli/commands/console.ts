@@ -19,6 +19,9 @@ export function registerConsoleCommand(program: Command): void {
     )
     .action(async (opts: { port: number }, cmd: Command) => {
       const ctx = contextOf(cmd);
+      // Finding the target (CloudFormation for --stack), loading the console and reading its secrets can
+      // take seconds on a busy machine: say at once that it is under way (stderr; the URL goes to stdout).
+      ctx.out.note(`starting the console (reading the target, then serving on 127.0.0.1, ${opts.port === 0 ? 'on a free port' : `port ${opts.port}`})…`);
       const target = await ctx.target();
       const { createConsoleServices } = await import('../console/services');
       const { startConsole } = await import('../console/server');

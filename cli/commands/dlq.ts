@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
-import type { RedriveReport } from '@shared/app/dead-letters';
+import type { DeadLetterView, RedriveReport } from '@shared/app/dead-letters';
 import type { DeadLetterQueue } from '@shared/ports/dead-letters';
 import { contextOf, nonEmptyText, nonNegativeInt, positiveInt, withExample, type CommandContext } from '../context';
 import { jsonLinesLog, quietLog } from '../log';
 import { operatorActor, operatorName } from '../operator';
-import { CliError, printListing, printRecord, printTable, printLine, printText } from '../output';
+import { CliError, printBody, printListing, printRecord, printTable, printLine } from '../output';
 import { requireEnv } from '../target';
 
 /** The target's DLQ and payouts queue (adapters imported after the target env is applied). */
@@ -29,6 +29,14 @@ const auditLog = jsonLinesLog();
 
 const identityText = (identity?: { platform_merchant_id: string; currency: string; withdrawal_reference: string }): string | undefined =>
   identity ? `${identity.withdrawal_reference} (${identity.platform_merchant_id}, ${identity.currency})` : undefined;
+
+/** `dlq show` for a person: the message's fields and attributes as a table, then its body (masked) under a heading. */
+export function printDeadLetter(shown: DeadLetterView & { body: string; attributes: Record<string, string> }): void {
+  const { body, attributes, identity, sentAt, ...rest } = shown;
+  // The same label as `dlq list`: the time of the first send, kept through every redrive.
+  printRecord({ 'first sent': sentAt, ...rest, payout: identityText(identity), attributes });
+  printBody('body (account, card and phone numbers masked)', body);
+}
 
 /** Prints a redrive report and fails (exit 1) when moved messages failed again. */
 export function printRedriveReport(ctx: CommandContext, report: RedriveReport): void {
@@ -99,12 +107,7 @@ export function registerDlqCommands(program: Command): void {
       const { dlq: queue } = await deadLetterQueue(ctx);
       const { showDeadLetter } = await import('@shared/app/dead-letters');
       const shown = await showDeadLetter(queue, id);
-      ctx.out.result(shown, () => {
-        const { body, attributes, identity, sentAt, ...rest } = shown;
-        // The same label as `dlq list`: the time of the first send, kept through every redrive.
-        printRecord({ 'first sent': sentAt, ...rest, payout: identityText(identity), attributes });
-        printText(body);
-      });
+      ctx.out.result(shown, () => printDeadLetter(shown));
     });
 
   withExample(

@@ -1,8 +1,8 @@
 import { Option, type Command } from 'commander';
 import { maskAccountsInJsonText } from '@shared/domain/account';
 import { CALLBACK_SOURCES, receivedDayOf, type CallbackSource } from '@shared/domain/callbacks';
-import { calendarDay, contextOf, listLimit, nonEmptyText, parseSince, positiveInt, refuseEmptyRange, withExample } from '../context';
-import { CliError, EXIT, optionsText, printListing, printTable, printLine, printText } from '../output';
+import { calendarDay, contextOf, listLimit, nonEmptyText, parseSince, positiveInt, refuseEmptyRange, timeArg, withExample } from '../context';
+import { CliError, EXIT, optionsText, printBody, printListing, printTable, printLine } from '../output';
 import { requireEnv } from '../target';
 import { cliLog, noTelemetry } from '../log';
 
@@ -68,8 +68,8 @@ function timeRangeCommand(parent: Command, name: string, sinceExamples: string, 
   return withExample(
     parent
       .command(name)
-      .requiredOption('--since <time>', `start: ISO 8601 time or a duration back from now (${sinceExamples})`, nonEmptyText)
-      .option('--until <time>', 'end, exclusive (default: now)', nonEmptyText),
+      .requiredOption('--since <time>', `start: ISO 8601 time or a duration back from now (${sinceExamples})`, timeArg)
+      .option('--until <time>', 'end, exclusive (default: now)', timeArg),
     ...examples,
   );
 }
@@ -151,7 +151,7 @@ function registerQuarantineCommands(events: Command): void {
   withExample(
     quarantine
       .command('list')
-      .option('--since <time>', 'oldest: ISO 8601 time or a duration back from now (30m, 6h, 2d)', nonEmptyText, '7d')
+      .option('--since <time>', 'oldest: ISO 8601 time or a duration back from now (30m, 6h, 2d)', timeArg, '7d')
       .option('--limit <n>', 'most to list, newest first', positiveInt, 50),
     'payrelay events quarantine list',
     'payrelay --json events quarantine list --since 2026-11-20',
@@ -181,7 +181,7 @@ function registerQuarantineCommands(events: Command): void {
       const found = { ...kept, body: maskAccountsInJsonText(kept.body) };
       ctx.out.result(found, () => {
         printTable(['id', 'received at', 'withdrawal reference', 'source'], [[found.id, found.receivedAt, found.withdrawalReference ?? '', found.sourceIp ?? '']]);
-        printText(found.body);
+        printBody('body as received (account, card and phone numbers masked)', found.body);
       });
     });
 }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { contextOf, countryCode, emailAddress, parseSince, positiveInt, redirectUrl, nonEmptyText, withExample, type CommandContext } from '../context';
+import { contextOf, countryCode, emailAddress, nonEmptyText, parseSince, phoneNumber, positiveInt, redirectUrl, timeArg, withExample, type CommandContext } from '../context';
 import { CliError, EXIT, describeError, printListing, printRecord, printTable, shellWord, printLine } from '../output';
 import { cliLog, noTelemetry } from '../log';
 import { startProgress, type Progress } from '../progress';
@@ -148,17 +148,17 @@ function registerOrder(kyc: Command): void {
   withExample(
     order
       .command('create')
-      .option('--individual', 'an individual order (needs --full-name, --email, --phone)')
-      .option('--business', 'a business order (needs --business-name, --country, --business-email)')
+      .option('--individual', 'an individual order, which needs --full-name, --email and --phone (give this or --business)')
+      .option('--business', 'a business order, which needs --business-name, --country and --business-email')
       .requiredOption('--reference <user_reference>', 'your identifier of the user; callbacks carry it as user_reference')
       .option('--redirect <url>', 'where the user goes after the journey: an absolute URL (https://... or an app link such as myapp://kyc/done)', redirectUrl)
       .option('--kyc-type <id>', 'KYC type id (default: looked up by name)')
-      .option('--full-name <name>', "--individual: the user's full name")
-      .option('--email <email>', "--individual: the user's e-mail", emailAddress)
-      .option('--phone <phone>', "--individual: the user's phone number, with its country code (+233...)")
-      .option('--business-name <name>', "--business: the business's registered name")
-      .option('--country <code>', '--business: three-letter country code (GHA, NGA)', countryCode)
-      .option('--business-email <email>', "--business: the business's e-mail", emailAddress)
+      .option('--full-name <name>', "the user's full name (required with --individual)")
+      .option('--email <email>', "the user's e-mail (required with --individual)", emailAddress)
+      .option('--phone <phone>', "the user's phone number in international form: + and the country code, e.g. +233200000000 or +233 20 000 0000 (required with --individual)", phoneNumber)
+      .option('--business-name <name>', "the business's registered name (required with --business)")
+      .option('--country <code>', 'three-letter country code, e.g. GHA or NGA (required with --business)', countryCode)
+      .option('--business-email <email>', "the business's e-mail (required with --business)", emailAddress)
       .option('--state-of-jurisdiction <country>', 'country of incorporation, three letters (default: --country)', countryCode)
       .option('--custom-file <name...>', 'extra files to collect from the business'),
     'payrelay kyc order create --individual --reference user-42 --full-name "Ama Mensah" --email ama@example.com --phone +233200000000',
@@ -304,7 +304,7 @@ export function registerKycCommands(program: Command): void {
   withExample(
     kyc
       .command('catch-up')
-      .option('--since <time>', "only callbacks whose own timestamp is at or after this: ISO 8601 time or a duration back from now (30m, 6h, 2d)", nonEmptyText)
+      .option('--since <time>', "only callbacks whose own timestamp is at or after this: ISO 8601 time or a duration back from now (30m, 6h, 2d)", timeArg)
       .option('--dry-run', 'count what would be recovered; store and apply nothing'),
     'payrelay kyc catch-up --dry-run',
     'payrelay kyc catch-up --since 2d',

@@ -61,9 +61,38 @@ function printErrors(ctx: CommandContext, file: string, check: PayoutFileCheck, 
 }
 
 /** Seconds spent checking the file and sending its rows (process start not included). */
-interface Timing {
+export interface Timing {
   readonly checkSeconds: number;
   sendSeconds: number;
+}
+
+/**
+ * The summary's last line: how long the check and the send took. When nothing was sent (a re-run of a
+ * file already enqueued), it says so and why instead: a send time and a rate would describe rows that
+ * were only found already recorded.
+ */
+export function timingLine(rows: number, report: EnqueueReport, timing: Timing): string {
+  const checked = `checked in ${timing.checkSeconds.toFixed(1)} s`;
+  if (report.enqueued.length === 0) return `${checked}; nothing sent: ${whyNothingSent(rows, report)}`;
+  const perSecond = timing.sendSeconds > 0 ? ` (${Math.round(report.handled / timing.sendSeconds)} rows/s)` : '';
+  return `${checked}, sent in ${timing.sendSeconds.toFixed(1)} s${perSecond}`;
+}
+
+function whyNothingSent(rows: number, report: EnqueueReport): string {
+  if (report.skipped.length === rows) {
+    // Skipped: the payout exists, and the journal holds no earlier stopped run that left it unsent.
+    return `all ${rows} row(s) are already recorded, so an earlier run enqueued them (and no stopped run left any of them unsent); their states are above`;
+  }
+  const reasons: Array<[number, string]> = [
+    [report.skipped.length, 'already recorded'],
+    [report.conflicts.length, 'recorded with other data (conflict lines above)'],
+    [report.failed.length, 'refused by the queue'],
+    [rows - report.handled, 'not reached'],
+  ];
+  return reasons
+    .filter(([n]) => n > 0)
+    .map(([n, why], i) => `${n}${i === 0 ? ' row(s)' : ''} ${why}`)
+    .join(', ');
 }
 
 function printReport(ctx: CommandContext, rows: number, report: EnqueueReport, timing: Timing): void {
@@ -82,8 +111,7 @@ function printReport(ctx: CommandContext, rows: number, report: EnqueueReport, t
     if (report.conflicts.length > 20) printErrorLine(`... and ${report.conflicts.length - 20} more conflicts`);
     for (const f of report.failed.slice(0, 20)) printErrorLine(`not sent: ${f.withdrawal_reference}: ${f.reason}`);
     if (report.failed.length > 20) printErrorLine(`... and ${report.failed.length - 20} more not sent`);
-    const perSecond = timing.sendSeconds > 0 ? ` (${Math.round(report.handled / timing.sendSeconds)} rows/s)` : '';
-    printLine(`checked in ${timing.checkSeconds.toFixed(1)} s, sent in ${timing.sendSeconds.toFixed(1)} s${perSecond}`);
+    printLine(timingLine(rows, report, timing));
   });
 }
 

@@ -2,7 +2,7 @@ import type { Command} from 'commander';
 import { Option } from 'commander';
 import { PAYOUT_STATES, type Payout, type PayoutState } from '@shared/domain/payout';
 import { MAX_WITHDRAWAL_REFERENCE_LENGTH } from '@shared/messages/payout-request';
-import { contextOf, listLimit, nonEmptyText, parseSince, refuseEmptyRange, upperCaseChoice, withExample, type CommandContext } from '../context';
+import { contextOf, listLimit, nonEmptyText, parseSince, refuseEmptyRange, timeArg, upperCaseChoice, withExample, type CommandContext } from '../context';
 import { registerEnqueueCommand } from './payouts-enqueue';
 import { CliError, EXIT, optionsText, printListing, printRecord, printTable, shellWord, printLine } from '../output';
 import { registerRedriveCommand } from './dlq';
@@ -78,8 +78,8 @@ function registerStatusAndList(payouts: Command): void {
       .addOption(upperCaseChoice(new Option('--state <state>', 'payouts in this state (any case)'), PAYOUT_STATES).makeOptionMandatory())
       .option('--limit <n>', 'show at most n, newest change first (at most 1000)', listLimit, 100)
       .option('--merchant <platform_merchant_id>', 'only payouts of this merchant', nonEmptyText)
-      .option('--since <time>', 'only payouts last changed at or after this time: ISO 8601 or a duration back from now (30m, 6h, 2d)', nonEmptyText)
-      .option('--until <time>', 'only payouts last changed at or before this time (same forms as --since)', nonEmptyText)
+      .option('--since <time>', 'only payouts last changed at or after this time: ISO 8601 or a duration back from now (30m, 6h, 2d)', timeArg)
+      .option('--until <time>', 'only payouts last changed at or before this time (same forms as --since)', timeArg)
       .option('--cursor <cursor>', 'the next page: the cursor printed under the previous page', nonEmptyText),
     'payrelay payouts list --state NEEDS_REVIEW',
   )

@@ -12,7 +12,7 @@ import {
   type SigningProfile,
   type SigningSecrets,
 } from '@shared/signing';
-import { contextOf, nonEmptyText, parseSince, positiveInt, withExample, type CommandContext } from '../context';
+import { contextOf, nonEmptyText, parseSince, positiveInt, timeArg, withExample, type CommandContext } from '../context';
 import { readJsonObject } from '../io';
 import { targetSigningSecrets } from '../operator';
 import { cliSigningProfile } from '../settings';
@@ -124,7 +124,7 @@ export function registerSignatureCommands(program: Command): void {
       .argument('[body-file]', 'a known-good body (or - for stdin), e.g. from the provider signing endpoint')
       .option('--signature <signature>', 'the known-good signature (default: the body signature field)')
       .option('--from-quarantine', 'use the quarantined order notifications (payrelay events quarantine list) instead of a body file')
-      .option('--since <time>', 'with --from-quarantine: oldest notification, ISO 8601 or a duration back from now', nonEmptyText, '7d')
+      .option('--since <time>', 'with --from-quarantine: oldest notification, ISO 8601 or a duration back from now', timeArg, '7d')
       .option('--limit <n>', 'with --from-quarantine: notifications to try at most', positiveInt, 50)
       .addOption(operationOption())
       .option('--secrets-file <file>', 'JSON with partner_secret_key and merchant_secret_key (default: the target provider secret)', nonEmptyText),

@@ -4,16 +4,24 @@ import { InvalidListCursorError } from '@shared/domain/errors';
 export const encodeCursor = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
 
 /**
+ * The JSON value a cursor encodes, not yet checked: for a listing that tells what it holds before
+ * deciding (`decodeCursor` refuses anything but its own cursors).
+ * @throws InvalidListCursorError for text that is not base64url JSON
+ */
+export function decodeCursorValue(cursor: string): unknown {
+  try {
+    return JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+  } catch {
+    throw new InvalidListCursorError();
+  }
+}
+
+/**
  * Reads a cursor a listing of this process wrote; anything else is the caller's mistake, named as such.
  * @throws InvalidListCursorError for text that is not such a cursor or fails `valid`
  */
 export function decodeCursor<T>(cursor: string, valid: (value: unknown) => value is T): T {
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw new InvalidListCursorError();
-  }
+  const value = decodeCursorValue(cursor);
   if (!valid(value)) throw new InvalidListCursorError();
   return value;
 }

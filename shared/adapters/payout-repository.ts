@@ -1,8 +1,9 @@
 import { BatchGetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SHARDS } from '@shared/config/resources';
 import { parsePayoutKey } from '@shared/domain/identity';
-import type { Payout, PayoutState } from '@shared/domain/payout';
-import { decodeCursor, encodeCursor, isPartitionKey } from './list-cursor';
+import { PAYOUT_STATES, type Payout, type PayoutState } from '@shared/domain/payout';
+import { InvalidListCursorError } from '@shared/domain/errors';
+import { decodeCursorValue, encodeCursor, isPartitionKey } from './list-cursor';
 import type { PayoutListPage, PayoutListQuery, PayoutRepository } from '@shared/ports/payouts';
 import { documentClient } from './dynamodb-client';
 import { fromItem, LISTED_STATES, type PayoutItem } from './payout-item-store';
@@ -13,21 +14,30 @@ import { queryAll } from './query-all';
 /** BatchGetItem calls of one getMany in flight at once. */
 const GET_MANY_PARALLEL = 4;
 
-/** The by-state cursor: per shard, where to resume (a key), 0 to read it from its start, or null once the shard is exhausted. */
+/**
+ * The by-state cursor: the state listed, and per shard where to resume (a key), 0 to read it from its
+ * start, or null once the shard is exhausted.
+ */
 interface StateCursor {
+  state: PayoutState;
   shards: Array<Key | null | 0>;
 }
 
+/** Whether an object has exactly these members. */
+const hasMembers = (v: unknown, names: readonly string[]): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).sort().join(',') === [...names].sort().join(',');
+
 /**
- * A by-state cursor of this query: exactly one entry per shard, each 0, null or the key its own
- * shard's Query stopped at (`pk`, `listShard` naming that shard of the state listed, `updatedAt` in
- * the range listed), so a forged or stale cursor is refused before DynamoDB sees it.
+ * A by-state cursor of this query: its state, and exactly one entry per shard, each 0, null or the
+ * key its own shard's Query stopped at (`pk`, `listShard` naming that shard of the state listed,
+ * `updatedAt` in the range listed, when one is given), so a forged or stale cursor is refused before
+ * DynamoDB sees it.
  */
 const stateCursorOf =
-  (state: PayoutState, range: { from: string; to: string }) =>
+  (state: PayoutState, range?: { from: string; to: string }) =>
   (v: unknown): v is StateCursor => {
-    if (typeof v !== 'object' || v === null || Object.keys(v).join(',') !== 'shards') return false;
-    const shards = (v as { shards: unknown }).shards;
+    if (!hasMembers(v, ['state', 'shards']) || v.state !== state) return false;
+    const shards = v.shards;
     return (
       Array.isArray(shards) &&
       shards.length === SHARDS.byState &&
@@ -40,15 +50,36 @@ const stateCursorOf =
     );
   };
 
-/** The open-state cursor: the last (updatedAt, pk) shown; the next page starts after it. */
+/** The open-state cursor: the state listed, and the last (updatedAt, pk) shown; the next page starts after it. */
 interface OpenStateCursor {
+  state: PayoutState;
   after: [string, string];
 }
-const isOpenStateCursor = (v: unknown): v is OpenStateCursor => {
-  if (typeof v !== 'object' || v === null || Object.keys(v).join(',') !== 'after') return false;
-  const after = (v as { after: unknown }).after;
-  return Array.isArray(after) && after.length === 2 && after.every((part) => typeof part === 'string' && part !== '');
-};
+const openStateCursorOf =
+  (state: PayoutState) =>
+  (v: unknown): v is OpenStateCursor => {
+    if (!hasMembers(v, ['state', 'after']) || v.state !== state) return false;
+    const after = v.after;
+    return Array.isArray(after) && after.length === 2 && after.every((part) => typeof part === 'string' && part !== '');
+  };
+
+/**
+ * Reads a cursor of a payout listing. Every cursor names the state it lists, so one handed out by a
+ * listing of another state is refused, and said to be (`InvalidListCursorError` with `foreign`):
+ * without it, a cursor whose shards hold no key, or an in-flight one, would read the other state's
+ * payouts from a position of its own. A by-state cursor of this state whose keys fall outside the
+ * range listed is said to be of another range.
+ * @throws InvalidListCursorError
+ */
+function readListCursor<T>(cursor: string, state: PayoutState, valid: (v: unknown) => v is T, validInAnyRange = valid): T {
+  const value = decodeCursorValue(cursor);
+  const named = typeof value === 'object' && value !== null ? (value as { state?: unknown }).state : undefined;
+  if (typeof named === 'string' && named !== state && (PAYOUT_STATES as readonly string[]).includes(named)) {
+    throw new InvalidListCursorError({ kind: 'state', cursorState: named, listedState: state });
+  }
+  if (valid(value)) return value;
+  throw new InvalidListCursorError(validInAnyRange(value) ? { kind: 'range' } : undefined);
+}
 
 /** The key condition on `updatedAt` for an optional date range (inclusive at both ends). */
 function updatedRange(query: PayoutListQuery): { condition: string; values: Record<string, string>; from: string; to: string } {
@@ -117,7 +148,7 @@ export function createPayoutRepository(tableName: string, given?: DynamoDBDocume
   async function listFromStateIndex(query: PayoutListQuery): Promise<PayoutListPage> {
     const range = updatedRange(query);
     const cursor = query.cursor
-      ? decodeCursor(query.cursor, stateCursorOf(query.state, range))
+      ? readListCursor(query.cursor, query.state, stateCursorOf(query.state, range), stateCursorOf(query.state))
       : { shards: Array(SHARDS.byState).fill(0) as Array<0> };
     const pages = await Promise.all(
       cursor.shards.map(async (start, n) => {
@@ -161,7 +192,7 @@ export function createPayoutRepository(tableName: string, given?: DynamoDBDocume
       return item && item.state === query.state ? [fromItem(item)] : [];
     });
     const more = next.some((s) => s !== null);
-    return more ? { payouts, cursor: encodeCursor({ shards: next }) } : { payouts };
+    return more ? { payouts, cursor: encodeCursor({ state: query.state, shards: next }) } : { payouts };
   }
 
   /**
@@ -171,7 +202,7 @@ export function createPayoutRepository(tableName: string, given?: DynamoDBDocume
    * read (a few bytes each) to filter and sort, and the full items only for the page.
    */
   async function listInFlight(query: PayoutListQuery): Promise<PayoutListPage> {
-    const after = query.cursor ? decodeCursor(query.cursor, isOpenStateCursor).after : undefined;
+    const after = query.cursor ? readListCursor(query.cursor, query.state, openStateCursorOf(query.state)).after : undefined;
     const entries = (
       await Promise.all(
         IN_FLIGHT_KEYS.map((shard) =>
@@ -205,7 +236,7 @@ export function createPayoutRepository(tableName: string, given?: DynamoDBDocume
       const full = byPk.get(item.pk);
       return full && full.state === query.state ? [fromItem(full)] : [];
     });
-    return matching.length > shown.length && last ? { payouts, cursor: encodeCursor({ after: [last.updatedAt, last.pk] }) } : { payouts };
+    return matching.length > shown.length && last ? { payouts, cursor: encodeCursor({ state: query.state, after: [last.updatedAt, last.pk] }) } : { payouts };
   }
 
   return {

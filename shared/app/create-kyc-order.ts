@@ -1,4 +1,5 @@
 import { referenceProblem } from '@shared/domain/callbacks';
+import { normalizePhoneNumber } from '@shared/domain/phone';
 import type { KycOrderService, KycOrderStore } from '@shared/ports/kyc';
 import type { Clock, Log } from '@shared/ports/runtime';
 import type { SecretSource } from '@shared/ports/secrets';
@@ -75,12 +76,16 @@ async function resolveKycType(kyc: KycOrderService, input: CreateKycOrderInput):
 /**
  * Creates an individual or a business KYC order whose callbacks come back to this deployment
  * (the URL carries the secret token), stores it as `ORDER#<id>` and returns where to send the user.
+ * @throws KycOrderInputError for a user reference its callbacks could never be applied with;
+ *   InvalidPhoneNumberError for an individual's phone number not in international form (the KYC
+ *   service gets it as `+` and digits: spaces and dashes are dropped); both before anything is asked
  */
 export async function createKycOrder(deps: CreateKycOrderDeps, input: CreateKycOrderInput): Promise<CreatedKycOrder> {
   if (input.reference.trim() === '') throw new KycOrderInputError('reference (the user reference) is required');
   // Its callbacks carry this reference: one they cannot be applied with would make a journey nobody here ever sees.
   const badReference = referenceProblem('reference (the user reference)', input.reference.trim());
   if (badReference) throw new KycOrderInputError(`${badReference}: its KYC callbacks could never be applied`);
+  const order: CreateKycOrderInput = input.kind === 'individual' ? { ...input, phone: normalizePhoneNumber(input.phone) } : input;
   const secret = await deps.secret.get();
   const common = {
     app: secret.app_id,
@@ -90,15 +95,15 @@ export async function createKycOrder(deps: CreateKycOrderDeps, input: CreateKycO
     reference: input.reference,
   };
   const answer =
-    input.kind === 'individual'
-      ? await deps.kyc.createIndividualOrder({ ...common, full_name: input.full_name, email: input.email, phone: input.phone })
+    order.kind === 'individual'
+      ? await deps.kyc.createIndividualOrder({ ...common, full_name: order.full_name, email: order.email, phone: order.phone })
       : await deps.kyc.createBusinessOrder({
           ...common,
-          business_name: input.business_name,
-          country: input.country,
-          business_email: input.business_email,
-          state_of_jurisdiction: input.state_of_jurisdiction ?? input.country,
-          custom_files: input.custom_files ?? [],
+          business_name: order.business_name,
+          country: order.country,
+          business_email: order.business_email,
+          state_of_jurisdiction: order.state_of_jurisdiction ?? order.country,
+          custom_files: order.custom_files ?? [],
         });
   const orderId = typeof answer._id === 'string' ? answer._id : '';
   const verificationUrl = typeof answer.verification_url === 'string' ? answer.verification_url : '';

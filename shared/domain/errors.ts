@@ -25,6 +25,11 @@ export class UnsupportedCurrencyError extends DomainError {
   override name = 'UnsupportedCurrencyError';
 }
 
+/** A phone number that is not in international (E.164) form; the message never quotes the number. */
+export class InvalidPhoneNumberError extends DomainError {
+  override name = 'InvalidPhoneNumberError';
+}
+
 /** An account_code that is neither a digit bank code nor a known mobile-money provider. */
 export class InvalidAccountCodeError extends DomainError {
   override name = 'InvalidAccountCodeError';
@@ -70,11 +75,23 @@ export class ConcurrentModificationError extends Error {
   override name = 'ConcurrentModificationError';
 }
 
+/**
+ * What a refused listing cursor was handed out for, when the cursor says so and it is not the listing
+ * it was given to: a listing of payouts in another state, or one of the same state over another range.
+ */
+export type ForeignCursor = { readonly kind: 'state'; readonly cursorState: string; readonly listedState: string } | { readonly kind: 'range' };
+
 /** A listing cursor that the repository did not hand out (or that was altered). */
 export class InvalidListCursorError extends Error {
   override name = 'InvalidListCursorError';
-  constructor() {
-    super('the cursor is not one this listing handed out; start again without it');
+  constructor(readonly foreign?: ForeignCursor) {
+    super(
+      foreign?.kind === 'state'
+        ? `the cursor belongs to the listing of ${foreign.cursorState} payouts, not of ${foreign.listedState} ones; start again without it`
+        : foreign?.kind === 'range'
+          ? 'the cursor belongs to this listing over another time range; start again without it'
+          : 'the cursor is not one this listing handed out; start again without it',
+    );
   }
 }
 

@@ -57,15 +57,8 @@ function decimalsOf(currency: string): number {
   return entry.decimals;
 }
 
-/**
- * Validates a decimal amount string and returns its canonical form with exactly the currency's
- * decimals ("10" -> "10.00" for GHS). Accepted: digits, optionally a point followed by at most
- * `decimals` digits. Rejected: signs, exponents, blanks, leading zeros ("01"), a bare point ("1.",
- * ".5"), more decimals than the currency has (even trailing zeros), and zero.
- * @throws InvalidAmountError, UnsupportedCurrencyError
- */
-export function parseAmount(value: string, currency: string): Amount {
-  const decimals = decimalsOf(currency);
+/** The integer and fraction digits of an amount written as payrelay takes it, whatever its currency. */
+function amountDigits(value: string): { integer: string; fraction: string } {
   if (typeof value !== 'string') {
     throw new InvalidAmountError('amount must be a decimal string');
   }
@@ -79,6 +72,19 @@ export function parseAmount(value: string, currency: string): Amount {
   if (integer.length > MAX_INTEGER_DIGITS) {
     throw new InvalidAmountError(`amount "${preview(value)}" has more than ${MAX_INTEGER_DIGITS} integer digits`);
   }
+  return { integer, fraction };
+}
+
+/**
+ * Validates a decimal amount string and returns its canonical form with exactly the currency's
+ * decimals ("10" -> "10.00" for GHS). Accepted: digits, optionally a point followed by at most
+ * `decimals` digits. Rejected: signs, exponents, blanks, leading zeros ("01"), a bare point ("1.",
+ * ".5"), more decimals than the currency has (even trailing zeros), and zero.
+ * @throws InvalidAmountError, UnsupportedCurrencyError
+ */
+export function parseAmount(value: string, currency: string): Amount {
+  const decimals = decimalsOf(currency);
+  const { integer, fraction } = amountDigits(value);
   if (fraction.length > decimals) {
     throw new InvalidAmountError(`amount "${preview(value)}" has more than ${decimals} decimals for ${currency}`);
   }
@@ -87,6 +93,20 @@ export function parseAmount(value: string, currency: string): Amount {
     throw new InvalidAmountError('amount must be greater than zero');
   }
   return fromMinorUnits(minor, currency);
+}
+
+/**
+ * Checks what `parseAmount` checks of an amount whatever its currency: a plain decimal number above
+ * zero (no sign, exponent, blank, leading zero or bare point; at most 18 integer digits). Only the
+ * number of decimals needs the currency. For an amount whose currency is itself not valid, so its own
+ * mistake is still reported.
+ * @throws InvalidAmountError
+ */
+export function checkAmountForm(value: string): void {
+  const { integer, fraction } = amountDigits(value);
+  if (!/[1-9]/.test(integer + fraction)) {
+    throw new InvalidAmountError('amount must be greater than zero');
+  }
 }
 
 /** The amount in minor units (pesewas, kobo...). Validates `amount` like `parseAmount`. */

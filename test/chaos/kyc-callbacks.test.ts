@@ -53,7 +53,7 @@ describe(`KYC callbacks under chaos (${USERS} concurrent journeys, seed ${SEED})
             clock: { now: () => new Date() },
             log: silentLog,
           },
-          { kind: 'individual', reference, full_name: 'Ama Mensah', email: `${reference}@example.test`, phone: '0244000000' },
+          { kind: 'individual', reference, full_name: 'Ama Mensah', email: `${reference}@example.test`, phone: '+233244000000' },
         );
         await stack.sim.admin.advanceKyc({ order_id: orderId, action: 'finish', decision });
         // A later review changes the answer (e.g. approved, then rejected for fraud).

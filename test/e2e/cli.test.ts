@@ -149,7 +149,23 @@ describe('payrelay payouts status and list', () => {
   it('refuses a cursor it did not hand out as invalid input (exit 3), in one line', async () => {
     const { code, stderr } = await cli(['payouts', 'list', '--state', 'accepted', '--cursor', 'not-a-cursor']);
     expect(code).toBe(3);
-    expect(stderr.trim()).toBe('payrelay: --cursor: the cursor is not one this listing handed out; start again without it');
+    expect(stderr.trim()).toBe(
+      'payrelay: --cursor: the cursor is not one this listing handed out (altered, cut short, or printed by another listing): run the listing again without --cursor for its first page',
+    );
+  });
+});
+
+describe('a cursor given to another listing', () => {
+  it('says which --state listing it belongs to (exit 3), never reading on from it', async () => {
+    const first = await cli(['--json', 'payouts', 'list', '--state', 'ACCEPTED', '--limit', '2']);
+    const { cursor } = JSON.parse(first.stdout) as { cursor: string };
+    expect(cursor).toEqual(expect.any(String));
+    const other = await cli(['payouts', 'list', '--state', 'verifying', '--cursor', cursor]);
+    expect([other.code, other.stdout, other.stderr.trim()]).toEqual([
+      3,
+      '',
+      'payrelay: --cursor: this cursor belongs to a --state ACCEPTED listing, not to this --state VERIFYING one: give it with the options it was printed under (--state ACCEPTED), or run the listing again without --cursor for its first page',
+    ]);
   });
 });
 
@@ -175,12 +191,12 @@ describe('an empty listing', () => {
 });
 
 describe('payrelay dlq redrive (the same command as payouts redrive)', () => {
-  it('takes --wait 0 (its default: do not wait) and refuses a negative wait as a usage error, in payrelay: words', async () => {
+  it('takes --wait 0 (its default: do not wait) and refuses a negative wait as invalid input (exit 3), in payrelay: words', async () => {
     const now = await cli(['--json', 'dlq', 'redrive', '--wait', '0']);
     expect(now, now.stderr).toMatchObject({ code: 0 });
     expect(JSON.parse(now.stdout)).toMatchObject({ presentAtStart: 0, moved: 0, failedAgain: 0 });
     const negative = await cli(['payouts', 'redrive', '--wait', '-1']);
-    expect(negative.code).toBe(2);
+    expect(negative.code).toBe(3);
     expect(negative.stderr.trim().split('\n')).toEqual([
       "payrelay: option '--wait <seconds>' argument '-1' is invalid. must be a whole number, 0 or more",
       '(run with --help for usage)',
@@ -369,7 +385,10 @@ describe('without a running stack', () => {
   it('refuses a wrong option value first (exit 3), before looking for a stack', async () => {
     const { code, stderr } = await cli(['payouts', 'list', '--state', 'FAILED', '--since', 'yesterday'], { PAYRELAY_STATE_FILE: join(dir, 'none.json') });
     expect(code).toBe(3);
-    expect(stderr.trim()).toBe('payrelay: "yesterday" is not a time: use ISO 8601 (2026-11-20T10:00:00Z) or a duration (30m, 6h, 2d)');
+    expect(stderr.trim().split('\n')).toEqual([
+      "payrelay: option '--since <time>' argument 'yesterday' is invalid. must be ISO 8601 (2026-11-20T10:00:00Z) or a duration back from now (30m, 6h, 2d)",
+      '(run with --help for usage)',
+    ]);
     const empty = await cli(['kyc', 'status', ' '], { PAYRELAY_STATE_FILE: join(dir, 'none.json') });
     expect([empty.code, empty.stderr.trim()]).toEqual([3, 'payrelay: user_reference is empty: give the reference the KYC order was created with']);
     const noReference = await cli(['payouts', 'status', ''], { PAYRELAY_STATE_FILE: join(dir, 'none.json') });

@@ -46,16 +46,16 @@ function runToExit(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code:
 describe('npm start (local/main.ts)', () => {
   let state: LocalState;
 
-  it('a bad option or env value is a usage error: exit 2 (as the payrelay CLI) and one payrelay: line, nothing started', async () => {
+  it('a bad option or env value exits 3 and an unknown option 2 (as the payrelay CLI), with one payrelay: line, nothing started', async () => {
     const [badOption, unknownOption, badEnv] = await Promise.all([
       runToExit(['--port', 'abc']),
       runToExit(['--no-such-option']),
       runToExit([], { PAYRELAY_SIMULATOR_PORT: '70000' }),
     ]);
-    expect(badOption).toMatchObject({ code: 2, stdout: '' });
+    expect(badOption).toMatchObject({ code: 3, stdout: '' });
     expect(badOption.stderr).toMatch(/^payrelay: option '--port <port>' argument 'abc' is invalid\. must be a port number \(0-65535\)\n$/);
     expect(unknownOption).toMatchObject({ code: 2, stdout: '', stderr: "payrelay: unknown option '--no-such-option'\n" });
-    expect(badEnv).toMatchObject({ code: 2, stdout: '', stderr: 'payrelay: PAYRELAY_SIMULATOR_PORT=70000: must be a port number (0-65535)\n' });
+    expect(badEnv).toMatchObject({ code: 3, stdout: '', stderr: 'payrelay: PAYRELAY_SIMULATOR_PORT=70000: must be a port number (0-65535)\n' });
     expect(existsSync(stateFile)).toBe(false);
   }, 30_000);
 

@@ -57,7 +57,7 @@ async function kycJourney(reference: string, decision: 'approved' | 'rejected'):
       clock: { now: () => new Date() },
       log: silentLog,
     },
-    { kind: 'individual', reference, full_name: 'Kwame Mensah', email: `${reference}@example.test`, phone: '0244000000' },
+    { kind: 'individual', reference, full_name: 'Kwame Mensah', email: `${reference}@example.test`, phone: '+233244000000' },
   );
   await stack.sim.admin.advanceKyc({ order_id: created.orderId, action: 'finish', decision });
 }

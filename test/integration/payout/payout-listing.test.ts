@@ -5,7 +5,7 @@ import { toItem } from '@shared/adapters/payout-item-store';
 import { createPayoutRepository, type PayoutStore } from '@shared/adapters/payout-repository';
 import { InvalidListCursorError } from '@shared/domain/errors';
 import type { PayoutListQuery, PayoutRepository } from '@shared/ports/payouts';
-import { LEGACY_OPEN_SHARD } from '@shared/config/resources';
+import { LEGACY_OPEN_SHARD, SHARDS } from '@shared/config/resources';
 import { payoutKey, type PayoutIdentity } from '@shared/domain/identity';
 import { Payout } from '@shared/domain/payout';
 import { useLocalAws } from '@test/support/local-aws';
@@ -130,23 +130,26 @@ describe('listing payouts by state (index-backed, paginated)', () => {
 
   it('refuses a cursor it did not hand out, with a named error', async () => {
     await expect(repo.listByState({ state: 'REJECTED', limit: 5, cursor: 'not-a-cursor' })).rejects.toBeInstanceOf(InvalidListCursorError);
-    const forged = Buffer.from(JSON.stringify({ shards: [1] })).toString('base64url');
+    const forged = Buffer.from(JSON.stringify({ state: 'SUCCEEDED', shards: [1] })).toString('base64url');
     await expect(repo.listByState({ state: 'SUCCEEDED', limit: 5, cursor: forged })).rejects.toBeInstanceOf(InvalidListCursorError);
   });
 
   it('refuses every forged or stale by-state cursor before DynamoDB sees it (no ValidationException, no Query sent)', async () => {
     // A cursor the listing handed out, whose shards each resume after a key of their own.
     const handedOut = await repo.listByState({ state: 'REJECTED', limit: 2 });
-    const decoded = decode(handedOut.cursor as string) as { shards: Array<Record<string, string> | 0 | null> };
+    const decoded = decode(handedOut.cursor as string) as { state: string; shards: Array<Record<string, string> | 0 | null> };
+    expect(decoded.state).toBe('REJECTED');
     const n = decoded.shards.findIndex((at) => typeof at === 'object' && at !== null);
     const key = decoded.shards[n] as Record<string, string>;
     expect(Object.keys(key).sort()).toEqual(['listShard', 'pk', 'updatedAt']);
-    const withShard = (entry: unknown): string => encode({ shards: decoded.shards.map((at, i) => (i === n ? entry : at)) });
+    const withShard = (entry: unknown): string => encode({ ...decoded, shards: decoded.shards.map((at, i) => (i === n ? entry : at)) });
     const other = (n + 1) % decoded.shards.length;
     const forgeries: Record<string, string> = {
-      'the review repro (a string for a shard)': encode({ shards: ['x', 0, 0, 0] }),
-      'too few shards': encode({ shards: decoded.shards.slice(1) }),
-      'too many shards': encode({ shards: [...decoded.shards, 0] }),
+      'the review repro (a string for a shard)': encode({ state: 'REJECTED', shards: ['x', 0, 0, 0] }),
+      'too few shards': encode({ ...decoded, shards: decoded.shards.slice(1) }),
+      'too many shards': encode({ ...decoded, shards: [...decoded.shards, 0] }),
+      'no state': encode({ shards: decoded.shards }),
+      'a state that is none': encode({ ...decoded, state: 'rejected' }),
       'another shard\'s key': withShard({ ...key, listShard: `REJECTED#${other}` }),
       "another state's key": withShard({ ...key, listShard: `SUCCEEDED#${n}` }),
       'an extra attribute': withShard({ ...key, state: 'REJECTED' }),
@@ -162,12 +165,16 @@ describe('listing payouts by state (index-backed, paginated)', () => {
       await expect(repo.listByState({ state: 'REJECTED', limit: 2, cursor }), what).rejects.toBeInstanceOf(InvalidListCursorError);
       expect(operations, what).toEqual([]);
     }
-    // A key outside the range listed would fail DynamoDB's range predicate: refused as stale.
-    await expect(repo.listByState({ state: 'REJECTED', limit: 2, updatedFrom: at(0), updatedTo: at(1), cursor: handedOut.cursor })).rejects.toBeInstanceOf(
-      InvalidListCursorError,
+    // A key outside the range listed would fail DynamoDB's range predicate: refused as stale, said to be of another range.
+    await expect(repo.listByState({ state: 'REJECTED', limit: 2, updatedFrom: at(0), updatedTo: at(1), cursor: handedOut.cursor })).rejects.toEqual(
+      new InvalidListCursorError({ kind: 'range' }),
     );
-    // The same state on the review page's listing: another state's cursor is not one of its own.
-    await expect(repo.listByState({ state: 'NEEDS_REVIEW', limit: 2, cursor: handedOut.cursor })).rejects.toBeInstanceOf(InvalidListCursorError);
+    // The review page's listing: another state's cursor is not one of its own, and is said to be that state's.
+    await expect(repo.listByState({ state: 'NEEDS_REVIEW', limit: 2, cursor: handedOut.cursor })).rejects.toMatchObject({
+      name: 'InvalidListCursorError',
+      foreign: { kind: 'state', cursorState: 'REJECTED', listedState: 'NEEDS_REVIEW' },
+      message: 'the cursor belongs to the listing of REJECTED payouts, not of NEEDS_REVIEW ones; start again without it',
+    });
     // The cursor handed out still reads on.
     expect((await repo.listByState({ state: 'REJECTED', limit: 2, cursor: handedOut.cursor })).payouts).toHaveLength(2);
   });
@@ -176,9 +183,36 @@ describe('listing payouts by state (index-backed, paginated)', () => {
     const handedOut = await repo.listByState({ state: 'VERIFYING', limit: 2 });
     expect((await repo.listByState({ state: 'VERIFYING', limit: 2, cursor: handedOut.cursor })).payouts).toHaveLength(2);
     const [time, pk] = (decode(handedOut.cursor as string) as { after: [string, string] }).after;
-    for (const forged of [{ after: [1, 2] }, { after: [time] }, { after: [time, pk, 'x'] }, { after: [time, ''] }, { after: [time, pk], more: 1 }, { after: 'x' }]) {
+    for (const forged of [{ after: [time, pk] }, ...[{ after: [1, 2] }, { after: [time] }, { after: [time, pk, 'x'] }, { after: [time, ''] }, { after: [time, pk], more: 1 }, { after: 'x' }].map((f) => ({ state: 'VERIFYING', ...f }))]) {
       await expect(repo.listByState({ state: 'VERIFYING', limit: 2, cursor: encode(forged) }), JSON.stringify(forged)).rejects.toBeInstanceOf(InvalidListCursorError);
     }
+  });
+});
+
+describe('a cursor of another listing (the review: --state FAILED given a --state SUCCEEDED cursor)', () => {
+  it('is refused as the cursor of the state it was handed out for, by-state and in-flight alike, before anything is read', async () => {
+    const byState = (await repo.listByState({ state: 'REJECTED', limit: 2 })).cursor as string;
+    const inFlight = (await repo.listByState({ state: 'VERIFYING', limit: 2 })).cursor as string;
+    for (const [cursor, cursorState, listedState] of [
+      [byState, 'REJECTED', 'FAILED'],
+      [byState, 'REJECTED', 'ACCEPTED'],
+      [inFlight, 'VERIFYING', 'SUBMITTING'],
+      [inFlight, 'VERIFYING', 'REJECTED'],
+    ] as const) {
+      operations.length = 0;
+      await expect(repo.listByState({ state: listedState, limit: 2, cursor }), `${cursorState} cursor in ${listedState}`).rejects.toEqual(
+        new InvalidListCursorError({ kind: 'state', cursorState, listedState }),
+      );
+      expect(operations).toEqual([]);
+    }
+  });
+
+  it('is refused even when it holds no key of its state (its shards all at their start or done), which a listing of another state used to read on from', async () => {
+    const noKey = encode({ state: 'REJECTED', shards: Array.from({ length: SHARDS.byState }, (_, n) => (n === 0 ? 0 : null)) });
+    expect((await repo.listByState({ state: 'REJECTED', limit: 2, cursor: noKey })).payouts.length).toBeGreaterThan(0);
+    await expect(repo.listByState({ state: 'SUCCEEDED', limit: 2, cursor: noKey })).rejects.toEqual(
+      new InvalidListCursorError({ kind: 'state', cursorState: 'REJECTED', listedState: 'SUCCEEDED' }),
+    );
   });
 });
 

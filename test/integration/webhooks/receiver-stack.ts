@@ -120,7 +120,7 @@ export async function startReceiverStack(options: { stage: string; simulator?: S
           clock: { now: () => new Date() },
           log: silentLog,
         },
-        { kind: 'individual', reference, full_name: 'Ama Mensah', email: 'ama@example.test', phone: '0244000000' },
+        { kind: 'individual', reference, full_name: 'Ama Mensah', email: 'ama@example.test', phone: '+233244000000' },
       );
       return created.orderId;
     },

@@ -69,11 +69,12 @@ describe('checkPayoutFile (CSV)', () => {
       'm1,GHS,WD-1,7,0244123456,MTN,',
     ].join('\n');
     const parsed = await check(csv);
-    expect(parsed.summary).toEqual(['2:3:account_code', '2:3:account_number', '2:3:amount', '3:4:currency', '4:5:', '5:6:withdrawal_reference']);
+    // Row 3's amount -5 is wrong whatever its currency: reported beside the currency's own error.
+    expect(parsed.summary).toEqual(['2:3:account_code', '2:3:account_number', '2:3:amount', '3:4:amount', '3:4:currency', '4:5:', '5:6:withdrawal_reference']);
     expect(parsed.validRows).toBe(1);
     expect(parsed.rows).toBe(5);
-    expect(formatRowError(parsed.errors[4]!)).toBe('row 4 (line 5): has 4 cells, the header has 7');
-    expect(formatRowError(parsed.errors[5]!)).toBe('row 5 (line 6) withdrawal_reference: repeats row 1 (same merchant, currency and reference)');
+    expect(formatRowError(parsed.errors[5]!)).toBe('row 4 (line 5): has 4 cells, the header has 7');
+    expect(formatRowError(parsed.errors[6]!)).toBe('row 5 (line 6) withdrawal_reference: repeats row 1 (same merchant, currency and reference)');
   });
 
   it('files an unsupported currency under currency, not under amount', async () => {
@@ -107,6 +108,31 @@ describe('checkPayoutFile (CSV)', () => {
     expect(parsed.errors[0]?.message).toBe('"m2" is not this deployment\'s merchant (m1)');
     expect(parsed.otherMerchants).toEqual({ m2: 1, m3: 2 });
     expect(parsed.validRows).toBe(1);
+  });
+
+  it('checks the merchant and repeats on every row, one with other errors too, so one run reports every error and counts every row for another merchant', async () => {
+    // The review's file: every row names m1; row 1 has a bad amount, row 2 a bad account number and an unsupported currency (and its amount, wrong whatever the currency).
+    const parsed = await check(`${HEADER}\nm1,GHS,WD-1,abc,0244123456,MTN,\nm1,XYZ,WD-2,-5,12ab,MTN,\nm1,GHS,WD-3,10,0244123456,MTN,\n`, 'csv', 'local-merchant-1');
+    expect(parsed.errors.map(formatRowError)).toEqual([
+      'row 1 (line 2) amount: amount "abc" is not a plain decimal number (digits and at most one point)',
+      'row 1 (line 2) platform_merchant_id: "m1" is not this deployment\'s merchant (local-merchant-1)',
+      'row 2 (line 3) account_number: must be 4 to 34 digits',
+      'row 2 (line 3) amount: amount "-5" is not a plain decimal number (digits and at most one point)',
+      'row 2 (line 3) currency: unsupported currency "XYZ"',
+      'row 2 (line 3) platform_merchant_id: "m1" is not this deployment\'s merchant (local-merchant-1)',
+      'row 3 (line 4) platform_merchant_id: "m1" is not this deployment\'s merchant (local-merchant-1)',
+    ]);
+    expect(parsed.otherMerchants).toEqual({ m1: 3 });
+    expect(parsed.validRows).toBe(0);
+
+    // A row repeating the identity of a row with another error is a repeat too (trimmed as the schema trims);
+    // a row whose identity field has an error of its own is not compared.
+    const repeats = await check(`${HEADER}\nm1,GHS,WD-1,abc,0244123456,MTN,\n m1 ,GHS,WD-1 ,10,0244123456,MTN,\nm1,GHS,,10,0244123456,MTN,\nm1,GHS,,10,0244123456,MTN,\nm2,GHS,WD-1,1,12,MTN,\n`, 'csv', 'm1');
+    expect(repeats.summary).toEqual(['1:2:amount', '2:3:withdrawal_reference', '3:4:withdrawal_reference', '4:5:withdrawal_reference', '5:6:account_number', '5:6:platform_merchant_id']);
+    expect(formatRowError(repeats.errors[1]!)).toBe('row 2 (line 3) withdrawal_reference: repeats row 1 (same merchant, currency and reference)');
+    expect(repeats.errors[2]?.message).not.toMatch(/repeats/);
+    expect(repeats.otherMerchants).toEqual({ m2: 1 });
+    expect(repeats.validRows).toBe(0);
   });
 
   it('never echoes an account number in an error', async () => {

@@ -3,10 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { describe, expect, it, vi } from 'vitest';
-import { awsRegion, calendarDay, countryCode, parseSince, redirectUrl, upperCaseChoice } from '@cli/context';
+import { awsRegion, calendarDay, countryCode, parseSince, redirectUrl, timeArg, upperCaseChoice } from '@cli/context';
 import { portArg } from '@local/option-args';
 import { demoPayouts } from '@cli/demo-scenario';
 import { payoutRequestSchema } from '@shared/messages/payout-request';
+import { PAYOUT_STATES } from '@shared/domain/payout';
 import { envFromOutputs } from '@cli/target';
 import { describeError, exitCodeOf, shellWord, CliError, EXIT } from '@cli/output';
 import * as v from '@shared/validation/valibot';
@@ -35,6 +36,14 @@ describe('parseSince', () => {
   it('refuses anything else with a usable message', () => {
     expect(() => parseSince('yesterday', now)).toThrow(CliError);
     expect(() => parseSince('yesterday', now)).toThrow(/ISO 8601/);
+  });
+});
+
+describe('timeArg (every --since and --until)', () => {
+  it('takes what parseSince reads, as text, and refuses anything else naming the forms', () => {
+    for (const time of ['30m', '6h', '2d', '2026-11-20', '2026-11-20T10:00:00Z']) expect(timeArg(` ${time} `)).toBe(time);
+    for (const wrong of ['yesterday', '2 days', '2026-13-45']) expect(() => timeArg(wrong), wrong).toThrow('must be ISO 8601 (2026-11-20T10:00:00Z) or a duration back from now (30m, 6h, 2d)');
+    expect(() => timeArg(' ')).toThrow('must not be empty');
   });
 });
 
@@ -94,6 +103,21 @@ describe('describeError', () => {
     const taken = new OperatorActionRefusedError('reference WD-2 is already used by another payout; choose another new reference', 'state', false, 'newReference');
     expect(describeError(taken)).toBe('reference WD-2 is already used by another payout; choose another new reference (--new-reference)');
     expect(describeError(new InvalidOperatorInputError('evidence is required'))).toBe('evidence is required');
+  });
+
+  it('says of a refused --cursor which listing it belongs to, when it can tell, and what to do (invalid input)', async () => {
+    const { InvalidListCursorError } = await import('@shared/domain/errors');
+    const otherState = new InvalidListCursorError({ kind: 'state', cursorState: 'SUCCEEDED', listedState: 'FAILED' });
+    expect([describeError(otherState), exitCodeOf(otherState)]).toEqual([
+      '--cursor: this cursor belongs to a --state SUCCEEDED listing, not to this --state FAILED one: give it with the options it was printed under (--state SUCCEEDED), or run the listing again without --cursor for its first page',
+      EXIT.invalidInput,
+    ]);
+    expect(describeError(new InvalidListCursorError({ kind: 'range' }))).toBe(
+      '--cursor: this cursor was printed under another --since/--until (a duration such as 2d moves with the clock): give it with the range it was printed under, or run the listing again without --cursor for its first page',
+    );
+    expect(describeError(new InvalidListCursorError())).toBe(
+      '--cursor: the cursor is not one this listing handed out (altered, cut short, or printed by another listing): run the listing again without --cursor for its first page',
+    );
   });
 
   it('names the AWS profile it tried in a credentials error', () => {
@@ -158,26 +182,57 @@ describe('a bad option value', () => {
     }
   }
 
-  it('is a usage error (exit 2) naming the option and what it accepts, before any stack or provider is asked', async () => {
+  it('is invalid input (exit 3), as a value any later check refuses, naming the option and what it accepts, before any stack or provider is asked', async () => {
     const resetPath = await runCaptured(['partner', 'reset-keys', '--partner-code', 'ACME', '--email', 'ops@acme.example', '--reset-path', 'Reset/Keys']);
     expect(resetPath).toEqual({
-      code: EXIT.usage,
+      code: EXIT.invalidInput,
       stderr: "payrelay: option '--reset-path <segment>' argument 'Reset/Keys' is invalid. Allowed choices are ResetPartnerKeys, GenKeysForPartner.\n(run with --help for usage)\n",
     });
     const providerUrl = await runCaptured(['--provider-url', 'provider.example', 'partner', 'onboard', '--partner-code', 'ACME', '--email', 'ops@acme.example']);
-    expect(providerUrl.code).toBe(EXIT.usage);
+    expect(providerUrl.code).toBe(EXIT.invalidInput);
     expect(providerUrl.stderr.split('\n')[0]).toBe(
       "payrelay: option '--provider-url <url>' argument 'provider.example' is invalid. must be an absolute http(s) URL, e.g. https://provider.example",
     );
     const kycUrl = await runCaptured(['kyc', 'types', '--kyc-url', 'ftp://kyc.example']);
-    expect(kycUrl.code).toBe(EXIT.usage);
+    expect(kycUrl.code).toBe(EXIT.invalidInput);
     expect(kycUrl.stderr.split('\n')[0]).toBe("payrelay: option '--kyc-url <url>' argument 'ftp://kyc.example' is invalid. must be an http(s) URL, e.g. https://provider.example (got ftp:)");
     const simulatorPort = await runCaptured(['simulator', '--port', '99999']);
-    expect(simulatorPort.code).toBe(EXIT.usage);
+    expect(simulatorPort.code).toBe(EXIT.invalidInput);
     expect(simulatorPort.stderr.split('\n')[0]).toBe("payrelay: option '-p, --port <port>' argument '99999' is invalid. port must be an integer from 0 to 65535");
     const consolePort = await runCaptured(['console', '--port', '70000']);
-    expect(consolePort.code).toBe(EXIT.usage);
+    expect(consolePort.code).toBe(EXIT.invalidInput);
     expect(consolePort.stderr.split('\n')[0]).toBe("payrelay: option '--port <port>' argument '70000' is invalid. must be a port number (0-65535)");
+  });
+
+  it('exits 3 for every value that is not valid, whichever check refuses it, and 2 only for the command line itself (the review: --day and --limit exited 2, --since and --amount 3)', async () => {
+    const printed = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      // No stack runs here: each is refused before one is looked for (else: exit 5).
+      for (const [args, line] of [
+        [['events', 'list', '--day', '2026-13-45'], "payrelay: option '--day <YYYY-MM-DD>' argument '2026-13-45' is invalid. must be a calendar day as YYYY-MM-DD"],
+        [['payouts', 'list', '--state', 'FAILED', '--since', 'yesterday'], "payrelay: option '--since <time>' argument 'yesterday' is invalid. must be ISO 8601 (2026-11-20T10:00:00Z) or a duration back from now (30m, 6h, 2d)"],
+        [['events', 'replay', '--since', '1h', '--until', 'soon'], "payrelay: option '--until <time>' argument 'soon' is invalid. must be ISO 8601 (2026-11-20T10:00:00Z) or a duration back from now (30m, 6h, 2d)"],
+        [['payouts', 'list', '--state', 'FAILED', '--limit', '0'], "payrelay: option '--limit <n>' argument '0' is invalid. must be a positive whole number"],
+        [['payouts', 'list', '--state', 'DONE'], `payrelay: option '--state <state>' argument 'DONE' is invalid. Allowed choices are ${PAYOUT_STATES.join(', ')}.`],
+      ] as const) {
+        const { code, stderr } = await runCaptured([...args]);
+        expect({ code, line: stderr.split('\n')[0] }, args.join(' ')).toEqual({ code: EXIT.invalidInput, line });
+      }
+      for (const [args, line] of [
+        [['collections', 'create', '--amount', '-5', '--currency', 'GHS'], 'payrelay: amount "-5" is not a plain decimal number (digits and at most one point)'],
+        [['collections', 'create', '--amount', '10.001', '--currency', 'ghs'], 'payrelay: amount "10.001" has more than 2 decimals for GHS'],
+        [['collections', 'create', '--amount', '10', '--currency', 'XYZ'], 'payrelay: unsupported currency "XYZ"'],
+      ] as const) {
+        printed.mockClear();
+        expect((await runCaptured([...args])).code, args.join(' ')).toBe(EXIT.invalidInput);
+        expect(printed.mock.calls.map((call) => String(call[0])), args.join(' ')).toEqual([line]);
+      }
+      for (const args of [['payouts', 'list'], ['payouts', 'list', '--state'], ['payouts', 'list', '--state', 'FAILED', '--no-such-option'], ['payouts', 'nosuch']]) {
+        expect((await runCaptured(args)).code, args.join(' ')).toBe(EXIT.usage);
+      }
+    } finally {
+      printed.mockRestore();
+    }
   });
 
   it('payrelay demo refuses --stack and --provider-url before any stack is read (it drives the local simulator)', async () => {
@@ -194,14 +249,14 @@ describe('a bad option value', () => {
     }
   });
 
-  it('an e-mail that is not an address, or an empty partner code or app name, is a usage error before the provider is asked', async () => {
+  it('an e-mail that is not an address, or an empty partner code or app name, is invalid input (exit 3) before the provider is asked', async () => {
     const email = await runCaptured(['partner', 'onboard', '--partner-code', 'ACME', '--email', 'ops']);
     expect(email).toEqual({
-      code: EXIT.usage,
+      code: EXIT.invalidInput,
       stderr: "payrelay: option '--email <email>' argument 'ops' is invalid. must be an e-mail address, e.g. ops@acme.example\n(run with --help for usage)\n",
     });
     const code = await runCaptured(['partner', 'reset-keys', '--partner-code', ' ', '--email', 'ops@acme.example']);
-    expect(code.code).toBe(EXIT.usage);
+    expect(code.code).toBe(EXIT.invalidInput);
     expect(code.stderr.split('\n')[0]).toBe("payrelay: option '--partner-code <code>' argument ' ' is invalid. must not be empty");
     for (const args of [
       ['kyc', 'app', 'register', '--name', '', '--email', 'kyc@acme.example'],
@@ -210,7 +265,7 @@ describe('a bad option value', () => {
       ['kyc', 'order', 'create', '--individual', '--reference', 'u-1', '--email', 'ama'],
       ['kyc', 'order', 'create', '--business', '--reference', 'u-1', '--business-email', 'acme'],
     ]) {
-      expect((await runCaptured(args)).code, args.join(' ')).toBe(EXIT.usage);
+      expect((await runCaptured(args)).code, args.join(' ')).toBe(EXIT.invalidInput);
     }
   });
 
@@ -276,18 +331,18 @@ describe('a bad option value', () => {
     }
   });
 
-  it('an empty --stack or --profile is a usage error: "$STAGE" or "$PROFILE" unset in a script never falls back to the local stack or the default AWS profile', async () => {
+  it('an empty --stack or --profile is invalid input (exit 3): "$STAGE" or "$PROFILE" unset in a script never falls back to the local stack or the default AWS profile', async () => {
     expect(await runCaptured(['--stack', 'payrelay-prod', '--profile', '', 'payouts', 'status', 'WD-1'])).toEqual({
-      code: EXIT.usage,
+      code: EXIT.invalidInput,
       stderr: "payrelay: option '--profile <aws-profile>' argument '' is invalid. must not be empty\n(run with --help for usage)\n",
     });
     expect(await runCaptured(['--stack', ' ', 'payouts', 'status', 'WD-1'])).toEqual({
-      code: EXIT.usage,
+      code: EXIT.invalidInput,
       stderr: "payrelay: option '--stack <name>' argument ' ' is invalid. must not be empty\n(run with --help for usage)\n",
     });
   });
 
-  it('an empty value where leaving the option out means a default is a usage error, never that default', async () => {
+  it('an empty value where leaving the option out means a default is invalid input (exit 3), never that default', async () => {
     for (const [args, option] of [
       // Left out, these read the target's provider secret, prompt, or take the target's merchant.
       [['signature', 'sign', 'body.json', '--secrets-file', ''], "'--secrets-file <file>'"],
@@ -316,25 +371,41 @@ describe('a bad option value', () => {
     ] as const) {
       const { code, stderr } = await runCaptured([...args]);
       expect({ code, line: stderr.split('\n')[0] }, args.join(' ')).toEqual({
-        code: EXIT.usage,
+        code: EXIT.invalidInput,
         line: `payrelay: option ${option} argument '${args.at(-1) ?? ''}' is invalid. must not be empty`,
       });
     }
   });
 
-  it('--region that is not a region code is a usage error, before AWS is asked for the stack', async () => {
+  it('--region that is not a region code is invalid input (exit 3), before AWS is asked for the stack', async () => {
     const region = await runCaptured(['--stack', 'payrelay-prod', '--region', 'eu_west_1', 'payouts', 'status', 'WD-1']);
     expect(region).toEqual({
-      code: EXIT.usage,
+      code: EXIT.invalidInput,
       stderr: "payrelay: option '--region <region>' argument 'eu_west_1' is invalid. must be an AWS region code, e.g. eu-west-1 or us-east-1\n(run with --help for usage)\n",
     });
-    expect((await runCaptured(['dlq', 'list', '--stack', 'payrelay-prod', '--region', 'Ireland'])).code).toBe(EXIT.usage);
+    expect((await runCaptured(['dlq', 'list', '--stack', 'payrelay-prod', '--region', 'Ireland'])).code).toBe(EXIT.invalidInput);
   });
 
-  it('kyc order create --redirect that is not a URL at all is a usage error, before the KYC service is asked', async () => {
+  it('kyc order create --phone that is not in international form is invalid input (exit 3), before any stack or the KYC service is asked', async () => {
+    const args = ['kyc', 'order', 'create', '--individual', '--reference', 'user-42', '--full-name', 'Ama Mensah', '--email', 'ama@example.com'];
+    for (const phone of ['12345', '0244000000', '233200000000']) {
+      expect(await runCaptured([...args, '--phone', phone]), phone).toEqual({
+        code: EXIT.invalidInput,
+        stderr:
+          `payrelay: option '--phone <phone>' argument '${phone}' is invalid. must be in international form: + then the country code and the number, 8 to 15 digits in all, ` +
+          'e.g. +233200000000 (spaces and dashes between them are allowed)\n(run with --help for usage)\n',
+      });
+    }
+    // The use case's own refusal, for any other caller, is invalid input in the same words.
+    const { InvalidPhoneNumberError } = await import('@shared/domain/phone');
+    const fromUseCase = new InvalidPhoneNumberError('the phone number must be in international form');
+    expect([describeError(fromUseCase), exitCodeOf(fromUseCase)]).toEqual(['the phone number must be in international form', EXIT.invalidInput]);
+  });
+
+  it('kyc order create --redirect that is not a URL at all is invalid input (exit 3), before the KYC service is asked', async () => {
     const args = ['kyc', 'order', 'create', '--individual', '--reference', 'user-42', '--full-name', 'Ama Mensah', '--email', 'ama@example.com', '--phone', '+233200000000'];
     const redirect = await runCaptured([...args, '--redirect', 'notaurl']);
-    expect(redirect.code).toBe(EXIT.usage);
+    expect(redirect.code).toBe(EXIT.invalidInput);
     expect(redirect.stderr.split('\n')[0]).toBe(
       "payrelay: option '--redirect <url>' argument 'notaurl' is invalid. must be an absolute URL with a scheme, e.g. https://app.example/kyc/done or myapp://kyc/done",
     );
@@ -380,6 +451,64 @@ describe('payrelay --help of every command', () => {
     };
     visit(buildProgram(), []);
     expect(gaps).toEqual([]);
+  });
+});
+
+describe('payrelay --help marks the required options', () => {
+  /** Every command of the program with its path (`payouts resolve`). */
+  const commands = (command: Command, path: string[] = []): Array<[string, Command]> => [
+    [path.join(' '), command],
+    ...command.commands.filter((sub) => sub.name() !== 'help').flatMap((sub) => commands(sub, [...path, sub.name()])),
+  ];
+  /** An option's entry in its command's help, wrapped lines joined. */
+  const helpEntry = (command: Command, flags: string): string => {
+    let help = '';
+    command.configureOutput({ writeOut: (text) => (help += text) });
+    command.outputHelp();
+    const lines = help.split('\n');
+    const start = lines.findIndex((line) => line.trimStart().startsWith(`${flags} `) || line.trim() === flags);
+    const entry = [lines[start] as string];
+    for (const line of lines.slice(start + 1)) {
+      if (!/^ {10,}\S/.test(line)) break;
+      entry.push(line);
+    }
+    return entry.join(' ').trim().replace(/\s+/g, ' ');
+  };
+
+  it('says "(required" on the help line of every option a command cannot run without, and on no other (but "required with" another option)', async () => {
+    const { buildProgram } = await import('@cli/program');
+    const marked: string[] = [];
+    for (const [path, command] of commands(buildProgram())) {
+      for (const option of command.options) {
+        const entry = helpEntry(command, option.flags);
+        expect(/\(required[,)]/.test(entry), `${path} ${option.flags}: ${entry}`).toBe(option.mandatory);
+        if (option.mandatory) marked.push(`${path} ${option.long}`);
+      }
+    }
+    // The review's list: each is refused when left out, so each is mandatory and marked.
+    for (const required of [
+      'payouts enqueue --file',
+      'payouts list --state',
+      'payouts resolve --as',
+      'payouts resolve --evidence',
+      'payouts retry --new-reference',
+      'dlq delete --reason',
+      'events replay --since',
+      'events backfill-references --since',
+      'collections create --amount',
+      'collections create --currency',
+      'kyc order create --reference',
+    ]) {
+      expect(marked, required).toContain(required);
+    }
+  });
+
+  it('puts "required" first in the parenthesis commander adds for choices or a default', async () => {
+    const { buildProgram } = await import('@cli/program');
+    const resolve = commands(buildProgram()).find(([path]) => path === 'payouts resolve')?.[1] as Command;
+    expect(helpEntry(resolve, '--as <outcome>')).toBe('--as <outcome> what happened to the money (required, choices: "succeeded", "failed")');
+    expect(helpEntry(resolve, '--evidence <text>')).toBe('--evidence <text> what shows it (bank statement line, provider ticket); recorded in history (required)');
+    expect(helpEntry(resolve, '--by <name>')).not.toContain('required');
   });
 });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   CURRENCIES,
+  checkAmountForm,
   InvalidAmountError,
   UnsupportedCurrencyError,
   fromMinorUnits,
@@ -62,6 +63,23 @@ describe('parseAmount', () => {
     })();
     expect(error).toBeInstanceOf(DomainError);
     expect((error as Error).name).toBe('InvalidAmountError');
+  });
+});
+
+describe('checkAmountForm (an amount whose currency is not known)', () => {
+  it('refuses what parseAmount refuses whatever the currency, in the same words, and takes any number of decimals', () => {
+    for (const input of ['1e3', '-1', '+1', '0', '0.00', '00.10', '1.', '.5', '', 'abc', '1'.repeat(19)]) {
+      expect(() => checkAmountForm(input), input).toThrow(InvalidAmountError);
+      expect(() => checkAmountForm(input), input).toThrow((() => {
+        try {
+          parseAmount(input, 'GHS');
+        } catch (error) {
+          return (error as Error).message;
+        }
+        return 'parseAmount took it';
+      })());
+    }
+    for (const input of ['10', '0.001', '1.123456789']) expect(() => checkAmountForm(input), input).not.toThrow();
   });
 });
 
