@@ -108,6 +108,20 @@ const encryptionSchema = v.pipe(
     keyArn: v.optional(
       v.pipe(v.string(), v.regex(KMS_KEY_ARN, 'must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<key id>), not an alias or a key id')),
     ),
+    /**
+     * Keys this stage's stores used before a move to another key (or back to AWS-managed keys), kept
+     * readable while what they encrypted drains: each message's data key stays under the key it was
+     * sent with, so without this the worker and the checker could not receive the messages queued
+     * before the move. Only kms:Decrypt, only for the queue consumers. Remove them once the queues
+     * and DLQs are empty (docs/deploy.md, "Moving to another key").
+     */
+    previousKeyArns: v.optional(
+      v.pipe(
+        v.array(v.pipe(v.string(), v.regex(KMS_KEY_ARN, 'must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<key id>), not an alias or a key id'))),
+        v.maxLength(5, 'at most 5 previous keys'),
+      ),
+      [],
+    ),
   }),
   v.rawCheck(({ dataset, addIssue }) => {
     if (!dataset.typed) return;

@@ -95,6 +95,15 @@ export function existingResourceProblems(config: PayrelayConfig, env: Environmen
       );
     }
   }
+  for (const [index, previous] of config.encryption.previousKeyArns.entries()) {
+    const wrong = placeMismatches(previous, region, account);
+    if (wrong.length > 0) {
+      errors.push(
+        `encryption.previousKeyArns[${index}]: the key is in ${wrong.join(', ')}, but stage "${config.stage}" deploys to ${deployTo}: ` +
+          "a previous key of this stage's stores is in its own account and region; check the ARN",
+      );
+    }
+  }
   const boundary = config.permissionsBoundary;
   if (boundary !== undefined && boundary.startsWith('arn:')) {
     // An IAM ARN names no region; only its account can be wrong.

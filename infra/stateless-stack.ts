@@ -208,6 +208,13 @@ export class PayrelayStatelessStack extends Stack {
       new SqsEventSource(stateful.checksQueue, { batchSize: 10, maxConcurrency: CHECKER_MAX_CONCURRENCY, reportBatchItemFailures: true }),
     );
 
+    // After a move to another key, the messages queued before it stay under the previous key: the
+    // two queue consumers keep kms:Decrypt on it until the stage drops previousKeyArns.
+    const previousKeyArns = config.encryption.previousKeyArns;
+    if (previousKeyArns.length > 0) {
+      for (const consumer of [worker, checker]) Grant.addToPrincipal({ grantee: consumer, actions: [...KEY_ACTIONS.queueReceive], resourceArns: [...previousKeyArns] });
+    }
+
     const kycCallback = make(FUNCTIONS.kycCallback, 'KycCallback');
     const payoutNotification = make(FUNCTIONS.payoutNotification, 'PayoutNotification');
     const callbackApplier = this.callbackApplier(make, stateful);

@@ -105,9 +105,9 @@ describe('payrelay configuration', () => {
     const KEY = 'arn:aws:kms:eu-west-1:123456789012:key/0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0';
     const MULTI_REGION_KEY = 'arn:aws:kms:eu-west-1:123456789012:key/mrk-0123456789abcdef0123456789abcdef';
     const encryption = (value: unknown) => parsePayrelayConfig({ ...valid, encryption: value }, 't').encryption;
-    expect(parsePayrelayConfig(valid, 't').encryption).toEqual({ key: 'aws-managed' });
-    expect(encryption({ key: 'customer-managed' })).toEqual({ key: 'customer-managed' });
-    expect(encryption({ key: 'customer-managed', keyArn: KEY })).toEqual({ key: 'customer-managed', keyArn: KEY });
+    expect(parsePayrelayConfig(valid, 't').encryption).toEqual({ key: 'aws-managed', previousKeyArns: [] });
+    expect(encryption({ key: 'customer-managed' })).toEqual({ key: 'customer-managed', previousKeyArns: [] });
+    expect(encryption({ key: 'customer-managed', keyArn: KEY })).toEqual({ key: 'customer-managed', keyArn: KEY, previousKeyArns: [] });
     expect(encryption({ key: 'customer-managed', keyArn: MULTI_REGION_KEY }).keyArn).toBe(MULTI_REGION_KEY);
     const refused = (value: unknown) => configError(() => encryption(value));
     expect(refused({ key: 'kms' })).toMatch(/\n {2}- encryption\.key: must be one of "aws-managed", "customer-managed"$/);
@@ -117,6 +117,11 @@ describe('payrelay configuration', () => {
     );
     expect(refused({ key: 'customer-managed', keyArn: '0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0' })).toMatch(/encryption\.keyArn: must be a KMS key ARN/);
     expect(refused({ key: 'customer-managed', keyId: KEY })).toMatch(/encryption: unknown key\(s\) keyId/);
+    // Keys a moved stage used before, readable by the queue consumers while the queues drain: with either key mode.
+    expect(parsePayrelayConfig(valid, 't').encryption.previousKeyArns).toEqual([]);
+    expect(encryption({ key: 'aws-managed', previousKeyArns: [KEY] })).toEqual({ key: 'aws-managed', previousKeyArns: [KEY] });
+    expect(encryption({ key: 'customer-managed', keyArn: MULTI_REGION_KEY, previousKeyArns: [KEY] }).previousKeyArns).toEqual([KEY]);
+    expect(refused({ previousKeyArns: ['alias/payrelay-prod-data'] })).toMatch(/encryption\.previousKeyArns\.0: must be a KMS key ARN/);
   });
 
   it('takes tags a stage adds to every resource, within AWS rules and without redefining payrelay\'s own', () => {
@@ -266,9 +271,9 @@ describe('stage selection and context overrides', () => {
 
   it('turns customer-managed encryption on with -c encryptionKey, on an existing key with -c encryptionKeyArn', () => {
     const KEY = 'arn:aws:kms:eu-west-1:123456789012:key/0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0';
-    expect(resolveStageConfig(context({})).encryption).toEqual({ key: 'aws-managed' });
-    expect(resolveStageConfig(context({ encryptionKey: 'customer-managed' })).encryption).toEqual({ key: 'customer-managed' });
-    expect(resolveStageConfig(context({ encryptionKey: 'customer-managed', encryptionKeyArn: KEY })).encryption).toEqual({ key: 'customer-managed', keyArn: KEY });
+    expect(resolveStageConfig(context({})).encryption).toEqual({ key: 'aws-managed', previousKeyArns: [] });
+    expect(resolveStageConfig(context({ encryptionKey: 'customer-managed' })).encryption).toEqual({ key: 'customer-managed', previousKeyArns: [] });
+    expect(resolveStageConfig(context({ encryptionKey: 'customer-managed', encryptionKeyArn: KEY })).encryption).toEqual({ key: 'customer-managed', keyArn: KEY, previousKeyArns: [] });
     expect(configError(() => resolveStageConfig(context({ encryptionKeyArn: KEY })))).toMatch(/encryption\.keyArn: needs encryption\.key: 'customer-managed'/);
   });
 

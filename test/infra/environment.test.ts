@@ -140,6 +140,16 @@ describe('existing resources a stage names, against where it deploys', () => {
     expect(existingResourceProblems(onKey(KEY('us-east-1', SANDBOX_ACCOUNT)), undefined).errors).toEqual([]);
   });
 
+  it('refuses a previous key (encryption.previousKeyArns) of another region or account', () => {
+    const OLD = (region: string, account: string) => `arn:aws:kms:${region}:${account}:key/0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0`;
+    const moved = (previousKeyArns: string[]) => config({ encryption: { key: 'aws-managed', previousKeyArns } });
+    expect(existingResourceProblems(moved([OLD('eu-west-1', PROD_ACCOUNT)]), here)).toEqual({ errors: [], warnings: [] });
+    expect(existingResourceProblems(moved([OLD('eu-west-1', PROD_ACCOUNT), OLD('eu-west-1', SANDBOX_ACCOUNT)]), here).errors).toEqual([
+      `encryption.previousKeyArns[1]: the key is in account ${SANDBOX_ACCOUNT}, but stage "prod" deploys to account ${PROD_ACCOUNT}, region eu-west-1: ` +
+        "a previous key of this stage's stores is in its own account and region; check the ARN",
+    ]);
+  });
+
   it('the payrelay construct refuses them at synth, with the key at fault, and records the warning on the app stack', () => {
     expect(configError(() => buildTestApp({ ...base, stage: 'prod', ...here, ...domain(CERTIFICATE('us-east-1', PROD_ACCOUNT)) }))).toMatch(
       /^invalid payrelay configuration \(props of Payrelay\):\n {2}- api\.domain\.certificateArn: the certificate is in region us-east-1, but stage "prod" deploys to account 111111111111, region eu-west-1/,

@@ -1181,3 +1181,24 @@ describe('a landing zone\'s guardrails: the stage\'s tags and permissions bounda
     }
   });
 });
+
+describe('moving off a customer-managed key (encryption.previousKeyArns)', () => {
+  const OLD_KEY = 'arn:aws:kms:eu-west-1:123456789012:key/0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0';
+  /** A stage back on AWS-managed keys whose queues may still hold messages sent under its old key. */
+  let moved: SynthesizedPayrelay;
+  beforeAll(() => {
+    moved = synthPayrelay({ ...base, stage: 'moved', removalPolicy: 'destroy', encryption: { key: 'aws-managed', previousKeyArns: [OLD_KEY] } });
+  }, 240_000);
+
+  it('lets the two queue consumers decrypt what the previous key encrypted, and no other role touch it', () => {
+    const onOldKey = (functionId: string) => grantsOf(moved.stateless, functionId)[JSON.stringify(OLD_KEY)];
+    expect(onOldKey(FUNCTIONS.payoutWorker.id)).toEqual(['kms:Decrypt']);
+    expect(onOldKey(FUNCTIONS.payoutChecker.id)).toEqual(['kms:Decrypt']);
+    for (const definition of deployed(moved.stateless)) {
+      if (definition.id === FUNCTIONS.payoutWorker.id || definition.id === FUNCTIONS.payoutChecker.id) continue;
+      expect({ fn: definition.id, grant: onOldKey(definition.id) }).toEqual({ fn: definition.id, grant: undefined });
+    }
+    // Without previous keys, no role names a key it does not encrypt with.
+    expect(JSON.stringify(dev.stateless.toJSON())).not.toContain(OLD_KEY);
+  });
+});
