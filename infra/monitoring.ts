@@ -5,6 +5,7 @@ import {
   ComparisonOperator,
   Dashboard,
   GraphWidget,
+  MathExpression,
   Metric,
   SingleValueWidget,
   TextWidget,
@@ -36,7 +37,7 @@ export interface PayrelayMonitoringProps {
 
 const FIVE_MINUTES = Duration.minutes(5);
 
-/** One alarm: above `threshold` for one period, unless it is a heartbeat (`below`, missing data breaching). */
+/** One alarm: above `threshold` (or below it, `below`) for `periods` periods, one by default. */
 interface AlarmSpec {
   readonly metric: IMetric;
   readonly threshold: number;
@@ -48,8 +49,9 @@ interface AlarmSpec {
   /** Count a period without data as breaching (a heartbeat); otherwise silence is quiet. */
   readonly missingBreaches?: boolean;
   /**
-   * A gauge published only now and then (a condition, not events): a period without data keeps the
-   * alarm where it is, since silence says nothing about the condition and must not send its OK.
+   * A gauge published only now and then (a condition, not events), or a figure that exists only where
+   * a reconciler run finished: a period without data keeps the alarm where it is, since silence says
+   * nothing about the condition and must not send its OK.
    */
   readonly missingHolds?: boolean;
   /** The section of docs/alarms.md, when it is not the alarm id. */
@@ -63,7 +65,7 @@ interface AlarmSpec {
 }
 
 /** A payrelay metric emitted by one stage's handlers (Powertools EMF, dimensions service and stage). */
-export function payrelayMetric(stage: string, name: string, statistic: 'Sum' | 'Maximum', period: Duration = FIVE_MINUTES): Metric {
+export function payrelayMetric(stage: string, name: string, statistic: 'Sum' | 'Maximum' | 'SampleCount', period: Duration = FIVE_MINUTES): Metric {
   return new Metric({
     namespace: METRICS_NAMESPACE,
     metricName: name,
@@ -148,7 +150,7 @@ export class PayrelayMonitoring extends Construct {
         evaluationPeriods: spec.periods ?? 1,
         datapointsToAlarm: spec.periods ?? 1,
         // No data means nothing happened (no payouts, no callbacks, no errors), except for a heartbeat,
-        // and for a gauge, where it means only that no figure came.
+        // and for a gauge or a figure of the runs, where it means only that no figure came.
         treatMissingData: spec.missingBreaches ? TreatMissingData.BREACHING : spec.missingHolds ? TreatMissingData.IGNORE : TreatMissingData.NOT_BREACHING,
       });
       for (const topic of destinations) {
@@ -199,6 +201,40 @@ export class PayrelayMonitoring extends Construct {
       threshold: 0,
       missingHolds: true,
       description: `At least one payout waits for a person (NEEDS_REVIEW), as the reconciler counts them every ${reviewGaugeMinutes} minutes. Sends OK once none waits any more (payrelay payouts list --state NEEDS_REVIEW).`,
+    });
+    // Because PayoutsAwaitingReview holds its state without a count, a count that keeps failing while
+    // the runs go on (throttling on the by-state index) would leave it stuck, in OK too, where new
+    // reviews never page through it; the runs still finish, so ReconcilerHeartbeat stays quiet. This
+    // alarm watches the figure itself, not one failure path: in each period in which a run finished,
+    // did a count arrive? A count-failure metric would see only the failures the count's own catch
+    // sees; this also sees a counting run that crashed or timed out while later runs of the window
+    // finished, no run ever chosen to count (a RECONCILE_EVERY_MINUTES that does not match the
+    // schedule), a flush that dropped the figure, a renamed metric or dimension.
+    // IF(runs, counted, 0) is 0 where runs finished and no count arrived, the count where one did, and
+    // no data where no run finished (CloudWatch's documented IF(TS, TS, scalar)): that last case holds
+    // the state, since a reconciler that is not running is ReconcilerHeartbeat's alarm, and it keeps a
+    // brand-new stage quiet. Plain "SampleCount < 1, missing data breaching" would fire at the first
+    // evaluation after the deploy: with no data at all in the evaluation range, CloudWatch fills it all
+    // as breaching, however many periods it spans. Here the only period with runs but no count on a
+    // new stage is its first, partial window (runs of 1 to 4 minutes apart whose first run is not a
+    // window's first), and 3 periods are needed. Range: 3 periods of at most 360 minutes (the longest
+    // reconcileEveryMinutes) is 18 hours, within CloudWatch's one day for a period under an hour and
+    // seven days for a longer one.
+    alarm('PayoutsAwaitingReviewNotCounted', {
+      metric: new MathExpression({
+        expression: 'IF(runs, counted, 0)',
+        usingMetrics: {
+          runs: payrelayMetric(config.stage, METRIC.reconcileRunCompleted, 'Sum', Duration.minutes(reviewGaugeMinutes)),
+          counted: payrelayMetric(config.stage, METRIC.payoutsAwaitingReview, 'SampleCount', Duration.minutes(reviewGaugeMinutes)),
+        },
+        period: Duration.minutes(reviewGaugeMinutes),
+        label: 'review counts published in periods with a finished reconciler run',
+      }),
+      threshold: 1,
+      below: true,
+      periods: 3,
+      missingHolds: true,
+      description: `Reconciler runs finished in 3 periods of ${reviewGaugeMinutes} minutes without publishing a PayoutsAwaitingReview count (${3 * reviewGaugeMinutes} minutes): that alarm holds its last state and will not page for new reviews until counts come back. Read the reconciler's "counting the payouts awaiting review failed" warnings.`,
     });
     alarm('PayoutReversed', {
       perEvent: true,

@@ -128,7 +128,11 @@ export interface ReconcileSummary {
   readonly budgetExhausted: boolean;
   /** Set while the provider's Retry-After holds: no GetPayout before this time; due payouts wait for it. */
   readonly providerPausedUntil?: string;
-  /** Payouts in NEEDS_REVIEW after the run (the PayoutsAwaitingReview gauge): only on a run that counted them, and only when the count succeeded. */
+  /**
+   * Payouts in NEEDS_REVIEW as the by-state index counted them at the end of the run (the
+   * PayoutsAwaitingReview gauge; the index may not show the run's own moves yet): only on a run that
+   * counted them, and only when the count succeeded.
+   */
   readonly awaitingReview?: number;
 }
 
@@ -609,7 +613,10 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
     const watchRead = budgetExhausted || paused() ? 0 : await reversalWatch(() => outOfTime() || paused(), countMove);
     if (outOfTime()) budgetExhausted = true;
 
-    // Counted after the run's own moves, so a payout this run handed to review or settled counts as it now is.
+    // Counted after the run's own moves, yet not necessarily with them: the by-state index is eventually
+    // consistent (a GSI has no consistent read), so a payout this run handed to review or settled may
+    // still be counted under its former state, and then shows in the next window's count. A window late
+    // is fine for a gauge its alarm reads once per window, and PayoutNeedsReview fires for the hand-over.
     const counting = options.scheduledAt !== undefined && countsReviewGauge(options.scheduledAt, settings.scheduleEveryMs ?? SCHEDULE_EVERY_MS_DEFAULT);
     const awaitingReview = counting ? await countAwaitingReview() : undefined;
 

@@ -537,6 +537,15 @@ describe('functions', () => {
     template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { MaximumEventAgeInSeconds: 21_600, MaximumRetryAttempts: 0 });
     // Every 6-hour run counts the review gauge, so its alarm's period is the schedule's (a 5-minute one would show dots).
     template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: 'payrelay-slow-PayoutsAwaitingReview', Period: 21_600, TreatMissingData: 'ignore' });
+    const notCounted = Object.values(template.findResources('AWS::CloudWatch::Alarm') as Resources).find((a) => a.Properties.AlarmName === 'payrelay-slow-PayoutsAwaitingReviewNotCounted')?.Properties;
+    expect(notCounted).toMatchObject({ EvaluationPeriods: 3 });
+    expect(JSON.stringify(notCounted?.Metrics).match(/"Period":\d+/g)).toEqual(['"Period":21600', '"Period":21600']);
+    // CloudWatch refuses an alarm whose periods span more than a day (seven days for periods of an hour or more).
+    for (const alarm of Object.values(template.findResources('AWS::CloudWatch::Alarm') as Resources)) {
+      const { AlarmName, EvaluationPeriods, Period, Metrics } = alarm.Properties as { AlarmName: string; EvaluationPeriods: number; Period?: number; Metrics?: Array<{ MetricStat?: { Period: number } }> };
+      const seconds = Period ?? Math.max(...(Metrics ?? []).map((m) => m.MetricStat?.Period ?? 0));
+      expect(seconds * EvaluationPeriods, AlarmName).toBeLessThanOrEqual(seconds >= 3600 ? 7 * 86_400 : 86_400);
+    }
   }, 120_000);
 
   it('runs the KYC catch-up on its schedule only where the stage sets kycCatchUp', () => {
@@ -680,7 +689,7 @@ describe('alarms and dashboard', () => {
     TreatMissingData: 'notBreaching',
   });
   /** The stage-wide alarms, an errors and a throttles alarm per function, and KycCallbacksRecovered with the catch-up (prod). */
-  const alarmCount = (template: Template) => 16 + 2 * deployed(template).length + (template === prod.stateless ? 1 : 0);
+  const alarmCount = (template: Template) => 17 + 2 * deployed(template).length + (template === prod.stateless ? 1 : 0);
 
   it('alarm on the queues: DLQ depth and the age of the oldest payout request', () => {
     expect(alarmNamed(prod.stateless, 'payrelay-prod-DlqNotEmpty')).toMatchObject({
@@ -776,6 +785,40 @@ describe('alarms and dashboard', () => {
     expect(alarmNamed(adopted.stateless, 'payrelay-adopted-PayoutsAwaitingReview')).toMatchObject({ AlarmActions: [PAGING_TOPIC_ARN], OKActions: [PAGING_TOPIC_ARN] });
     // The hand-over alarm stays per event, without OK.
     expect(alarmNamed(prod.stateless, 'payrelay-prod-PayoutNeedsReview').OKActions).toBeUndefined();
+  });
+
+  it('alarm when finished reconciler runs publish no PayoutsAwaitingReview count for 3 periods (that alarm would hold a stale state), quiet where no run finished', () => {
+    const topicId = Object.keys(resourcesOf(prod.stateless, 'AWS::SNS::Topic'))[0];
+    const period = REVIEW_GAUGE_EVERY_MINUTES * 60;
+    const notCounted = alarmNamed(prod.stateless, 'payrelay-prod-PayoutsAwaitingReviewNotCounted');
+    expect(notCounted).toMatchObject({
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 3,
+      Threshold: 1,
+      ComparisonOperator: 'LessThanThreshold',
+      // A period without a finished run is no data: it holds the state (ReconcilerHeartbeat's case), so a
+      // new stage does not fire before its first run, as "breaching" would at its first evaluation.
+      TreatMissingData: 'ignore',
+      AlarmActions: [{ Ref: topicId }],
+      OKActions: [{ Ref: topicId }],
+    });
+    // Per period: the samples of the gauge where a run finished, 0 where runs finished without one.
+    expect(notCounted.Metrics).toEqual([
+      expect.objectContaining({ Expression: 'IF(runs, counted, 0)', ReturnData: true }),
+      {
+        Id: 'runs',
+        MetricStat: { Metric: { MetricName: METRIC.reconcileRunCompleted, Namespace: METRICS_NAMESPACE, Dimensions: service }, Stat: 'Sum', Period: period },
+        ReturnData: false,
+      },
+      {
+        Id: 'counted',
+        MetricStat: { Metric: { MetricName: METRIC.payoutsAwaitingReview, Namespace: METRICS_NAMESPACE, Dimensions: service }, Stat: 'SampleCount', Period: period },
+        ReturnData: false,
+      },
+    ]);
+    expect(notCounted.MetricName).toBeUndefined();
+    expect(alarmNamed(dev.stateless, 'payrelay-dev-PayoutsAwaitingReviewNotCounted')).toMatchObject({ EvaluationPeriods: 3, TreatMissingData: 'ignore' });
+    expect(alarmNamed(adopted.stateless, 'payrelay-adopted-PayoutsAwaitingReviewNotCounted')).toMatchObject({ AlarmActions: [PAGING_TOPIC_ARN], OKActions: [PAGING_TOPIC_ARN] });
   });
 
   it('alarm when a stored callback fails every stream retry, and when the sweep finds one applied late', () => {
