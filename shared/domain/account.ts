@@ -204,8 +204,8 @@ interface Frame {
 /**
  * Masks a text that JSON.parse accepted, token by token with an explicit stack (no recursion over
  * its arrays and objects, so any depth the parser took is fine). Names are decoded before they are
- * compared; only the tokens of masked values, and of string values that maskedNestedDocument
- * changes (a document or JSON string with something masked in it, one call per level,
+ * compared; only the tokens of masked values, and of member names and string values that
+ * maskedNestedDocument changes (a document or JSON string with something masked in it, one call per level,
  * MAX_NESTED_JSON_LEVELS at most; or digits in a string that may hold JSON text it could not read),
  * are rewritten; every other character is copied. `level`: how many strings deep `text` was
  * found (0: the body itself); `budget`: the nested documents the body may still have parsed.
@@ -239,8 +239,12 @@ function maskValidJsonText(text: string, level = 0, budget: NestedBudget = { doc
     } else if (c === '"') {
       const end = endOfString(text, i);
       if (frame?.object && frame.expectName) {
-        frame.accountMember = isAccountMemberName(JSON.parse(text.slice(i, end)) as string);
+        const name = JSON.parse(text.slice(i, end)) as string;
+        frame.accountMember = isAccountMemberName(name);
         frame.expectName = false;
+        // A name is text the sender chose as much as a value is: one carrying a document would show its numbers.
+        const nested = maskedNestedDocument(name, level + 1, budget);
+        if (nested !== undefined) replace(i, end, nested);
       } else if (valueMasked()) {
         mask(i, end, JSON.parse(text.slice(i, end)) as string);
       } else {
@@ -293,8 +297,8 @@ function maskValidJsonText(text: string, level = 0, budget: NestedBudget = { doc
  * read (`{…,}` with a trailing comma, `{…} x`, `upstream said {…}`, the cut end of a document): it has
  * every run of 6 digits or more masked, as a body that is not JSON, since its member names cannot
  * be trusted to say which number is an account's. A string value without any of those characters
- * stays as it is, digits and all (`order 12345678 paid`, `WD-2024-0001234567`). Member names are
- * compared, never masked.
+ * stays as it is, digits and all (`order 12345678 paid`, `WD-2024-0001234567`). A member name is
+ * read as a string value is (one carrying a document is masked the same way) after it was compared.
  *
  * A body that is not JSON (or that the parser refuses, such as one nested too deep), or is a bare JSON
  * string or number, has every run of 6 digits or more masked instead. Never throws.

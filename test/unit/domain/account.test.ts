@@ -263,6 +263,11 @@ describe('maskAccountsInJsonText: documents the parser does not take, and JSON s
     expect(second).toEqual({ inner: wrapped('*'.repeat(fourth.length)), phone: '******3456' });
   });
 
+  it('reads a member name as it reads a string value: a name carrying a document shows no number, a plain name stays', () => {
+    const body = '{"{\\"account_number\\":\\"0244123456\\"}":1,"note {\\"msisdn\\":\\"0244987654\\"}":2,"order 12345678":3}';
+    expect(maskAccountsInJsonText(body)).toBe('{"{\\"account_number\\":\\"******3456\\"}":1,"note {\\"msisdn\\":\\"******7654\\"}":2,"order 12345678":3}');
+  });
+
   it('stays linear on a body of 100,000 strings that open a document or a JSON string: the bounds show the output', () => {
     const opens = wrapped(Array.from({ length: 100_000 }, () => '{x'));
     expect(maskAccountsInJsonText(opens)).toBe(opens);
