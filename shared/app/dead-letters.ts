@@ -31,9 +31,10 @@ export const LIST_CAP = 1000;
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
 /**
- * The body with every account number masked (maskAccountsInJsonText: the account, card and phone
- * members of a JSON body at any depth and in JSON documents its strings carry, or every run of six
- * digits or more when the body is not JSON); a JSON object is pretty-printed.
+ * The body with its account numbers masked (maskAccountsInJsonText: the account, card and phone
+ * members of a JSON body at any depth and in JSON documents its strings carry, every run of six
+ * digits or more of a string holding JSON text it cannot read, and of a body that is not JSON); a
+ * JSON object is pretty-printed.
  */
 export function maskedBody(body: string): string {
   const masked = maskAccountsInJsonText(body);

@@ -119,9 +119,10 @@ export const MAX_NESTED_JSON_LEVELS = 3;
 export const MAX_NESTED_JSON_LENGTH = 65_536;
 
 /**
- * How many strings shaped like a document one body may have parsed, all levels together. A string
- * that is not JSON costs a thrown SyntaxError, some thirty times the cost of walking it, so a body
- * of tens of thousands of `"{x}"` would take half a second to show without this bound.
+ * How many strings shaped like a document or a JSON string one body may have parsed, all levels
+ * together. A string that is not JSON costs a thrown SyntaxError, some thirty times the cost of
+ * walking it, so a body of tens of thousands of `"{x}"` would take half a second to show without
+ * this bound.
  */
 export const MAX_NESTED_JSON_DOCUMENTS = 1_000;
 
@@ -130,29 +131,62 @@ interface NestedBudget {
   documents: number;
 }
 
-/** Whether a decoded string value has the shape of a JSON object or array (its first and last characters, white space aside). */
-function looksLikeJsonContainer(value: string): boolean {
+/**
+ * Whether a decoded string value may parse as a JSON object, array or string: its first and last
+ * characters, white space aside, are `{` and `}`, `[` and `]`, or `"` and `"`. Only such a string is
+ * handed to JSON.parse (a string that opens a document but does not close it cannot be one).
+ */
+function mayBeJsonDocument(value: string): boolean {
   const trimmed = value.trim();
-  return (trimmed.startsWith('{') && trimmed.endsWith('}')) || (trimmed.startsWith('[') && trimmed.endsWith(']'));
+  const first = trimmed[0];
+  const last = trimmed[trimmed.length - 1];
+  return (first === '{' && last === '}') || (first === '[' && last === ']') || (trimmed.length > 1 && first === '"' && last === '"');
+}
+
+/** The characters JSON writes objects, arrays and strings with: a string holding one may hold JSON text, whole or in part. */
+const JSON_DELIMITER = /[{}[\]"]/;
+
+/** JSON.parse's verdict, without its exception. */
+function parses(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
- * What a string value found at `level` - 1 is shown as when it is itself a JSON object or array:
- * its text masked by the same rules (maskValidJsonText), or, past the level, length or document
- * bound, every character replaced by `*`, since a document the masker does not read may hold a
- * number it would mask. `undefined`: keep the string as it stands (not JSON, or nothing to mask).
+ * What a string value found at `level` - 1 (decoded) is shown as. `undefined`: keep it as it stands.
+ *
+ * - A JSON object or array: its text masked by the same rules (maskValidJsonText). A JSON string
+ *   (a value encoded twice, `"\"{…}\""`) is one more level the same way: the text it decodes to is
+ *   treated like any string value of level + 1, and the string is written again only if that changed.
+ * - Past the level, length or document bound, a string that may be one of these (mayBeJsonDocument)
+ *   is shown with every character replaced by `*`, since a document the masker does not read may
+ *   hold a number it would mask.
+ * - Any other string holding `{`, `}`, `[`, `]` or `"` (one shaped like a document that JSON.parse
+ *   refuses, with a trailing comma or text after it, or with a document or the cut end of one after
+ *   some words: `upstream said {"account_number":…}`) has every run of 6 digits or more masked, as
+ *   a body that is not JSON: its names cannot be read reliably, and a number among them would
+ *   otherwise be shown whole. Such strings are rare in provider bodies (references, dates, names
+ *   and messages carry none of these characters), so over-masking costs the operator the view of a
+ *   few digits at most, never a number's secrecy; it is one pass over the string, so linear.
+ * - A string without any of those characters stays as it is, digits and all (`order 12345678 paid`,
+ *   `WD-2024-0001234567`): nothing in it names a number as an account's.
  */
 function maskedNestedDocument(value: string, level: number, budget: NestedBudget): string | undefined {
-  if (!looksLikeJsonContainer(value)) return undefined;
-  if (value.length > MAX_NESTED_JSON_LENGTH || budget.documents <= 0) return '*'.repeat(value.length);
-  budget.documents -= 1;
-  try {
-    JSON.parse(value);
-  } catch {
-    return undefined;
+  if (mayBeJsonDocument(value)) {
+    if (value.length > MAX_NESTED_JSON_LENGTH || budget.documents <= 0) return '*'.repeat(value.length);
+    budget.documents -= 1;
+    if (parses(value)) {
+      if (level > MAX_NESTED_JSON_LEVELS) return '*'.repeat(value.length);
+      const masked = maskValidJsonText(value, level, budget);
+      return masked === value ? undefined : masked;
+    }
   }
-  if (level > MAX_NESTED_JSON_LEVELS) return '*'.repeat(value.length);
-  const masked = maskValidJsonText(value, level, budget);
+  if (!JSON_DELIMITER.test(value)) return undefined;
+  const masked = maskDigitRuns(value);
   return masked === value ? undefined : masked;
 }
 
@@ -170,9 +204,10 @@ interface Frame {
 /**
  * Masks a text that JSON.parse accepted, token by token with an explicit stack (no recursion over
  * its arrays and objects, so any depth the parser took is fine). Names are decoded before they are
- * compared; only the tokens of masked values, and of string values that are JSON documents with
- * something masked in them (maskedNestedDocument, one call per level, MAX_NESTED_JSON_LEVELS at
- * most), are rewritten; every other character is copied. `level`: how many strings deep `text` was
+ * compared; only the tokens of masked values, and of member names and string values that
+ * maskedNestedDocument changes (a document or JSON string with something masked in it, one call per level,
+ * MAX_NESTED_JSON_LEVELS at most; or digits in a string that may hold JSON text it could not read),
+ * are rewritten; every other character is copied. `level`: how many strings deep `text` was
  * found (0: the body itself); `budget`: the nested documents the body may still have parsed.
  */
 function maskValidJsonText(text: string, level = 0, budget: NestedBudget = { documents: MAX_NESTED_JSON_DOCUMENTS }): string {
@@ -204,8 +239,12 @@ function maskValidJsonText(text: string, level = 0, budget: NestedBudget = { doc
     } else if (c === '"') {
       const end = endOfString(text, i);
       if (frame?.object && frame.expectName) {
-        frame.accountMember = isAccountMemberName(JSON.parse(text.slice(i, end)) as string);
+        const name = JSON.parse(text.slice(i, end)) as string;
+        frame.accountMember = isAccountMemberName(name);
         frame.expectName = false;
+        // A name is text the sender chose as much as a value is: one carrying a document would show its numbers.
+        const nested = maskedNestedDocument(name, level + 1, budget);
+        if (nested !== undefined) replace(i, end, nested);
       } else if (valueMasked()) {
         mask(i, end, JSON.parse(text.slice(i, end)) as string);
       } else {
@@ -242,14 +281,24 @@ function maskValidJsonText(text: string, level = 0, budget: NestedBudget = { doc
  * A string value that is itself a JSON object or array (`{"payload":"{\"account_number\":\"0123456789\"}"}`:
  * providers and queues wrap payloads so) is masked by the same rules, and only when something in it
  * was masked is that one string written again (JSON.stringify of its masked text, so its escapes
- * may be spelled differently); every other byte stays. Documents inside strings of documents inside
- * strings are read the same way, up to MAX_NESTED_JSON_LEVELS levels. A JSON document past that
- * level, a string shaped like one (`{…}`, `[…]`) longer than MAX_NESTED_JSON_LENGTH, and every such
- * string after the first MAX_NESTED_JSON_DOCUMENTS of the body are not read: the whole string is
- * shown as `*` (its length kept) rather than as it stands. A document not read may carry an account
- * number, and the bounds exist because a hostile body can wrap one deeper, longer or more often than
- * any provider does, so an operator loses at most the view of such a string, never a number's
- * secrecy; and whatever the body, the work stays linear in its length. A string that is not a JSON object or array stays as it is.
+ * may be spelled differently); every other byte stays. A string value that is itself a JSON string
+ * (a payload encoded twice, `"\"{…}\""`) is one more level: the text it decodes to is read as any
+ * string value is, and the string is written again only if that changed. Documents inside strings
+ * of documents inside strings are read the same way, up to MAX_NESTED_JSON_LEVELS levels, a JSON
+ * string counting as one. A JSON document or string past that level, a string shaped like one
+ * (`{…}`, `[…]`, `"…"`) longer than MAX_NESTED_JSON_LENGTH, and every such string after the first
+ * MAX_NESTED_JSON_DOCUMENTS of the body are not read: the whole string is shown as `*` (its length
+ * kept) rather than as it stands. A document not read may carry an account number, and the bounds
+ * exist because a hostile body can wrap one deeper, longer or more often than any provider does, so
+ * an operator loses at most the view of such a string, never a number's secrecy; and whatever the
+ * body, the work stays linear in its length.
+ *
+ * Any other string value that holds `{`, `}`, `[`, `]` or `"` may hold JSON text the parser cannot
+ * read (`{…,}` with a trailing comma, `{…} x`, `upstream said {…}`, the cut end of a document): it has
+ * every run of 6 digits or more masked, as a body that is not JSON, since its member names cannot
+ * be trusted to say which number is an account's. A string value without any of those characters
+ * stays as it is, digits and all (`order 12345678 paid`, `WD-2024-0001234567`). A member name is
+ * read as a string value is (one carrying a document is masked the same way) after it was compared.
  *
  * A body that is not JSON (or that the parser refuses, such as one nested too deep), or is a bare JSON
  * string or number, has every run of 6 digits or more masked instead. Never throws.

@@ -109,7 +109,7 @@ export async function callbackViewPage(ctx: PageContext, services: ConsoleServic
       ],
     )}
 <h2>Body as received</h2>
-<p class="hint">Shown verbatim as text, except account, card and phone numbers, which are masked wherever they stand, also inside a JSON document carried as a string (read ${MAX_NESTED_JSON_LEVELS} levels deep; one the console does not read is shown as * whole). A body that is not JSON has every run of 6 digits or more masked.</p>
+<p class="hint">Shown verbatim as text, except: every value of an account, card or phone member (account_number, iban, msisdn, phone…) is masked, at any depth and inside a JSON document or JSON string carried as a string value (read ${MAX_NESTED_JSON_LEVELS} levels deep; one the console does not read is shown as * whole); any other string (value or member name) with {, }, [, ] or " in it, and a body that is not JSON, have every run of 6 digits or more masked. A number in a plain string of another member (order 12345678 paid) is shown as sent.</p>
 <pre class="body" id="callback-body">${maskAccountsInJsonText(event.body)}</pre>`,
   );
 }

@@ -181,9 +181,8 @@ describe('maskAccountsInJsonText: JSON documents carried in string values', () =
     for (const i of [MAX_NESTED_JSON_DOCUMENTS - 1, MAX_NESTED_JSON_DOCUMENTS]) expect(maskAccountsInJsonText(body)).not.toContain(`0244${String(i).padStart(6, '0')}`);
   });
 
-  it('leaves strings that are not JSON objects or arrays as they are, digits and all', () => {
+  it('leaves strings without a document in them as they are, digits and all', () => {
     const body = wrapped({
-      note: '{not json, call 0244123456}',
       cut: '[1, 2',
       text: 'paid to 0123456789',
       scalar: wrapped('0123456789'),
@@ -210,6 +209,77 @@ describe('maskAccountsInJsonText: JSON documents carried in string values', () =
   it('reads a nested document whatever the escapes of its braces, and masks it whole under an account member', () => {
     expect(maskAccountsInJsonText('{"p":"\\u007b\\"account_number\\":\\"0123456789\\"}"}')).toBe('{"p":"{\\"account_number\\":\\"******6789\\"}"}');
     expect(maskAccountsInJsonText('{"beneficiary_account":"{\\"n\\":\\"0123456789\\"}"}')).not.toContain('0123456789');
+  });
+});
+
+describe('maskAccountsInJsonText: documents the parser does not take, and JSON strings in strings', () => {
+  const wrapped = (doc: unknown): string => JSON.stringify(doc);
+
+  it('reads a string that is a JSON string as one more level: a double-encoded document is masked', () => {
+    const body = '{"payload":"\\"{\\\\\\"account_number\\\\\\":\\\\\\"0244123456\\\\\\"}\\""}';
+    expect(body).toBe(wrapped({ payload: wrapped(wrapped({ account_number: '0244123456' })) }));
+    expect(maskAccountsInJsonText(body)).toBe('{"payload":"\\"{\\\\\\"account_number\\\\\\":\\\\\\"******3456\\\\\\"}\\""}');
+    // The white space around the inner string is kept; nothing masked in it, it is not written again.
+    const spaced = wrapped({ payload: ` ${wrapped(wrapped({ msisdn: '0244123456' }))}\n` });
+    expect(JSON.parse(maskAccountsInJsonText(spaced))).toEqual({ payload: ` ${wrapped(wrapped({ msisdn: '******3456' }))}\n` });
+    const harmless = wrapped({ payload: wrapped(wrapped({ ref: 'WD-1' })), scalar: wrapped('0123456789') });
+    expect(maskAccountsInJsonText(harmless)).toBe(harmless);
+  });
+
+  it('masks every run of 6 digits or more of a string shaped like a document that is not JSON', () => {
+    expect(maskAccountsInJsonText('{"payload":"{\\"account_number\\":\\"0244123456\\",}"}')).toBe('{"payload":"{\\"account_number\\":\\"******3456\\",}"}');
+    expect(maskAccountsInJsonText('{"payload":"{\\"account_number\\":\\"0244123456\\"} x"}')).toBe('{"payload":"{\\"account_number\\":\\"******3456\\"} x"}');
+    expect(JSON.parse(maskAccountsInJsonText(wrapped({ note: '{not json, call 0244123456}', cut: '[{"iban":"GB33BUKB20201555555555"' })))).toEqual({
+      note: '{not json, call ******3456}',
+      cut: '[{"iban":"GB33BUKB**********5555"',
+    });
+  });
+
+  it('masks the digit runs of a string with a document, or part of one, after other text; a string without {, }, [, ] or " stays', () => {
+    const body = wrapped({
+      error: 'upstream refused: {"account_number":"0244123456","amount":100}',
+      tail: 'cut: _number":"0244123456"}',
+      quoted: 'wallet "+233244123456"',
+      text: 'order 12345678 paid',
+      reference: 'WD-2024-0001234567',
+    });
+    expect(JSON.parse(maskAccountsInJsonText(body))).toEqual({
+      error: 'upstream refused: {"account_number":"******3456","amount":100}',
+      tail: 'cut: _number":"******3456"}',
+      quoted: 'wallet "*********3456"',
+      text: 'order 12345678 paid',
+      reference: 'WD-2024-0001234567',
+    });
+  });
+
+  it(`counts a JSON string in a string as a level: a double-encoded document past level ${MAX_NESTED_JSON_LEVELS} is shown as * whole`, () => {
+    // Level 1 is a JSON string, level 2 the document it carries, level 3 a JSON string again: its document is level 4.
+    const fourth = wrapped({ account_number: '0123456789' });
+    const body = wrapped({ payload: wrapped(wrapped({ inner: wrapped(fourth), phone: '0244123456' })) });
+    const masked = maskAccountsInJsonText(body);
+    expect(masked).not.toContain('0123456789');
+    expect(masked).not.toContain('0244123456');
+    const second = JSON.parse(JSON.parse((JSON.parse(masked) as { payload: string }).payload) as string) as { inner: string; phone: string };
+    expect(second).toEqual({ inner: wrapped('*'.repeat(fourth.length)), phone: '******3456' });
+  });
+
+  it('reads a member name as it reads a string value: a name carrying a document shows no number, a plain name stays', () => {
+    const body = '{"{\\"account_number\\":\\"0244123456\\"}":1,"note {\\"msisdn\\":\\"0244987654\\"}":2,"order 12345678":3}';
+    expect(maskAccountsInJsonText(body)).toBe('{"{\\"account_number\\":\\"******3456\\"}":1,"note {\\"msisdn\\":\\"******7654\\"}":2,"order 12345678":3}');
+  });
+
+  it('stays linear on a body of 100,000 strings that open a document or a JSON string: the bounds show the output', () => {
+    const opens = wrapped(Array.from({ length: 100_000 }, () => '{x'));
+    expect(maskAccountsInJsonText(opens)).toBe(opens);
+    const strings = Array.from({ length: 100_000 }, () => wrapped('{}'));
+    const masked = JSON.parse(maskAccountsInJsonText(wrapped(strings))) as string[];
+    // Each is two documents parsed (the JSON string, then the {} it carries) out of MAX_NESTED_JSON_DOCUMENTS.
+    // Counted, not compared element by element: a failing diff of 100,000 strings takes minutes to print.
+    const read = MAX_NESTED_JSON_DOCUMENTS / 2;
+    const hidden = '*'.repeat(wrapped('{}').length);
+    expect(masked.length).toBe(strings.length);
+    expect(masked.findIndex((s) => s !== wrapped('{}'))).toBe(read);
+    expect(masked.slice(read).filter((s) => s !== hidden)).toEqual([]);
   });
 });
 
