@@ -699,7 +699,8 @@ export class Payout {
   waitForProvider(until: Date, now: Date): Payout {
     const current = this.record.askNotBefore;
     const at = current !== undefined && Date.parse(current) > until.getTime() ? current : iso(until);
-    return this.next({ askNotBefore: at, nextCheckAt: at }, now);
+    // On a NEEDS_REVIEW payout this is a look put off, not a change: its last change stays (lookOnly).
+    return this.lookOnly(this.next({ askNotBefore: at, nextCheckAt: at }, now));
   }
 
   /**

@@ -67,6 +67,13 @@ describe('NEEDS_REVIEW is watched', () => {
     const ended = decideWatched(p, undefined, at(34 * DAY), settings);
     expect(ended.version).toBe(p.version + 1);
     expect(ended.record.updatedAt).toBe(p.record.updatedAt);
+    // Nor does the provider's Retry-After on a look: the look is put off, nothing about the payout changed.
+    const paused = p.waitForProvider(at(3 * HOUR), at(2 * HOUR));
+    expect(paused.version).toBe(p.version + 1);
+    expect(paused.record.nextCheckAt).toBe(at(3 * HOUR).toISOString());
+    expect(paused.record.updatedAt).toBe(p.record.updatedAt);
+    // An open payout's pause is a write like any other: its last change moves.
+    expect(submitted().waitForProvider(at(3 * HOUR), at(2 * HOUR)).record.updatedAt).toBe(at(2 * HOUR).toISOString());
   });
 });
 
