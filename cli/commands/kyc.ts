@@ -350,7 +350,7 @@ export function registerKycCommands(program: Command): void {
               : 'no: waiting for a confirming pull (payouts gated on KYC wait; `payrelay kyc confirm` asks now)';
           }
           printRecord(shown);
-        } else printLine('  no callback received for this user yet');
+        } else printLine('  no callback received for this user yet (a user_reference payrelay never heard of reads the same: check it against the reference of the KYC order)');
         printLine('At the KYC service (verification-status):');
         if (provider && typeof provider === 'object') {
           const p = provider as { status?: unknown; error?: unknown; record?: { order?: { status?: unknown } } };
