@@ -1,7 +1,7 @@
 import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { PAYOUTS_TABLE, REVERSAL_WATCH_MARK_KEY, SHARDS, openShardKeys, watchShardKeys } from '@shared/config/resources';
 import { parsePayoutKey } from '@shared/domain/identity';
-import type { DuePage, PayoutSweepStore } from '@shared/ports/payouts';
+import type { DuePage, LastChange, PayoutSweepStore } from '@shared/ports/payouts';
 import { conditionHeld } from './conditional-write';
 import { documentClient } from './dynamodb-client';
 import { decodeCursor, encodeCursor, isPartitionKey } from './list-cursor';
@@ -149,6 +149,31 @@ export function createPayoutSweepStore(tableName: string, given?: DynamoDBDocume
         ),
       );
       return shards.reduce((sum, n) => sum + n, 0);
+    },
+
+    async oldestInState(state) {
+      if (!LISTED_STATES.has(state)) throw new RangeError(`${state} is not kept in the by-state index`);
+      // Each shard's first entry in updatedAt order (ascending), all shards at once; the oldest of those
+      // is the oldest of the state. Limit 1 reads one key entry a shard, however many wait.
+      const firsts = await Promise.all(
+        Array.from({ length: SHARDS.byState }, async (_, n) => {
+          const out = await client.send(
+            new QueryCommand({
+              TableName: tableName,
+              IndexName: STATE_INDEX.indexName,
+              KeyConditionExpression: '#shard = :shard',
+              ExpressionAttributeNames: { '#shard': 'listShard', '#pk': 'pk', '#updated': 'updatedAt' },
+              ExpressionAttributeValues: { ':shard': `${state}#${n}` },
+              ProjectionExpression: '#pk, #updated',
+              ScanIndexForward: true,
+              Limit: 1,
+            }),
+          );
+          const item = out.Items?.[0];
+          return item === undefined ? undefined : { identity: parsePayoutKey(String(item.pk)), changedAt: new Date(String(item.updatedAt)) };
+        }),
+      );
+      return firsts.reduce<LastChange | undefined>((oldest, entry) => (entry !== undefined && (oldest === undefined || entry.changedAt < oldest.changedAt) ? entry : oldest), undefined);
     },
 
     async reversalWatchProgress() {

@@ -134,6 +134,12 @@ export interface ReconcileSummary {
    * counted them, and only when the count succeeded.
    */
   readonly awaitingReview?: number;
+  /**
+   * Seconds the payout that has waited longest in NEEDS_REVIEW has waited (since its last change, as
+   * the by-state index orders them), 0 when none waits: only on a run that published its count
+   * (`awaitingReview`), and only when this read succeeded too.
+   */
+  readonly oldestAwaitingReviewSeconds?: number;
 }
 
 /** The default spacing of scheduled runs (RECONCILE_EVERY_MINUTES unset): one minute, as deployed by default. */
@@ -562,6 +568,26 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
     }
   }
 
+  /**
+   * How long the payout that has waited longest for a person has waited, in seconds, 0 when none
+   * waits (the figure that sends the age alarm its OK), or undefined when the read failed: as for the
+   * count, no figure then rather than a 0 that would clear the alarm while a payout still waits. Its
+   * last change is when it entered NEEDS_REVIEW, since a look that finds nothing new keeps it
+   * (Payout.checked and waitForProvider); an item whose looks moved it under an older version reads
+   * younger than it is.
+   */
+  async function oldestAwaitingReviewSeconds(): Promise<number | undefined> {
+    try {
+      const oldest = await repository.oldestInState('NEEDS_REVIEW');
+      if (oldest === undefined) return 0;
+      // A writer's clock a moment ahead of this one's is no negative wait.
+      return Math.max(0, (clock.now().getTime() - oldest.changedAt.getTime()) / 1000);
+    } catch (error) {
+      log.warn('reading the oldest payout awaiting review failed; no OldestPayoutAwaitingReviewSeconds figure this run', { error: (error as Error).name });
+      return undefined;
+    }
+  }
+
   async function sweep(options: SweepOptions = {}): Promise<ReconcileSummary> {
     const started = clock.now();
     const budgetMs = options.budgetMs ?? settings.budgetMs;
@@ -619,14 +645,27 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
     // is fine for a gauge its alarm reads once per window, and PayoutNeedsReview fires for the hand-over.
     const counting = options.scheduledAt !== undefined && countsReviewGauge(options.scheduledAt, settings.scheduleEveryMs ?? SCHEDULE_EVERY_MS_DEFAULT);
     const awaitingReview = counting ? await countAwaitingReview() : undefined;
+    // The age goes with the count: read only after a count that will be published, so the two figures
+    // of a window come from the same run and the age alarm never holds a figure its count lacks.
+    const oldestWaitSeconds = awaitingReview !== undefined ? await oldestAwaitingReviewSeconds() : undefined;
 
     telemetry.seconds(METRIC.reconcileLagSeconds, Math.max(0, maxLagSeconds));
     telemetry.seconds(METRIC.oldestUnknownAgeSeconds, oldestUnknownSeconds);
     if (awaitingReview !== undefined) telemetry.count(METRIC.payoutsAwaitingReview, awaitingReview);
+    if (oldestWaitSeconds !== undefined) telemetry.seconds(METRIC.oldestPayoutAwaitingReviewSeconds, oldestWaitSeconds);
     // The heartbeat: a run that got here read the index to its end or to its budget.
     telemetry.count(METRIC.reconcileRunCompleted);
     const pause = paused() ? { providerPausedUntil: new Date(providerPausedUntil).toISOString() } : {};
-    return { read, watchRead, scanned, transitions, budgetExhausted, ...pause, ...(awaitingReview !== undefined ? { awaitingReview } : {}) };
+    return {
+      read,
+      watchRead,
+      scanned,
+      transitions,
+      budgetExhausted,
+      ...pause,
+      ...(awaitingReview !== undefined ? { awaitingReview } : {}),
+      ...(oldestWaitSeconds !== undefined ? { oldestAwaitingReviewSeconds: oldestWaitSeconds } : {}),
+    };
   }
 
   return { sweep, check };

@@ -13,6 +13,12 @@ export const METRIC = {
    * REVIEW_GAUGE_EVERY_MINUTES. Never published when the count failed (a 0 would clear its alarm).
    */
   payoutsAwaitingReview: 'PayoutsAwaitingReview',
+  /**
+   * Beside that gauge, from the same run and only when its count was published: how long the payout
+   * that has waited longest in NEEDS_REVIEW has waited, in seconds since its last change (which a
+   * payout keeps while it waits for a person), 0 when none waits. Never published when its read failed.
+   */
+  oldestPayoutAwaitingReviewSeconds: 'OldestPayoutAwaitingReviewSeconds',
   payoutReversed: 'PayoutReversed',
   payoutUnknownOutcome: 'PayoutUnknownOutcome',
   nameMismatch: 'NameMismatch',

@@ -80,6 +80,14 @@ export interface PayoutSweepStore extends PayoutItemStore {
    * @throws what a failed read throws: a count that could not be finished is never a smaller number
    */
   countInState(state: PayoutState): Promise<number>;
+  /**
+   * The payout in a listed state (UNKNOWN or final) whose last change is the oldest, from the listing
+   * index: the first entry of every shard in its `updatedAt` order (one key-only entry a shard; never
+   * a Scan, never an item read), so the age of the PayoutsAwaitingReview gauge costs as little as its
+   * count. Undefined when none is in the state. Eventually consistent, as countInState.
+   * @throws what a failed read throws: an answer from some shards only could name a younger payout
+   */
+  oldestInState(state: PayoutState): Promise<LastChange | undefined>;
   /** How far the reconciler's reversal watch has got (its watermark); undefined before its first run. */
   reversalWatchProgress(): Promise<ReversalWatchProgress | undefined>;
   /**
@@ -100,6 +108,12 @@ export interface PayoutRepository extends PayoutSweepStore {
   findByReference(withdrawalReference: string): Promise<Payout[]>;
   /** Makes open payouts with this reference due now (an order notification hints at news). */
   markDueNow(withdrawalReference: string, now: Date, options?: MarkDueOptions): Promise<number>;
+}
+
+/** A payout's key and the time of its last change (`updatedAt`), as the listing index holds them. */
+export interface LastChange {
+  readonly identity: PayoutIdentity;
+  readonly changedAt: Date;
 }
 
 /** Where the reversal watch is: every look due before `coveredUntil` is done. */

@@ -57,6 +57,14 @@ export function memoryRepository(): PayoutRepository & { items: Map<string, Payo
       if (!LISTED_STATES.has(state)) throw new RangeError(`${state} is not kept in the by-state index`);
       return [...items.values()].filter((p) => p.state === state).length;
     },
+    async oldestInState(state) {
+      if (!LISTED_STATES.has(state)) throw new RangeError(`${state} is not kept in the by-state index`);
+      // The index's order: by last change, then by key (a shard's ties), oldest first.
+      const oldest = [...items.values()]
+        .filter((p) => p.state === state)
+        .sort((a, b) => a.record.updatedAt.localeCompare(b.record.updatedAt) || a.key.localeCompare(b.key))[0];
+      return oldest === undefined ? undefined : { identity: oldest.record.identity, changedAt: new Date(oldest.record.updatedAt) };
+    },
     async reversalWatchProgress() {
       return watchProgress;
     },

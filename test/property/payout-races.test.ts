@@ -106,6 +106,7 @@ describe('payout races (property, fast-check scheduler)', () => {
             markDueNow: scheduled(repository.markDueNow),
             queryChanged: scheduled(repository.queryChanged),
             countInState: scheduled(repository.countInState),
+            oldestInState: scheduled(repository.oldestInState),
             reversalWatchProgress: scheduled(repository.reversalWatchProgress),
             saveReversalWatchProgress: scheduled(repository.saveReversalWatchProgress),
           };

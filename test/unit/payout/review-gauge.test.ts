@@ -12,7 +12,8 @@ import { memoryRepository } from '@test/property/memory-repository';
  * The PayoutsAwaitingReview gauge of the reconciler's sweep: a run that counts publishes how many
  * payouts are in NEEDS_REVIEW (0 included, which clears the alarm); a count that fails publishes
  * nothing and the run goes on; and only the first scheduled run of each gauge window counts, whatever
- * phase the rate schedule has.
+ * phase the rate schedule has. Beside the count, the same run publishes how long the oldest of those
+ * payouts has waited (OldestPayoutAwaitingReviewSeconds), only when its count was published.
  */
 
 const MINUTE = 60_000;
@@ -86,6 +87,24 @@ function watchedCounts(repository: PayoutRepository, failWith?: Error): PayoutRe
       return repository.countInState(state);
     },
   };
+}
+
+/** The repository with its oldest-in-state read watched: each call's state, and an optional failure. */
+function watchedOldest(repository: PayoutRepository, failWith?: Error): PayoutRepository & { readonly asked: PayoutState[] } {
+  const asked: PayoutState[] = [];
+  return {
+    ...repository,
+    asked,
+    oldestInState: async (state) => {
+      asked.push(state);
+      if (failWith) throw failWith;
+      return repository.oldestInState(state);
+    },
+  };
+}
+
+class IndexThrottledError extends Error {
+  override name = 'IndexThrottledError';
 }
 
 describe('the PayoutsAwaitingReview gauge', () => {
@@ -167,5 +186,101 @@ describe('the PayoutsAwaitingReview gauge', () => {
     expect(countingRuns(new Date(t0.getTime() + 3 * MINUTE), 5 * MINUTE, 6)).toEqual([3, 8, 13, 18, 23, 28]);
     // Every hour: every run counts.
     expect(countingRuns(new Date(t0.getTime() + 7 * MINUTE), 60 * MINUTE, 3)).toEqual([7, 67, 127]);
+  });
+});
+
+describe('the age of the oldest payout awaiting review (OldestPayoutAwaitingReviewSeconds)', () => {
+  const HOUR = 60 * MINUTE;
+
+  it('publishes the seconds since the oldest NEEDS_REVIEW payout was handed over, whatever older payouts of other states there are', async () => {
+    const repository = memoryRepository();
+    // Handed to review 5 and 30 hours ago; a success and a failure older still do not count, nor does
+    // an UNKNOWN payout (2 hours: within the review deadline, so this run leaves it UNKNOWN).
+    for (const [state, hoursAgo] of [['NEEDS_REVIEW', 5], ['NEEDS_REVIEW', 30], ['SUCCEEDED', 100], ['FAILED', 200], ['UNKNOWN', 2]] as const) {
+      await repository.createAccepted(payoutInState(state, identity(), new Date(t0.getTime() - hoursAgo * HOUR)));
+    }
+    const { reconciler, telemetry } = reconcilerOver(repository);
+    const summary = await reconciler.sweep({ scheduledAt: t0 });
+    expect(telemetry.values(METRIC.oldestPayoutAwaitingReviewSeconds)).toEqual([30 * 3600]);
+    expect(summary.oldestAwaitingReviewSeconds).toBe(30 * 3600);
+    expect(telemetry.values(METRIC.payoutsAwaitingReview)).toEqual([2]);
+  });
+
+  it("counts from the hand-over even after the run's own look at the payout: a watch look that finds nothing new keeps its last change", async () => {
+    const repository = memoryRepository();
+    const waiting = payoutInState('NEEDS_REVIEW', identity(), new Date(t0.getTime() - 30 * HOUR));
+    await repository.createAccepted(waiting);
+    // The memory store's due query holds open payouts only; the deployed one also holds the payouts
+    // under review watch (WATCH#<n>), which is what brings this one to the run's look.
+    const withWatch: PayoutRepository = {
+      ...repository,
+      queryDue: async (now) => {
+        const identities = [...repository.items.values()].filter((p) => p.isWatched && (p.record.nextCheckAt ?? '') <= now.toISOString()).map((p) => p.record.identity);
+        return { identities, scannedCount: identities.length };
+      },
+    };
+    const { reconciler, telemetry } = reconcilerOver(withWatch);
+    await reconciler.sweep({ scheduledAt: t0 });
+    // The hourly watch looked at it (GetPayout could not be asked) and wrote the next look.
+    const looked = await repository.get(waiting.record.identity);
+    expect(looked?.version).toBeGreaterThan(waiting.version);
+    expect(looked?.state).toBe('NEEDS_REVIEW');
+    expect(telemetry.values(METRIC.oldestPayoutAwaitingReviewSeconds)).toEqual([30 * 3600]);
+  });
+
+  it('publishes 0 when no payout waits: the figure that sends the age alarm its OK', async () => {
+    const repository = watchedOldest(await storeWith(['SUCCEEDED', 'FAILED', 'UNKNOWN']));
+    const { reconciler, telemetry } = reconcilerOver(repository);
+    const summary = await reconciler.sweep({ scheduledAt: t0 });
+    expect(repository.asked).toEqual(['NEEDS_REVIEW']);
+    expect(telemetry.values(METRIC.oldestPayoutAwaitingReviewSeconds)).toEqual([0]);
+    expect(summary.oldestAwaitingReviewSeconds).toBe(0);
+  });
+
+  it('publishes no age (never 0) when its read fails, logs the error name, and still publishes the count and finishes the run', async () => {
+    const repository = watchedOldest(await storeWith(['NEEDS_REVIEW']), new IndexThrottledError('throttled'));
+    const { reconciler, telemetry, log } = reconcilerOver(repository);
+    const summary = await reconciler.sweep({ scheduledAt: t0 });
+    expect(repository.asked).toEqual(['NEEDS_REVIEW']);
+    expect(telemetry.values(METRIC.oldestPayoutAwaitingReviewSeconds)).toEqual([]);
+    expect(summary).not.toHaveProperty('oldestAwaitingReviewSeconds');
+    expect(telemetry.values(METRIC.payoutsAwaitingReview)).toEqual([1]);
+    expect(telemetry.values(METRIC.reconcileRunCompleted)).toEqual([1]);
+    expect(log.warnings).toEqual([
+      { message: expect.stringContaining('reading the oldest payout awaiting review failed'), fields: { error: 'IndexThrottledError' } },
+    ]);
+  });
+
+  it('is not read, nor published, when the count failed (the two figures of a window go together), and comes back with the next count', async () => {
+    const stored = await storeWith(['NEEDS_REVIEW']);
+    let countFails = true;
+    const repository = watchedOldest({
+      ...stored,
+      countInState: async (state) => {
+        if (countFails) throw new IndexThrottledError('throttled');
+        return stored.countInState(state);
+      },
+    });
+    const { reconciler, telemetry } = reconcilerOver(repository, { scheduleEveryMs: MINUTE });
+    const failed = await reconciler.sweep({ scheduledAt: t0 });
+    expect(repository.asked).toEqual([]);
+    expect(telemetry.values(METRIC.oldestPayoutAwaitingReviewSeconds)).toEqual([]);
+    expect(failed).not.toHaveProperty('oldestAwaitingReviewSeconds');
+    // The next window's count succeeds: both figures again.
+    countFails = false;
+    const next = await reconciler.sweep({ scheduledAt: new Date(t0.getTime() + WINDOW_MS) });
+    expect(repository.asked).toEqual(['NEEDS_REVIEW']);
+    expect(next).toMatchObject({ awaitingReview: 1, oldestAwaitingReviewSeconds: 600 });
+  });
+
+  it('is read only by the run that counts: 3 of 15 one-minute runs, none without a scheduled time', async () => {
+    const repository = watchedOldest(await storeWith(['NEEDS_REVIEW']));
+    const { reconciler, telemetry } = reconcilerOver(repository, { scheduleEveryMs: MINUTE });
+    for (let k = 0; k < 15; k += 1) await reconciler.sweep({ scheduledAt: new Date(t0.getTime() + k * MINUTE) });
+    expect(repository.asked).toHaveLength(3);
+    // Created 10 minutes before t0; the clock of these runs stays at t0.
+    expect(telemetry.values(METRIC.oldestPayoutAwaitingReviewSeconds)).toEqual([600, 600, 600]);
+    await reconciler.sweep();
+    expect(repository.asked).toHaveLength(3);
   });
 });
