@@ -298,6 +298,15 @@ export const payrelayConfigSchema = v.pipe(
         queueAgeMinutes: v.optional(intBetween(1, 1440), 15),
         /** Alarm when the oldest UNKNOWN payout is older than this. */
         unknownAgeMinutes: v.optional(positiveInt, 60),
+        /**
+         * Alarm when a payout has waited for a person (NEEDS_REVIEW) longer than this many hours
+         * (PayoutAwaitingReviewTooLong): the review SLA. 24 by default because the hand-over already
+         * pages (PayoutNeedsReview) and PayoutsAwaitingReview stays on while any waits, so this alarm
+         * is the escalation for a review that has been missed: a day gives every hand-over a working
+         * day and a night before it escalates, without waking anyone for a review that is merely
+         * being worked on. Whole hours, as the SLA is written.
+         */
+        reviewWaitHours: v.optional(positiveInt, 24),
         /** Alarm when more unauthorised callbacks than this arrive within 5 minutes. */
         webhookUnauthorizedPer5Minutes: v.optional(positiveInt, 10),
         /** Alarm when more 5xx answers than this leave the API within 5 minutes (0: any). */

@@ -236,6 +236,16 @@ export class PayrelayMonitoring extends Construct {
       missingHolds: true,
       description: `Reconciler runs finished in 3 periods of ${reviewGaugeMinutes} minutes without publishing a PayoutsAwaitingReview count (${3 * reviewGaugeMinutes} minutes): that alarm holds its last state and will not page for new reviews until counts come back. Read the reconciler's "counting the payouts awaiting review failed" warnings.`,
     });
+    // The review SLA: the age of the oldest payout awaiting review, published by the counting run
+    // beside its count and only with it, 0 when none waits. Like the count, a period without a figure
+    // keeps the state (a failed read publishes nothing rather than a 0 that would send the OK).
+    const oldestAwaitingReview = payrelayMetric(config.stage, METRIC.oldestPayoutAwaitingReviewSeconds, 'Maximum', Duration.minutes(reviewGaugeMinutes));
+    alarm('PayoutAwaitingReviewTooLong', {
+      metric: oldestAwaitingReview,
+      threshold: config.alarms.reviewWaitHours * 3600,
+      missingHolds: true,
+      description: `A payout has waited for a person (NEEDS_REVIEW) for more than ${config.alarms.reviewWaitHours} hours, as the reconciler reads the oldest every ${reviewGaugeMinutes} minutes. Sends OK once no payout has waited that long (payrelay payouts list --state NEEDS_REVIEW).`,
+    });
     alarm('PayoutReversed', {
       perEvent: true,
       metric: metric(METRIC.payoutReversed, 'Sum'),
@@ -339,9 +349,30 @@ export class PayrelayMonitoring extends Construct {
         sums(METRIC.nameMismatch, METRIC.dlqSend),
       ),
     );
+    // In hours, as the SLA and its setting are written; the line is the alarm's threshold.
+    const oldestWaitHours = new MathExpression({
+      expression: 'wait / 3600',
+      usingMetrics: { wait: oldestAwaitingReview },
+      period: Duration.minutes(reviewGaugeMinutes),
+      label: 'longest wait (hours)',
+    });
     this.dashboard.addWidgets(
-      graph('Payouts awaiting a person (NEEDS_REVIEW)', [awaitingReview.with({ label: 'waiting now' })], [metric(METRIC.payoutNeedsReview, 'Sum').with({ label: 'handed to review' })]),
-      new SingleValueWidget({ title: 'Payouts awaiting review, latest count', metrics: [awaitingReview], sparkline: true, width: 12, height: 6 }),
+      new GraphWidget({
+        title: 'Payouts awaiting a person (NEEDS_REVIEW)',
+        left: [awaitingReview.with({ label: 'waiting now' })],
+        right: [metric(METRIC.payoutNeedsReview, 'Sum').with({ label: 'handed to review' })],
+        width: 8,
+        height: 6,
+      }),
+      new SingleValueWidget({ title: 'Payouts awaiting review, latest count', metrics: [awaitingReview], sparkline: true, width: 8, height: 6 }),
+      new GraphWidget({
+        title: 'Longest wait for a person (hours)',
+        left: [oldestWaitHours],
+        leftAnnotations: [{ value: config.alarms.reviewWaitHours, label: `PayoutAwaitingReviewTooLong (${config.alarms.reviewWaitHours} h)` }],
+        leftYAxis: { min: 0 },
+        width: 8,
+        height: 6,
+      }),
     );
     this.dashboard.addWidgets(
       graph(

@@ -18,7 +18,7 @@ describe('payrelay configuration', () => {
     expect(config.reconcileEveryMinutes).toBe(DEFAULT_RECONCILE_EVERY_MINUTES);
     expect(config.removalPolicy).toBe('retain');
     expect(config.egress).toEqual({ staticIps: false, natGateways: 1 });
-    expect(config.alarms).toMatchObject({ queueAgeMinutes: 15, unknownAgeMinutes: 60 });
+    expect(config.alarms).toMatchObject({ queueAgeMinutes: 15, unknownAgeMinutes: 60, reviewWaitHours: 24 });
     expect(config.alarms.topicArn).toBeUndefined();
   });
 
@@ -46,6 +46,14 @@ describe('payrelay configuration', () => {
     expect(message).toMatch(/worker\.maxConcurrency: /);
     expect(message).toMatch(/alarms\.email: /);
     expect(message).toMatch(/logRetentionDays: must be a CloudWatch Logs retention value/);
+  });
+
+  it('takes the review SLA (alarms.reviewWaitHours) in whole hours from 1, and names it when it is not', () => {
+    expect(parsePayrelayConfig({ ...valid, alarms: { ...valid.alarms, reviewWaitHours: 8 } }, 't').alarms.reviewWaitHours).toBe(8);
+    expect(parsePayrelayConfig({ ...valid, alarms: { ...valid.alarms, reviewWaitHours: 1 } }, 't').alarms.reviewWaitHours).toBe(1);
+    for (const bad of [0, -4, 1.5, '24']) {
+      expect(configError(() => parsePayrelayConfig({ ...valid, alarms: { ...valid.alarms, reviewWaitHours: bad } }, 't')), String(bad)).toMatch(/alarms\.reviewWaitHours: /);
+    }
   });
 
   it('takes the gateway-error review window in whole minutes, and names it when it is not', () => {

@@ -39,7 +39,7 @@ const ADOPTED_IPS = [
 const PROD_LIKE = {
   ...base,
   egress: { staticIps: true, natGateways: 2 },
-  alarms: { email: 'oncall@example.com', unknownAgeMinutes: 30 },
+  alarms: { email: 'oncall@example.com', unknownAgeMinutes: 30, reviewWaitHours: 8 },
   worker: { maxConcurrency: 4, batchSize: 3 },
   maxReceiveCount: 7,
   reconcileEveryMinutes: 2,
@@ -537,6 +537,7 @@ describe('functions', () => {
     template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { MaximumEventAgeInSeconds: 21_600, MaximumRetryAttempts: 0 });
     // Every 6-hour run counts the review gauge, so its alarm's period is the schedule's (a 5-minute one would show dots).
     template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: 'payrelay-slow-PayoutsAwaitingReview', Period: 21_600, TreatMissingData: 'ignore' });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: 'payrelay-slow-PayoutAwaitingReviewTooLong', Period: 21_600, TreatMissingData: 'ignore' });
     const notCounted = Object.values(template.findResources('AWS::CloudWatch::Alarm') as Resources).find((a) => a.Properties.AlarmName === 'payrelay-slow-PayoutsAwaitingReviewNotCounted')?.Properties;
     expect(notCounted).toMatchObject({ EvaluationPeriods: 3 });
     expect(JSON.stringify(notCounted?.Metrics).match(/"Period":\d+/g)).toEqual(['"Period":21600', '"Period":21600']);
@@ -689,7 +690,7 @@ describe('alarms and dashboard', () => {
     TreatMissingData: 'notBreaching',
   });
   /** The stage-wide alarms, an errors and a throttles alarm per function, and KycCallbacksRecovered with the catch-up (prod). */
-  const alarmCount = (template: Template) => 17 + 2 * deployed(template).length + (template === prod.stateless ? 1 : 0);
+  const alarmCount = (template: Template) => 18 + 2 * deployed(template).length + (template === prod.stateless ? 1 : 0);
 
   it('alarm on the queues: DLQ depth and the age of the oldest payout request', () => {
     expect(alarmNamed(prod.stateless, 'payrelay-prod-DlqNotEmpty')).toMatchObject({
@@ -785,6 +786,30 @@ describe('alarms and dashboard', () => {
     expect(alarmNamed(adopted.stateless, 'payrelay-adopted-PayoutsAwaitingReview')).toMatchObject({ AlarmActions: [PAGING_TOPIC_ARN], OKActions: [PAGING_TOPIC_ARN] });
     // The hand-over alarm stays per event, without OK.
     expect(alarmNamed(prod.stateless, 'payrelay-prod-PayoutNeedsReview').OKActions).toBeUndefined();
+  });
+
+  it('alarm when a payout has waited for a person longer than alarms.reviewWaitHours (the oldest NEEDS_REVIEW), and send OK once none has', () => {
+    const topicId = Object.keys(resourcesOf(prod.stateless, 'AWS::SNS::Topic'))[0];
+    // prod sets 8 hours; the figure is published in seconds, one per gauge window, beside the count.
+    expect(alarmNamed(prod.stateless, 'payrelay-prod-PayoutAwaitingReviewTooLong')).toMatchObject({
+      MetricName: METRIC.oldestPayoutAwaitingReviewSeconds,
+      Namespace: METRICS_NAMESPACE,
+      Dimensions: service,
+      Statistic: 'Maximum',
+      Period: REVIEW_GAUGE_EVERY_MINUTES * 60,
+      EvaluationPeriods: 1,
+      DatapointsToAlarm: 1,
+      Threshold: 8 * 3600,
+      ComparisonOperator: 'GreaterThanThreshold',
+      // As the count's alarm: a period without a figure holds the state, never an OK for silence.
+      TreatMissingData: 'ignore',
+      AlarmActions: [{ Ref: topicId }],
+      OKActions: [{ Ref: topicId }],
+    });
+    expect(String(alarmNamed(prod.stateless, 'payrelay-prod-PayoutAwaitingReviewTooLong').AlarmDescription)).toMatch(/more than 8 hours.*docs\/alarms\.md#payoutawaitingreviewtoolong\.$/);
+    // The default: a day.
+    expect(alarmNamed(dev.stateless, 'payrelay-dev-PayoutAwaitingReviewTooLong')).toMatchObject({ Threshold: 24 * 3600, Period: REVIEW_GAUGE_EVERY_MINUTES * 60, TreatMissingData: 'ignore' });
+    expect(alarmNamed(adopted.stateless, 'payrelay-adopted-PayoutAwaitingReviewTooLong')).toMatchObject({ AlarmActions: [PAGING_TOPIC_ARN], OKActions: [PAGING_TOPIC_ARN] });
   });
 
   it('alarm when finished reconciler runs publish no PayoutsAwaitingReview count for 3 periods (that alarm would hold a stale state), quiet where no run finished', () => {
@@ -938,7 +963,7 @@ describe('alarms and dashboard', () => {
     const dashboards = Object.values(resourcesOf(prod.stateless, 'AWS::CloudWatch::Dashboard'));
     expect(dashboards.map((d) => d.Properties.DashboardName)).toEqual(['payrelay-prod-flow']);
     const body = JSON.stringify(dashboards[0]?.Properties.DashboardBody);
-    for (const name of [METRIC.payoutSucceeded, METRIC.payoutUnknownOutcome, METRIC.payoutsAwaitingReview, METRIC.webhookStored, METRIC.webhookUnauthorized, 'ApproximateNumberOfMessagesVisible']) {
+    for (const name of [METRIC.payoutSucceeded, METRIC.payoutUnknownOutcome, METRIC.payoutsAwaitingReview, METRIC.oldestPayoutAwaitingReviewSeconds, METRIC.webhookStored, METRIC.webhookUnauthorized, 'ApproximateNumberOfMessagesVisible']) {
       expect(body, name).toContain(name);
     }
   });
