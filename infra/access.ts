@@ -144,8 +144,9 @@ export const FUNCTION_ACCESS: Record<FunctionDefinition['id'], readonly Resource
     queue(CHECKS_QUEUE, ['SendMessage']),
   ],
   reconciler: [
-    // queryDue (Query on the sparse index), queryChanged and countInState (Query on by-state: the
-    // reversal watch, and the COUNT of the PayoutsAwaitingReview gauge), get
+    // queryDue (Query on the sparse index), queryChanged, countInState and oldestInState (Query on
+    // by-state: the reversal watch, the COUNT of the PayoutsAwaitingReview gauge and the oldest
+    // review's age beside it), get
     // and the watch's watermark (GetItem), save and the watermark's move (conditional PutItem).
     table(PAYOUTS_TABLE, ['GetItem', 'PutItem'], { indexes: { 'open-by-next-check': ['Query'], 'by-state': ['Query'] } }),
     secret(PROVIDER_SECRET),

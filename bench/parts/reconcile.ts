@@ -127,6 +127,8 @@ export const reconcile: Part = async ({ options, progress }): Promise<PartResult
         counts = counter.snapshot();
         if (summary.read !== open) throw new Error(`the reconciler read ${summary.read} due payouts, expected ${open}`);
         if (summary.awaitingReview === undefined) throw new Error('the reconciler did not count the payouts awaiting review in a run at the start of a gauge window');
+        // Its reads are in the figure only if the run made them: one Limit-1 Query per by-state shard.
+        if (summary.oldestAwaitingReviewSeconds === undefined) throw new Error('the reconciler did not read the oldest payout awaiting review beside its count');
       }
       const time = summarize(times);
       results.push({
@@ -200,7 +202,7 @@ export const reconcile: Part = async ({ options, progress }): Promise<PartResult
       summary: { reconcileReadsRatio: Math.max(...results.map((r) => Number(r.billedReadUnits) / open)) },
       notes: [
         `The reconciler's own handler (functions/reconciler.ts) against dynalite and the simulator; ${options.reconcileRuns} runs per size, the ${open} open payouts re-seeded as due before each run.`,
-        `Every run is scheduled at the start of a ${REVIEW_GAUGE_EVERY_MINUTES}-minute window, so each one also counts the payouts awaiting review (PayoutsAwaitingReview: one COUNT Query per by-state shard), as one run of each window does when deployed.`,
+        `Every run is scheduled at the start of a ${REVIEW_GAUGE_EVERY_MINUTES}-minute window, so each one also counts the payouts awaiting review (PayoutsAwaitingReview: one COUNT Query per by-state shard) and reads the oldest of them (OldestPayoutAwaitingReviewSeconds: one Query of Limit 1 per shard), as one run of each window does when deployed; both are in the read units.`,
         'Items are seeded with BatchWriteItem as copies of a payout the repository itself wrote (SUCCEEDED past its reversal watch: no openShard; SUBMITTED: openShard + nextCheckAt in the past).',
         'Items read are counted at the client: Query ScannedCount on the sparse open-by-next-check index, plus each GetItem that returned an item. Read units: ReturnConsumedCapacity as dynalite reports it, plus DynamoDB\'s minimum of half a unit per Query (so an upper bound); reconcileReadsRatio is read units per open payout.',
         `Seeding ran at about ${seedRate === undefined ? '?' : Math.round(seedRate)} items/s into dynalite; on a busy machine \`--reconcile-final 1000,20000\` keeps the part short. One warm-up run per size is not counted.`,
