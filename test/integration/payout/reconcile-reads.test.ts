@@ -67,7 +67,7 @@ describe('reconciler reads only open payouts (sparse index)', () => {
     expectAtMostOneExecution(h.sim);
   });
 
-  it('counts the payouts awaiting review on a run the schedule started at the start of a gauge window, not later in it', async () => {
+  it('counts the payouts awaiting review, and reads how long the oldest has waited, on a run the schedule started at the start of a gauge window, not later in it', async () => {
     const now = new Date();
     const p = Payout.accept({ identity: { platform_merchant_id: MERCHANT_ID, currency: 'GHS', withdrawal_reference: 'in-review-1' }, amount: '1.00', accountMasked: '******3456', accountCode: 'MTN' }, now);
     const { payout } = await h.repository.createAccepted(p);
@@ -76,8 +76,14 @@ describe('reconciler reads only open payouts (sparse index)', () => {
     // The handler's RECONCILE_EVERY_MINUTES is unset: one-minute runs, so only the first minute of each window counts.
     const windowMs = REVIEW_GAUGE_EVERY_MINUTES * 60_000;
     const windowStart = new Date(Math.floor(now.getTime() / windowMs) * windowMs);
-    expect((await reconciler(scheduledEvent(windowStart), reconcilerContext())).awaitingReview).toBe(1);
-    expect(await reconciler(scheduledEvent(new Date(windowStart.getTime() + 2 * 60_000)), reconcilerContext())).not.toHaveProperty('awaitingReview');
+    const counted = await reconciler(scheduledEvent(windowStart), reconcilerContext());
+    expect(counted.awaitingReview).toBe(1);
+    // Beside the count, how long the one under review has waited: since its hand-over, a moment ago.
+    expect(counted.oldestAwaitingReviewSeconds).toBeGreaterThanOrEqual(0);
+    expect(counted.oldestAwaitingReviewSeconds).toBeLessThan(60);
+    const later = await reconciler(scheduledEvent(new Date(windowStart.getTime() + 2 * 60_000)), reconcilerContext());
+    expect(later).not.toHaveProperty('awaitingReview');
+    expect(later).not.toHaveProperty('oldestAwaitingReviewSeconds');
     // An invocation without a scheduled time (a test event typed by hand) runs, and does not count.
     expect(await reconciler({} as ScheduledEvent, reconcilerContext())).not.toHaveProperty('awaitingReview');
   });
