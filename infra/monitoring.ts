@@ -234,7 +234,7 @@ export class PayrelayMonitoring extends Construct {
       below: true,
       periods: 3,
       missingHolds: true,
-      description: `Reconciler runs finished in 3 periods of ${reviewGaugeMinutes} minutes without publishing a PayoutsAwaitingReview count (${3 * reviewGaugeMinutes} minutes): that alarm holds its last state and will not page for new reviews until counts come back. Read the reconciler's "counting the payouts awaiting review failed" warnings.`,
+      description: `Reconciler runs finished in 3 periods of ${reviewGaugeMinutes} minutes without publishing a PayoutsAwaitingReview count (${3 * reviewGaugeMinutes} minutes): that alarm and PayoutAwaitingReviewTooLong hold their last state and will not page for new or overdue reviews until counts come back. Read the reconciler's "counting the payouts awaiting review failed" and "reading the oldest payout awaiting review failed" warnings.`,
     });
     // The review SLA: the age of the oldest payout awaiting review, published by the counting run
     // beside its count and only with it, 0 when none waits. Like the count, a period without a figure

@@ -131,13 +131,12 @@ export interface ReconcileSummary {
   /**
    * Payouts in NEEDS_REVIEW as the by-state index counted them at the end of the run (the
    * PayoutsAwaitingReview gauge; the index may not show the run's own moves yet): only on a run that
-   * counted them, and only when the count succeeded.
+   * counted them, and only when both the count and the read of the oldest succeeded.
    */
   readonly awaitingReview?: number;
   /**
    * Seconds the payout that has waited longest in NEEDS_REVIEW has waited (since its last change, as
-   * the by-state index orders them), 0 when none waits: only on a run that published its count
-   * (`awaitingReview`), and only when this read succeeded too.
+   * the by-state index orders them), 0 when none waits: always beside `awaitingReview`, never alone.
    */
   readonly oldestAwaitingReviewSeconds?: number;
 }
@@ -583,7 +582,7 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
       // A writer's clock a moment ahead of this one's is no negative wait.
       return Math.max(0, (clock.now().getTime() - oldest.changedAt.getTime()) / 1000);
     } catch (error) {
-      log.warn('reading the oldest payout awaiting review failed; no OldestPayoutAwaitingReviewSeconds figure this run', { error: (error as Error).name });
+      log.warn('reading the oldest payout awaiting review failed; no PayoutsAwaitingReview or OldestPayoutAwaitingReviewSeconds figure this run', { error: (error as Error).name });
       return undefined;
     }
   }
@@ -644,10 +643,12 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
     // still be counted under its former state, and then shows in the next window's count. A window late
     // is fine for a gauge its alarm reads once per window, and PayoutNeedsReview fires for the hand-over.
     const counting = options.scheduledAt !== undefined && countsReviewGauge(options.scheduledAt, settings.scheduleEveryMs ?? SCHEDULE_EVERY_MS_DEFAULT);
-    const awaitingReview = counting ? await countAwaitingReview() : undefined;
-    // The age goes with the count: read only after a count that will be published, so the two figures
-    // of a window come from the same run and the age alarm never holds a figure its count lacks.
-    const oldestWaitSeconds = awaitingReview !== undefined ? await oldestAwaitingReviewSeconds() : undefined;
+    const counted = counting ? await countAwaitingReview() : undefined;
+    const oldestWaitSeconds = counted !== undefined ? await oldestAwaitingReviewSeconds() : undefined;
+    // The count and the age are one gauge, published together or not at all: a count published
+    // without its age would leave PayoutAwaitingReviewTooLong stuck with no alarm noticing, while a
+    // run without both is what PayoutsAwaitingReviewNotCounted watches.
+    const awaitingReview = oldestWaitSeconds !== undefined ? counted : undefined;
 
     telemetry.seconds(METRIC.reconcileLagSeconds, Math.max(0, maxLagSeconds));
     telemetry.seconds(METRIC.oldestUnknownAgeSeconds, oldestUnknownSeconds);

@@ -237,14 +237,16 @@ describe('the age of the oldest payout awaiting review (OldestPayoutAwaitingRevi
     expect(summary.oldestAwaitingReviewSeconds).toBe(0);
   });
 
-  it('publishes no age (never 0) when its read fails, logs the error name, and still publishes the count and finishes the run', async () => {
+  it('publishes neither figure (never 0) when the age read fails, logs the error name, and finishes the run', async () => {
     const repository = watchedOldest(await storeWith(['NEEDS_REVIEW']), new IndexThrottledError('throttled'));
     const { reconciler, telemetry, log } = reconcilerOver(repository);
     const summary = await reconciler.sweep({ scheduledAt: t0 });
     expect(repository.asked).toEqual(['NEEDS_REVIEW']);
     expect(telemetry.values(METRIC.oldestPayoutAwaitingReviewSeconds)).toEqual([]);
     expect(summary).not.toHaveProperty('oldestAwaitingReviewSeconds');
-    expect(telemetry.values(METRIC.payoutsAwaitingReview)).toEqual([1]);
+    // A count alone would leave the age alarm stuck unseen; without both, PayoutsAwaitingReviewNotCounted sees the run.
+    expect(telemetry.values(METRIC.payoutsAwaitingReview)).toEqual([]);
+    expect(summary).not.toHaveProperty('awaitingReview');
     expect(telemetry.values(METRIC.reconcileRunCompleted)).toEqual([1]);
     expect(log.warnings).toEqual([
       { message: expect.stringContaining('reading the oldest payout awaiting review failed'), fields: { error: 'IndexThrottledError' } },
