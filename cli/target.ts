@@ -25,6 +25,30 @@ export interface Target {
   readonly urls: Partial<LocalStackUrls>;
   /** Env variables the shell may set that this target's functions do not: removed, so the defaults apply as they do there. */
   readonly unset?: readonly string[];
+  /**
+   * True for a deployed stack whose stage leaves the KYC service out (`kyc.enabled: false`, its
+   * output KycNotDeployed): requireEnv then refuses every KYC variable with KycNotDeployedError.
+   */
+  readonly kycNotDeployed?: boolean;
+}
+
+/** The env variables only KYC work reads (the KYC table, the KYC secret, the KYC service). */
+const KYC_ENV: ReadonlySet<string> = new Set([KYC_TABLE.env, KYC_SECRET.env, 'KYC_API_BASE_URL']);
+
+/**
+ * A KYC command, or the console's KYC page, against a stack whose stage leaves the KYC service out.
+ * Its words say how to turn KYC on, since that is the only way such a command can work there.
+ */
+export class KycNotDeployedError extends CliError {
+  override name = 'KycNotDeployedError';
+  constructor(label: string) {
+    super(
+      `KYC is not deployed on ${label}: its stage has kyc.enabled: false (output ${OUTPUT.kycNotDeployed}), so it has no KYC route, no KYC function and no access to the KYC table or secret. ` +
+        'To use KYC there, set kyc: { enabled: true } and kycApiBaseUrl in its stage (infra/stages.ts, or -c kycEnabled=true -c kycApiBaseUrl=https://...), deploy, ' +
+        'then put the KYC secret (payrelay secrets put kyc --new-callback-token); docs/deploy.md, "A stage without KYC"',
+      EXIT.notFound,
+    );
+  }
 }
 
 /**
@@ -125,6 +149,7 @@ async function deployedTarget(options: GlobalOptions): Promise<Target> {
   const unset = providerClientSettings(stackName, outputs, env);
   if (options.profile) env.AWS_PROFILE = options.profile;
   if (options.region) env.AWS_REGION = options.region;
+  const kycNotDeployed = outputs.some((o) => o.OutputKey === OUTPUT.kycNotDeployed || o.OutputKey?.endsWith(OUTPUT.kycNotDeployed));
   const apiUrl = outputs.find((o) => o.OutputKey === OUTPUT.apiUrl)?.OutputValue?.replace(/\/$/, '');
   const notificationUrl = outputs.find((o) => o.OutputKey === OUTPUT.payoutNotificationUrl)?.OutputValue;
   return {
@@ -132,6 +157,7 @@ async function deployedTarget(options: GlobalOptions): Promise<Target> {
     label: `stack ${stackName}`,
     env,
     unset,
+    ...(kycNotDeployed ? { kycNotDeployed } : {}),
     urls: {
       ...(apiUrl ? { gateway: apiUrl } : {}),
       ...(notificationUrl ? { payoutNotification: notificationUrl } : {}),
@@ -181,8 +207,13 @@ export function applyTargetEnv(target: Target): void {
   Object.assign(process.env, target.env);
 }
 
-/** Reads a required env variable of the target, with an error that says what is missing. */
+/**
+ * Reads a required env variable of the target, with an error that says what is missing. The one place
+ * a KYC command meets a stage without KYC: every KYC variable is refused there with KycNotDeployedError,
+ * whatever the shell or --kyc-url says, before anything is called.
+ */
 export function requireEnv(target: Target, name: string): string {
+  if (target.kycNotDeployed && KYC_ENV.has(name)) throw new KycNotDeployedError(target.label);
   const value = target.env[name];
   if (!value) throw new CliError(`${target.label} does not define ${name}`);
   return value;

@@ -256,8 +256,26 @@ export const payrelayConfigSchema = v.pipe(
     region: v.optional(v.pipe(v.string(), v.regex(/^[a-z]{2}(-[a-z]+)+-\d{1,2}$/, 'must be an AWS region such as eu-west-1'))),
     /** Base URL of the payout service (PAYOUT_API_BASE_URL), without a trailing "/". */
     payoutApiBaseUrl: httpsOrLocalUrl,
-    /** Base URL of the KYC service (KYC_API_BASE_URL), without a trailing "/". */
-    kycApiBaseUrl: httpsOrLocalUrl,
+    /**
+     * Base URL of the KYC service (KYC_API_BASE_URL), without a trailing "/". Required while
+     * `kyc.enabled` is true; a stage without KYC may leave it out, or keep it for the day KYC is
+     * turned back on (it is then not used: no function, output or egress rule is built from it).
+     */
+    kycApiBaseUrl: v.optional(httpsOrLocalUrl),
+    /**
+     * The KYC service on this stage. `enabled: false` (for a stage that uses payrelay for payouts
+     * only) leaves out the KYC callback route and function, the scheduled catch-up, the KYC alarms and
+     * dashboard lines, and every grant a function has only for KYC, so the public KYC route cannot
+     * answer 503 "not configured" to a scanner and page someone (Api5xx). The data stack is the same
+     * either way: the KYC table and secret are kept, and turning it on again finds them as they were.
+     */
+    kyc: v.optional(
+      v.strictObject({
+        /** Deploy the KYC callback route and everything that serves the KYC service (the default). */
+        enabled: v.optional(v.boolean(), true),
+      }),
+      {},
+    ),
     /** How often the reconciler runs. */
     reconcileEveryMinutes: v.optional(
       v.pipe(
@@ -434,6 +452,28 @@ export const payrelayConfigSchema = v.pipe(
   v.rawCheck(({ dataset, addIssue }) => {
     if (!dataset.typed) return;
     const config = dataset.value;
+    // Every KYC piece reads the KYC service: a stage without it cannot ask for one of them.
+    if (config.kyc.enabled) {
+      if (config.kycApiBaseUrl === undefined) {
+        addIssue({
+          message: "is required while kyc.enabled is true (the default): give the KYC service's base URL (-c kycApiBaseUrl=https://...), or leave KYC out of this stage with kyc: { enabled: false } (-c kycEnabled=false)",
+          ...v.issueAt(config, 'kycApiBaseUrl'),
+        });
+      }
+    } else {
+      if (config.settings.kycGating === true) {
+        addIssue({
+          message: `KYC gating needs the KYC service, which kyc.enabled: false leaves out of this stage: remove settings.kycGating (or set it to false), or turn KYC on (kyc: { enabled: true }, -c kycEnabled=true)`,
+          path: [...v.issueAt(config, 'settings').path, ...v.issueAt(config.settings, 'kycGating').path],
+        });
+      }
+      if (config.kycCatchUp !== undefined) {
+        addIssue({
+          message: `the scheduled KYC catch-up needs the KYC service, which kyc.enabled: false leaves out of this stage: remove kycCatchUp (and -c kycCatchUp), or turn KYC on (kyc: { enabled: true }, -c kycEnabled=true)`,
+          ...v.issueAt(config, 'kycCatchUp'),
+        });
+      }
+    }
     // A callback whose stored copy has expired would be stored and counted as recovered again.
     const retentionHours = (config.settings.eventRetentionDays ?? DEFAULT_EVENT_RETENTION_DAYS) * 24;
     if (config.kycCatchUp && config.kycCatchUp.lookbackHours >= retentionHours) {

@@ -271,14 +271,17 @@ export class PayrelayMonitoring extends Construct {
       perEvent: true,
       metric: metric(METRIC.webhookUnrecognized, 'Sum'),
       threshold: 0,
-      description: 'An authentic callback payrelay does not recognize (an unknown status word, a new shape) was stored and not applied: a KYC rejection or a payout status may be in it.',
+      description: `An authentic callback payrelay does not recognize (an unknown status word, a new shape) was stored and not applied: ${config.kyc.enabled ? 'a KYC rejection or a payout status' : 'a payout status'} may be in it.`,
     });
-    alarm('KycDecisionChanged', {
-      perEvent: true,
-      metric: metric(METRIC.kycDecisionChanged, 'Sum'),
-      threshold: 0,
-      description: "A KYC subject's final answer changed (for example approved, then rejected): payouts may already have been paid on the earlier answer.",
-    });
+    // A stage without KYC (kyc.enabled: false) receives no KYC callback, so no KYC answer can change.
+    if (config.kyc.enabled) {
+      alarm('KycDecisionChanged', {
+        perEvent: true,
+        metric: metric(METRIC.kycDecisionChanged, 'Sum'),
+        threshold: 0,
+        description: "A KYC subject's final answer changed (for example approved, then rejected): payouts may already have been paid on the earlier answer.",
+      });
+    }
     alarm('CollectionStatusContradicted', {
       perEvent: true,
       metric: metric(METRIC.collectionStatusContradicted, 'Sum'),
@@ -327,6 +330,8 @@ export class PayrelayMonitoring extends Construct {
     const graph = (title: string, left: IMetric[], right: IMetric[] = []) =>
       new GraphWidget({ title, left, right, width: 12, height: 6 });
     const sums = (...names: string[]) => names.map((n) => metric(n, 'Sum'));
+    const kycSums = config.kyc.enabled ? [METRIC.kycDecisionChanged] : [];
+    const kycRecoveredSums = config.kyc.enabled ? [METRIC.kycCallbacksRecovered] : [];
     this.dashboard.addWidgets(
       new TextWidget({
         markdown: `# payrelay ${config.stage}\nPayout flow: queue → worker → provider → reconciler. Webhook flow: API → receivers → events table. Alarms: docs/alarms.md.`,
@@ -382,7 +387,8 @@ export class PayrelayMonitoring extends Construct {
       ),
       graph(
         'Webhooks',
-        sums(METRIC.webhookStored, METRIC.webhookDuplicate, METRIC.webhookUnauthorized, METRIC.webhookUnrecognized, METRIC.callbackApplied, METRIC.callbacksAppliedLate, METRIC.kycDecisionChanged, METRIC.collectionStatusContradicted, METRIC.kycCallbacksRecovered),
+        // The KYC lines only where KYC is deployed (kyc.enabled), in their places of the graph.
+        sums(METRIC.webhookStored, METRIC.webhookDuplicate, METRIC.webhookUnauthorized, METRIC.webhookUnrecognized, METRIC.callbackApplied, METRIC.callbacksAppliedLate, ...kycSums, METRIC.collectionStatusContradicted, ...kycRecoveredSums),
         [api.metricClientError({ statistic: 'Sum' }), api.metricServerError({ statistic: 'Sum' })],
       ),
     );

@@ -16,6 +16,11 @@ export function stackNames(stage: string): { stateful: string; stateless: string
 export const OUTPUT = {
   apiUrl: 'ApiUrl',
   kycCallbackBaseUrl: 'KycCallbackBaseUrl',
+  /**
+   * Only on a stage with `kyc.enabled: false` (which has no KycCallbackBaseUrl or KycApiBaseUrl): says
+   * so, and the CLI's KYC commands refuse such a stack by it.
+   */
+  kycNotDeployed: 'KycNotDeployed',
   payoutNotificationUrl: 'PayoutNotificationUrl',
   payoutsTableName: 'PayoutsTableName',
   eventsTableName: 'EventsTableName',

@@ -91,8 +91,8 @@ export interface PayrelayFunctionProps {
   readonly tracing?: boolean;
 }
 
-/** Functions a stage deploys only when a setting asks for them. */
-export type OptionalFunctionId = 'kyc-catch-up';
+/** Functions a stage deploys only when a setting asks for them (`kycCatchUp`), or leaves out (`kyc.enabled: false`). */
+export type OptionalFunctionId = 'kyc-catch-up' | 'kyc-callback';
 
 /** The handlers of payrelay, by function id (the stateless stack builds them, monitoring watches them). */
 export type PayrelayFunctions = Record<Exclude<FunctionDefinition['id'], OptionalFunctionId>, PayrelayFunction> &

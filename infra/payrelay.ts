@@ -86,11 +86,13 @@ export class Payrelay extends Construct {
     this.tag(this.stateful);
     this.tag(this.stateless);
     for (const warning of warnings) Annotations.of(this.stateless).addWarningV2('payrelay:alarm-topic-account', warning);
-    for (const key of ['payoutApiBaseUrl', 'kycApiBaseUrl'] as const) {
-      if (isPlaceholderUrl(this.config[key])) {
+    // A stage without KYC calls no KYC service, so the address it may keep is not warned about.
+    for (const key of this.config.kyc.enabled ? (['payoutApiBaseUrl', 'kycApiBaseUrl'] as const) : (['payoutApiBaseUrl'] as const)) {
+      const url = this.config[key];
+      if (url !== undefined && isPlaceholderUrl(url)) {
         Annotations.of(this.stateless).addWarningV2(
           `payrelay:placeholder-${key}`,
-          `${key} is a placeholder (${this.config[key]}): set the provider's address in infra/stages.ts or with -c ${key}=... before going live.`,
+          `${key} is a placeholder (${url}): set the provider's address in infra/stages.ts or with -c ${key}=... before going live.`,
         );
       }
     }

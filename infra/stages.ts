@@ -39,6 +39,7 @@ export type ContextReader = (key: string) => unknown;
 export const CONTEXT_OVERRIDES = {
   payoutApiBaseUrl: 'payoutApiBaseUrl',
   kycApiBaseUrl: 'kycApiBaseUrl',
+  kycEnabled: 'kyc.enabled',
   staticEgress: 'egress.staticIps',
   natGateways: 'egress.natGateways',
   alarmEmail: 'alarms.email',
@@ -60,7 +61,7 @@ export const CONTEXT_OVERRIDES = {
 
 type OverrideKey = keyof typeof CONTEXT_OVERRIDES;
 
-const BOOLEAN_KEYS = new Set<OverrideKey>(['staticEgress', 'tracing']);
+const BOOLEAN_KEYS = new Set<OverrideKey>(['staticEgress', 'tracing', 'kycEnabled']);
 const NUMBER_KEYS = new Set<OverrideKey>(['natGateways', 'workerMaxConcurrency', 'kycCatchUpLookbackHours']);
 
 /** `eipalloc-0abc=203.0.113.10,eipalloc-0def=203.0.113.11`: the form `-c egressElasticIps=...` takes. */

@@ -105,13 +105,23 @@ const CHECKER_MAX_CONCURRENCY = 2;
 /** At most one reconciler run at a time (see docs/deploy.md: it needs the account's unreserved minimum). */
 const RECONCILER_RESERVED_CONCURRENCY = 1;
 
-/** TCP ports the provider base URLs use (443 unless the URL names another), plus 443 for AWS APIs. */
+/**
+ * TCP ports the provider base URLs use (443 unless the URL names another), plus 443 for AWS APIs. A
+ * stage without KYC calls only the payout service, whatever kycApiBaseUrl it keeps.
+ */
 function egressPorts(config: PayrelayConfig): number[] {
   const port = (url: string) => {
     const u = new URL(url);
     return u.port ? Number(u.port) : u.protocol === 'http:' ? 80 : 443;
   };
-  return [...new Set([443, port(config.payoutApiBaseUrl), port(config.kycApiBaseUrl)])];
+  const kycUrls = config.kyc.enabled && config.kycApiBaseUrl !== undefined ? [config.kycApiBaseUrl] : [];
+  return [...new Set([443, port(config.payoutApiBaseUrl), ...kycUrls.map(port)])];
+}
+
+/** The KYC service's base URL of a stage that deploys KYC (the configuration requires it there). */
+function kycApiBaseUrl(config: PayrelayConfig): string {
+  if (!config.kyc.enabled || config.kycApiBaseUrl === undefined) throw new Error(`stage ${config.stage}: a KYC function is built, but KYC is off or has no kycApiBaseUrl`);
+  return config.kycApiBaseUrl;
 }
 
 /**
@@ -172,7 +182,7 @@ export class PayrelayStatelessStack extends Stack {
     const worker = make(FUNCTIONS.payoutWorker, 'PayoutWorker');
     worker.addEnvironment('PAYOUT_API_BASE_URL', config.payoutApiBaseUrl);
     // The confirming pull of KYC gating; without gating the worker never calls the KYC service.
-    if (config.settings.kycGating === true) worker.addEnvironment('KYC_API_BASE_URL', config.kycApiBaseUrl);
+    if (config.settings.kycGating === true) worker.addEnvironment('KYC_API_BASE_URL', kycApiBaseUrl(config));
     // The worker moves a message to the DLQ itself (with its reason) on the last receive SQS allows,
     // so it must know the same count as the queue's redrive policy.
     worker.addEnvironment('PAYOUTS_MAX_RECEIVE_COUNT', String(config.maxReceiveCount));
@@ -215,7 +225,8 @@ export class PayrelayStatelessStack extends Stack {
       for (const consumer of [worker, checker]) Grant.addToPrincipal({ grantee: consumer, actions: [...KEY_ACTIONS.queueReceive], resourceArns: [...previousKeyArns] });
     }
 
-    const kycCallback = make(FUNCTIONS.kycCallback, 'KycCallback');
+    // kyc.enabled: false leaves the KYC receiver out, and with it the KYC route (config.kyc).
+    const kycCallback = config.kyc.enabled ? make(FUNCTIONS.kycCallback, 'KycCallback') : undefined;
     const payoutNotification = make(FUNCTIONS.payoutNotification, 'PayoutNotification');
     const callbackApplier = this.callbackApplier(make, stateful);
 
@@ -223,7 +234,7 @@ export class PayrelayStatelessStack extends Stack {
       'payout-worker': worker,
       reconciler,
       'payout-checker': checker,
-      'kyc-callback': kycCallback,
+      ...(kycCallback ? { 'kyc-callback': kycCallback } : {}),
       'payout-notification': payoutNotification,
       'callback-applier': callbackApplier,
       ...(config.kycCatchUp ? { 'kyc-catch-up': this.kycCatchUp(make, config.kycCatchUp, config) } : {}),
@@ -268,6 +279,8 @@ export class PayrelayStatelessStack extends Stack {
     });
     for (const route of ROUTES) {
       const target = this.functions[route.functionId];
+      // A stage without KYC has no KYC receiver, so no public KYC route a request could reach.
+      if (!target && route.functionId === FUNCTIONS.kycCallback.id && !config.kyc.enabled) continue;
       if (!target) throw new Error(`route ${route.path} names ${route.functionId}, which this stage does not deploy (shared/config/functions.ts)`);
       this.api.addRoutes({
         path: route.path,
@@ -310,7 +323,17 @@ export class PayrelayStatelessStack extends Stack {
       return `${baseUrl}${route.path.slice(1).replace(/\{[^}]+\}$/, '')}`;
     };
     output(OUTPUT.apiUrl, baseUrl, stateful.apiDomain ? 'Base URL of the callback API on its custom domain' : 'Base URL of the callback API (default hostname)');
-    output(OUTPUT.kycCallbackBaseUrl, routeUrl('kyc-callback'), 'KYC callback URL without its token: append callback_token from the KYC secret');
+    if (config.kyc.enabled) {
+      output(OUTPUT.kycCallbackBaseUrl, routeUrl('kyc-callback'), 'KYC callback URL without its token: append callback_token from the KYC secret');
+    } else {
+      // What the CLI reads to refuse the KYC commands on this stage (cli/target.ts). Naming the kept
+      // table keeps the data stack's published reference to it, so its template is the same with KYC on or off.
+      output(
+        OUTPUT.kycNotDeployed,
+        Fn.join('', [`kyc.enabled is false: no KYC route or KYC functions on this stage; the data stack keeps the KYC table (`, stateful.kycTable.table.tableArn, ') and secret']),
+        'KYC is left out of this stage: turn it on with kyc: { enabled: true } (or -c kycEnabled=true), deploy, then put the KYC secret (docs/deploy.md)',
+      );
+    }
     output(OUTPUT.payoutNotificationUrl, routeUrl('payout-notification'), 'Order notification URL to register with the payout provider');
     output(OUTPUT.payoutsTableName, stateful.payoutsTable.table.tableName, 'Payouts table (PAYOUTS_TABLE_NAME)');
     output(OUTPUT.eventsTableName, stateful.eventsTable.table.tableName, 'Received callbacks (EVENTS_TABLE_NAME)');
@@ -323,7 +346,7 @@ export class PayrelayStatelessStack extends Stack {
     output(OUTPUT.kycSecretArn, stateful.kycSecret.secretArn, 'KYC app id and callback token secret (KYC_SECRET_ID)');
     output(OUTPUT.accountKeySecretArn, stateful.accountKeySecret.secretArn, "Key of the payouts' account fingerprints (ACCOUNT_KEY_SECRET_ID; generated, never rotated)");
     output(OUTPUT.payoutApiBaseUrl, config.payoutApiBaseUrl, 'Payout service base URL the functions call (PAYOUT_API_BASE_URL)');
-    output(OUTPUT.kycApiBaseUrl, config.kycApiBaseUrl, 'KYC service base URL the functions call (KYC_API_BASE_URL)');
+    if (config.kyc.enabled) output(OUTPUT.kycApiBaseUrl, kycApiBaseUrl(config), 'KYC service base URL the functions call (KYC_API_BASE_URL)');
     output(
       OUTPUT.providerClientSettings,
       JSON.stringify(Object.fromEntries(PROVIDER_CLIENT_SETTINGS.filter((name) => settings[name] !== undefined).map((name) => [name, settings[name]]))),
@@ -371,7 +394,7 @@ export class PayrelayStatelessStack extends Stack {
    */
   private kycCatchUp(make: MakeFunction, catchUp: NonNullable<PayrelayConfig['kycCatchUp']>, config: PayrelayConfig): PayrelayFunction {
     const fn = make(KYC_CATCH_UP_FUNCTION, 'KycCatchUp');
-    fn.addEnvironment('KYC_API_BASE_URL', config.kycApiBaseUrl);
+    fn.addEnvironment('KYC_API_BASE_URL', kycApiBaseUrl(config));
     fn.addEnvironment('KYC_CATCH_UP_LOOKBACK_HOURS', String(catchUp.lookbackHours));
     new Rule(this, 'KycCatchUpSchedule', {
       description: `payrelay ${config.stage}: recover missed KYC callbacks from the KYC service (${catchUp.schedule}, last ${catchUp.lookbackHours} h)`,

@@ -142,6 +142,10 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono<Env> {
       consoleLog.warn('console: action refused, changed meanwhile', { path: c.req.path });
       return render(c, problemPage(ctx, '409: changed meanwhile', 'Someone (or the reconciler) changed this payout while you looked at it; nothing was written. Open it again and look before you act.', backOf(c)), 409);
     }
+    // A KYC page of a stack whose stage leaves KYC out (cli/target.ts): its words say how to turn KYC on.
+    if (error.name === 'KycNotDeployedError') {
+      return render(c, problemPage(ctx, '409: KYC is not deployed', error.message, backOf(c)), 409);
+    }
     // Matched by name, as the CLI does, so the console need not load the secrets adapter early.
     if (error.name === 'SecretNotConfiguredError' || error.name === 'SecretFormatError') {
       consoleLog.warn('console: a secret is not set up', { path: c.req.path, reason: error.message });

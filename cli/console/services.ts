@@ -1,6 +1,7 @@
 import type { OperatorEventStore } from '@shared/adapters/event-store';
 import type { CollectionStore } from '@shared/ports/collections';
 import type { KycRepository } from '@shared/adapters/kyc-repository';
+import type { CachedSecret, KycSecret } from '@shared/adapters/secrets';
 import type { PayoutStore } from '@shared/adapters/payout-repository';
 import type { RetryDeps } from '@shared/app/retry-payout';
 import type { DeadLetterQueue } from '@shared/ports/dead-letters';
@@ -19,8 +20,10 @@ export interface ConsoleServices {
   readonly target: Target;
   readonly payouts: PayoutStore;
   readonly events: OperatorEventStore;
+  /** Built on first use: on a stack without KYC (Target.kycNotDeployed) that use throws KycNotDeployedError. */
   readonly kyc: KycRepository;
   readonly collections: CollectionStore;
+  /** Built on first use, as `kyc`. */
   readonly kycClient: KycServiceClient;
   /** What resolve and retry need (the CLI's `payouts resolve|retry` build the same), logging to the console's log. */
   readonly operator: RetryDeps;
@@ -60,23 +63,33 @@ export async function createConsoleServices(target: Target): Promise<ConsoleServ
   const { KycServiceClient } = await import('@shared/providers/kyc-client');
   const queueUrl = requireEnv(target, 'PAYOUTS_QUEUE_URL');
   const dlq = createDeadLetterQueue(requireEnv(target, 'PAYOUTS_DLQ_URL'), queueUrl);
-  const kycSecret = cachedSecret(requireEnv(target, 'KYC_SECRET_ID'), kycSecretSchema);
-  const kycClient = new KycServiceClient({ baseUrl: requireEnv(target, 'KYC_API_BASE_URL'), timeoutMs: 10_000 });
+  // The KYC pieces are built when a KYC page first needs them, so that the console of a stack whose
+  // stage leaves KYC out starts, and only its KYC pages say that KYC is not deployed there.
+  let kycSecret: CachedSecret<KycSecret> | undefined;
+  let kycClient: KycServiceClient | undefined;
+  let kyc: KycRepository | undefined;
   const operator = await operatorDepsFor(target, consoleLog);
   return {
     target,
     payouts: createPayoutRepository(requireEnv(target, 'PAYOUTS_TABLE_NAME')),
     events: createEventStore({ tableName: requireEnv(target, 'EVENTS_TABLE_NAME') }),
-    kyc: createKycRepository({ tableName: requireEnv(target, 'KYC_TABLE_NAME') }),
+    get kyc() {
+      kyc ??= createKycRepository({ tableName: requireEnv(target, 'KYC_TABLE_NAME') });
+      return kyc;
+    },
     collections: createCollectionRepository({ tableName: requireEnv(target, 'COLLECTIONS_TABLE_NAME') }),
-    kycClient,
+    get kycClient() {
+      kycClient ??= new KycServiceClient({ baseUrl: requireEnv(target, 'KYC_API_BASE_URL'), timeoutMs: 10_000 });
+      return kycClient;
+    },
     operator: { ...operator.deps, queue: createPayoutQueue(queueUrl), fingerprints: await targetFingerprints(target) },
     dlq,
     quarantine: createQuarantineStore({ tableName: requireEnv(target, 'QUARANTINE_TABLE_NAME') }),
     signingSecrets: () => targetSigningSecrets(target),
     async kycAppId() {
+      const secret = (kycSecret ??= cachedSecret(requireEnv(target, 'KYC_SECRET_ID'), kycSecretSchema));
       try {
-        return (await kycSecret.get()).app_id;
+        return (await secret.get()).app_id;
       } catch {
         return undefined;
       }
@@ -85,7 +98,7 @@ export async function createConsoleServices(target: Target): Promise<ConsoleServ
     defaultOperator: () => operatorName(target, undefined),
     actor: () => operatorActor(target),
     close() {
-      kycClient.close();
+      kycClient?.close();
       operator.close();
     },
   };

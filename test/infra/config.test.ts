@@ -299,3 +299,42 @@ describe('docs/deploy.md', () => {
     expect(listed.sort()).toEqual(Object.keys(settingsSchema.entries).sort());
   });
 });
+
+describe('kyc.enabled: a stage without the KYC service', () => {
+  it('is on by default, in both shipped stages', () => {
+    expect(parsePayrelayConfig(valid, 't').kyc).toEqual({ enabled: true });
+    expect(resolveStageConfig(context({ stage: 'dev' })).kyc.enabled).toBe(true);
+    expect(resolveStageConfig(context({ stage: 'prod', alarmEmail: 'oncall@example.com' })).kyc.enabled).toBe(true);
+  });
+
+  it('is turned off with -c kycEnabled=false, and refuses a value that is not true or false', () => {
+    expect(resolveStageConfig(context({ kycEnabled: 'false' })).kyc.enabled).toBe(false);
+    expect(resolveStageConfig(context({ kycEnabled: 'true' })).kyc.enabled).toBe(true);
+    expect(configError(() => resolveStageConfig(context({ kycEnabled: 'off' })))).toBe('context key kycEnabled: expected true or false, got "off"');
+  });
+
+  it('refuses KYC gating on a stage without KYC, naming both settings (the shipped prod stage gates on KYC)', () => {
+    const message = configError(() => resolveStageConfig(context({ stage: 'prod', alarmEmail: 'oncall@example.com', kycEnabled: 'false' })));
+    expect(message).toContain('settings.kycGating: KYC gating needs the KYC service, which kyc.enabled: false leaves out of this stage');
+    expect(message).toContain('remove settings.kycGating (or set it to false), or turn KYC on (kyc: { enabled: true }, -c kycEnabled=true)');
+    expect(parsePayrelayConfig({ ...valid, kyc: { enabled: false }, settings: { kycGating: false } }, 't').settings.kycGating).toBe(false);
+  });
+
+  it('refuses the scheduled KYC catch-up on a stage without KYC, naming both settings', () => {
+    const message = configError(() => resolveStageConfig(context({ kycEnabled: 'false', kycCatchUp: 'rate(1 day)' })));
+    expect(message).toContain('kycCatchUp: the scheduled KYC catch-up needs the KYC service, which kyc.enabled: false leaves out of this stage');
+    expect(message).toContain('remove kycCatchUp (and -c kycCatchUp), or turn KYC on (kyc: { enabled: true }, -c kycEnabled=true)');
+  });
+
+  it('needs kycApiBaseUrl only while KYC is on', () => {
+    const { kycApiBaseUrl: _left, ...withoutKycUrl } = valid;
+    expect(configError(() => parsePayrelayConfig(withoutKycUrl, 't'))).toContain(
+      'kycApiBaseUrl: is required while kyc.enabled is true (the default): give the KYC service\'s base URL (-c kycApiBaseUrl=https://...), or leave KYC out of this stage with kyc: { enabled: false } (-c kycEnabled=false)',
+    );
+    expect(parsePayrelayConfig({ ...withoutKycUrl, kyc: { enabled: false } }, 't').kycApiBaseUrl).toBeUndefined();
+    // Kept for the day KYC is turned back on, and still checked.
+    expect(parsePayrelayConfig({ ...valid, kyc: { enabled: false } }, 't').kycApiBaseUrl).toBe('https://kyc.example.com');
+    expect(configError(() => parsePayrelayConfig({ ...valid, kyc: { enabled: false }, kycApiBaseUrl: 'kyc' }, 't'))).toMatch(/kycApiBaseUrl: must be an http\(s\) URL/);
+    expect(configError(() => parsePayrelayConfig({ ...valid, kyc: { enabled: 'no' } }, 't'))).toMatch(/kyc\.enabled: /);
+  });
+});

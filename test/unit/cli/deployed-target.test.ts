@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { OUTPUT } from '@infra/outputs';
 import { CliError, EXIT } from '@cli/output';
-import { applyTargetEnv, resolveTarget } from '@cli/target';
+import { KycNotDeployedError, applyTargetEnv, requireEnv, resolveTarget } from '@cli/target';
 
 // No CloudFormation emulator exists: DescribeStacks is the one call mocked, to check how a deployed
 // stack's outputs become the CLI's target.
@@ -170,6 +170,62 @@ describe('payouts enqueue --dry-run --merchant with --stack', () => {
       printed.mockRestore();
       log.mockRestore();
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a stack whose stage leaves KYC out (output KycNotDeployed)', () => {
+  const outputs = [
+    { OutputKey: OUTPUT.payoutsTableName, OutputValue: 'payrelay-payouts-payouts' },
+    // Kept in the data stack while KYC is off, and still output: they must not let a KYC command through.
+    { OutputKey: OUTPUT.kycTableName, OutputValue: 'payrelay-payouts-kyc' },
+    { OutputKey: OUTPUT.kycSecretArn, OutputValue: 'arn:aws:secretsmanager:eu-west-1:1:secret:payrelay-payouts-kyc' },
+    { OutputKey: OUTPUT.kycNotDeployed, OutputValue: 'kyc.enabled is false: no KYC route or KYC functions on this stage' },
+  ];
+  const stack = { Stacks: [{ StackName: 'payrelay-payouts', CreationTime: new Date(), StackStatus: 'CREATE_COMPLETE' as const, Outputs: outputs }] };
+
+  it('refuses every KYC variable with one error that says KYC is not deployed there and how to turn it on', async () => {
+    cfn.on(DescribeStacksCommand).resolves(stack);
+    const target = await resolveTarget({ stack: 'payrelay-payouts', profile: 'ops', region: 'eu-west-1', kycUrl: 'https://kyc.example' });
+    expect(target.kycNotDeployed).toBe(true);
+    expect(requireEnv(target, 'PAYOUTS_TABLE_NAME')).toBe('payrelay-payouts-payouts');
+    for (const name of ['KYC_TABLE_NAME', 'KYC_SECRET_ID', 'KYC_API_BASE_URL']) {
+      const error = (() => {
+        try {
+          return requireEnv(target, name);
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(error, name).toBeInstanceOf(KycNotDeployedError);
+      expect((error as CliError).exitCode).toBe(EXIT.notFound);
+      expect((error as Error).message).toMatch(/^KYC is not deployed on stack payrelay-payouts: its stage has kyc\.enabled: false/);
+      expect((error as Error).message).toContain('set kyc: { enabled: true } and kycApiBaseUrl in its stage');
+      expect((error as Error).message).toContain('then put the KYC secret (payrelay secrets put kyc --new-callback-token)');
+    }
+    // A stack with KYC: nothing changes.
+    cfn.on(DescribeStacksCommand).resolves({ Stacks: [{ ...stack.Stacks[0], Outputs: outputs.filter((o) => o.OutputKey !== OUTPUT.kycNotDeployed) }] } as typeof stack);
+    const withKyc = await resolveTarget({ stack: 'payrelay-payouts', profile: 'ops', region: 'eu-west-1' });
+    expect(withKyc.kycNotDeployed).toBeUndefined();
+    expect(requireEnv(withKyc, 'KYC_TABLE_NAME')).toBe('payrelay-payouts-kyc');
+  });
+
+  it('ends the kyc commands and `secrets put kyc` with that line and exit 4, before calling anything but CloudFormation', async () => {
+    cfn.on(DescribeStacksCommand).resolves(stack);
+    const printed = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    const log = vi.spyOn(console, 'log').mockImplementation(() => undefined);
+    try {
+      const { run } = await import('@cli/program');
+      const globals = ['node', 'payrelay', '--stack', 'payrelay-payouts', '--profile', 'ops', '--region', 'eu-west-1'];
+      for (const args of [['kyc', 'status', 'user-42'], ['kyc', 'confirm'], ['kyc', 'types'], ['kyc', 'catch-up', '--dry-run'], ['secrets', 'put', 'kyc', '--new-callback-token']]) {
+        printed.mockClear();
+        expect(await run([...globals, ...args]), args.join(' ')).toBe(EXIT.notFound);
+        expect(printed, args.join(' ')).toHaveBeenCalledTimes(1);
+        expect(printed).toHaveBeenCalledWith(expect.stringMatching(/^payrelay: KYC is not deployed on stack payrelay-payouts: its stage has kyc\.enabled: false .* docs\/deploy\.md, "A stage without KYC"$/));
+      }
+    } finally {
+      printed.mockRestore();
+      log.mockRestore();
     }
   });
 });
