@@ -53,7 +53,7 @@ export interface ConsoleAppOptions {
 export function createConsoleApp(options: ConsoleAppOptions): Hono<Env> {
   const { services, secrets } = options;
   const now = options.clock ?? (() => new Date());
-  const ctx: PageContext = { targetLabel: services.target.label, csrf: secrets.csrf };
+  const ctx: PageContext = { targetLabel: services.target.label, csrf: secrets.csrf, ...(services.target.kycNotDeployed ? { kycNotDeployed: true } : {}) };
   const files = staticFiles();
   const overview = overviewSnapshots(() => overviewFigures(services, now()), now);
   overview.warm();

@@ -13,6 +13,8 @@ export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
 export interface PageContext {
   readonly targetLabel: string;
   readonly csrf: string;
+  /** The target's stage leaves KYC out (Target.kycNotDeployed): the navigation has no KYC page then. */
+  readonly kycNotDeployed?: boolean;
 }
 
 const NAV: ReadonlyArray<readonly [string, string]> = [
@@ -41,7 +43,7 @@ export function page(ctx: PageContext, title: string, active: string, body: Html
 <body>
 <header>
   <strong class="brand">payrelay</strong>
-  <nav>${NAV.map(([href, label]) => html`<a href="${href}"${href === active ? html` class="active"` : ''}>${label}</a>`)}</nav>
+  <nav>${NAV.filter(([href]) => !(ctx.kycNotDeployed && href === '/kyc')).map(([href, label]) => html`<a href="${href}"${href === active ? html` class="active"` : ''}>${label}</a>`)}</nav>
   <span class="target" title="what this console reads and acts on">${ctx.targetLabel}</span>
 </header>
 <main>

@@ -58,3 +58,18 @@ describe('console error pages', () => {
     expect(await back.text()).toContain('/callbacks?day=2026-11-20');
   });
 });
+
+describe('console on a stage without KYC', () => {
+  /** Services like `failing`, with the target of a stack whose stage leaves KYC out, or not. */
+  const servicesFor = (kycNotDeployed: boolean): ConsoleServices =>
+    new Proxy(failing, { get: (target, name) => (name === 'target' ? { label: 'unit', ...(kycNotDeployed ? { kycNotDeployed } : {}) } : Reflect.get(target, name)) });
+
+  it('leaves the KYC page out of the navigation there, and only there', async () => {
+    for (const kycNotDeployed of [true, false]) {
+      const kycApp = createConsoleApp({ services: servicesFor(kycNotDeployed), secrets, port: () => 8080 });
+      const body = await (await kycApp.request('/payouts?state=SUCCEEDED', { headers })).text();
+      expect(body.includes('href="/kyc"'), `kycNotDeployed ${kycNotDeployed}`).toBe(!kycNotDeployed);
+      expect(body).toContain('href="/collections"');
+    }
+  });
+});
