@@ -2,13 +2,14 @@ import { Option, type Command } from 'commander';
 import { maskAccountsInJsonText } from '@shared/domain/account';
 import { CALLBACK_SOURCES, receivedDayOf, type CallbackSource } from '@shared/domain/callbacks';
 import { calendarDay, contextOf, listLimit, nonEmptyText, parseSince, positiveInt, refuseEmptyRange, timeArg, withExample } from '../context';
-import { CliError, EXIT, optionsText, printBody, printListing, printTable, printLine } from '../output';
+import type { StoredEvent } from '@shared/ports/callbacks';
+import { CliError, EXIT, optionsText, printBody, printListing, printRecord, printTable, printLine } from '../output';
 import { requireEnv } from '../target';
 import { cliLog, noTelemetry } from '../log';
 
-/** `payrelay events list|replay` and the quarantine's commands. */
+/** `payrelay events list|show|replay` and the quarantine's commands. */
 export function registerEventsCommands(program: Command): void {
-  const events = withExample(program.command('events').description('stored callbacks: list them, re-apply them (replay), an upgrade\'s backfill, and the quarantine of notifications whose signature did not match'), 'payrelay events list --reference WD-2024-0001', 'payrelay events replay --since 6h');
+  const events = withExample(program.command('events').description('stored callbacks: list them, re-apply them (replay), an upgrade\'s backfill, and the quarantine of notifications whose signature did not match'), 'payrelay events list --reference WD-2024-0001', 'payrelay events show <event id>', 'payrelay events replay --since 6h');
   timeRangeCommand(events, 'replay', '30m, 6h, 2d', 'payrelay events replay --since 6h', 'payrelay events replay --since 2026-11-20T00:00:00Z --until 2026-11-21T00:00:00Z')
     .description('re-apply the stored callbacks of a time range: KYC callbacks to the KYC subjects, order notifications to the collections they name (idempotent; notifications about payouts are left to the reconciler)')
     .action(async (opts: TimeRangeOptions, cmd: Command) => {
@@ -35,6 +36,7 @@ export function registerEventsCommands(program: Command): void {
 
   registerBackfillCommand(events);
   registerListCommand(events);
+  registerShowCommand(events);
   registerQuarantineCommands(events);
 }
 
@@ -130,6 +132,82 @@ function registerListCommand(events: Command): void {
         if (shown.length === 0) return;
         const what = `${shown.length} callback(s)${opts.reference === undefined ? '' : ` naming ${opts.reference}`}${day ? ` on ${day}` : ''}`;
         printLine(page.cursor === undefined ? what : `${what} on this page; next page: --cursor ${page.cursor}`);
+      });
+    });
+}
+
+/**
+ * Longest event id looked up: a dedupe key is `<source>#<64 hex digits>` (84 characters at most), and
+ * DynamoDB refuses a key over 2048 bytes with an error that would read as a failure; anything longer
+ * than this names no stored callback.
+ */
+const MAX_EVENT_ID_LENGTH = 256;
+
+/** What `events show` prints of a stored callback: every field, the body masked. */
+export type ShownEvent = Omit<StoredEvent, 'body'> & { body: string };
+
+/**
+ * A stored callback as `events show` prints it: its body through the console's masking viewer
+ * (maskAccountsInJsonText: account, card and phone numbers masked at any depth), never as stored,
+ * since a provider body carries the beneficiary's account number.
+ */
+export function shownEvent(event: StoredEvent): ShownEvent {
+  return { ...event, body: maskAccountsInJsonText(event.body) };
+}
+
+/**
+ * The line under an unrecognized callback: the reference it names is only what its body says
+ * (nothing was applied), and how it gets applied once payrelay learns its shape. The replay range
+ * holds exactly its receipt time, so only this callback is read again.
+ */
+export function unrecognizedHint(event: Pick<StoredEvent, 'receivedAt'>): string {
+  const until = new Date(Date.parse(event.receivedAt) + 1).toISOString();
+  return (
+    'Not applied: payrelay did not recognize it (the reference shown is what its body names, nothing vouches for it). ' +
+    `Once an upgrade recognizes this shape, apply it with: payrelay events replay --since ${event.receivedAt} --until ${until}`
+  );
+}
+
+/** `payrelay events show`: one stored callback, its body masked (the console's callback page reads the same). */
+function registerShowCommand(events: Command): void {
+  withExample(
+    events.command('show').argument('<event-id>', 'the event id `events list` prints (kyc#… or payout-notification#…)'),
+    'payrelay events show kyc#3f9a0c21d4e5b6a7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5',
+    'payrelay --json events show kyc#3f9a0c21d4e5b6a7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5',
+  )
+    .description(
+      'show one stored callback: when and how it came, whether it was recognized (and why not) and applied, the references it names, ' +
+        'and its body as received with account, card and phone numbers masked (one GetItem)',
+    )
+    .action(async (eventId: string, _opts: unknown, cmd: Command) => {
+      // Refused before any stack is looked for: an empty id names no callback.
+      if (eventId.trim() === '') throw new CliError('event id is empty: give the id `payrelay events list` prints', EXIT.invalidInput);
+      const ctx = contextOf(cmd);
+      const target = await ctx.target();
+      const { createEventStore } = await import('@shared/adapters/event-store');
+      const stored = eventId.length > MAX_EVENT_ID_LENGTH ? undefined : await createEventStore({ tableName: requireEnv(target, 'EVENTS_TABLE_NAME') }).get(eventId);
+      if (stored === undefined) {
+        throw new CliError(
+          `no stored callback ${eventId.length > 100 ? `${eventId.slice(0, 100)}…` : eventId} (ids look like kyc#<64 hex digits>, as payrelay events list prints them; a callback is kept EVENT_RETENTION_DAYS days, 90 by default)`,
+          EXIT.notFound,
+        );
+      }
+      const shown = shownEvent(stored);
+      ctx.out.result(shown, () => {
+        printRecord({
+          'event id': shown.eventId,
+          source: shown.source,
+          'received at': shown.receivedAt,
+          via: shown.via ?? 'delivered',
+          'from address': shown.sourceIp,
+          recognized: shown.recognized ? 'yes' : `no: ${shown.unrecognizedReason ?? ''}`,
+          'applied at': shown.appliedAt ?? (shown.recognized ? 'not yet (the applier applies it shortly)' : 'never (unrecognized)'),
+          'app id': shown.appId,
+          user_reference: shown.userReference,
+          withdrawal_reference: shown.withdrawalReference,
+        });
+        if (!shown.recognized) printLine(unrecognizedHint(shown));
+        printBody('body as received (account, card and phone numbers masked)', shown.body);
       });
     });
 }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { contextOf, countryCode, emailAddress, nonEmptyText, parseSince, phoneNumber, positiveInt, redirectUrl, timeArg, withExample, type CommandContext } from '../context';
 import { CliError, EXIT, describeError, printListing, printRecord, printTable, shellWord, printLine } from '../output';
+import type { ReceivedEvent } from '@shared/ports/callbacks';
 import { cliLog, noTelemetry } from '../log';
 import { startProgress, type Progress } from '../progress';
 import { requireEnv, type Target } from '../target';
@@ -207,6 +208,48 @@ function registerOrder(kyc: Command): void {
     });
 }
 
+/** At most this many of a user's newest stored callbacks are listed when no callback was applied to it. */
+const STORED_CALLBACKS_SHOWN = 10;
+
+/** A stored KYC callback naming a user with no subject: what `kyc status` lists of it. */
+type StoredCallbackNaming = Pick<ReceivedEvent, 'eventId' | 'receivedAt' | 'recognized' | 'unrecognizedReason'>;
+
+/**
+ * The newest stored KYC callbacks of this app naming the user (one Query of the by-reference index),
+ * read only when no callback was applied to it: an unrecognized callback (an unknown kyc_status) is
+ * stored under the user_reference its body names and applied to nothing, and "no callback received"
+ * would send the operator the wrong way.
+ */
+async function storedCallbacksNaming(target: Target, appId: string, userReference: string): Promise<StoredCallbackNaming[]> {
+  const { createEventStore } = await import('@shared/adapters/event-store');
+  const page = await createEventStore({ tableName: requireEnv(target, 'EVENTS_TABLE_NAME') }).listCallbacks({ reference: userReference, source: 'kyc', limit: STORED_CALLBACKS_SHOWN });
+  return page.events
+    .filter((event) => event.appId === undefined || event.appId === appId)
+    .map(({ eventId, receivedAt, recognized, unrecognizedReason }) => ({ eventId, receivedAt, recognized, ...(unrecognizedReason === undefined ? {} : { unrecognizedReason }) }));
+}
+
+/** `kyc status` for a user no callback was applied to: none stored, or those stored and why they were not applied. */
+function printNoSubject(userReference: string, stored: readonly StoredCallbackNaming[]): void {
+  if (stored.length === 0) {
+    printLine('  no callback received for this user yet (a user_reference payrelay never heard of reads the same: check it against the reference of the KYC order)');
+    return;
+  }
+  const unrecognized = stored.filter((event) => !event.recognized);
+  const waiting = stored.length - unrecognized.length;
+  if (unrecognized.length > 0) {
+    printLine(
+      `  no callback applied to this user, but ${unrecognized.length} stored callback(s) name ${userReference} that payrelay did not recognize (applied to nothing; the user_reference is what the body says):`,
+    );
+  } else printLine(`  no callback applied to this user yet; ${waiting} stored callback(s) name ${userReference} and wait for the applier:`);
+  printTable(
+    ['received at', 'recognized', 'event id'],
+    stored.map((event) => [event.receivedAt, event.recognized ? 'yes (not applied yet)' : `no: ${event.unrecognizedReason ?? ''}`, event.eventId]),
+  );
+  if (unrecognized.length > 0) {
+    printLine('  Read one with `payrelay events show <event id>`; once an upgrade recognizes its shape, `payrelay events replay --since <its received at>` applies it.');
+  } else printLine('  `payrelay events replay --since <received at>` applies them now.');
+}
+
 /** Fields of a KYC subject that order its updates (positions, version), not its state: left out of `kyc status`'s table. */
 const KYC_BOOKKEEPING = new Set(['position', 'orderPosition', 'profilePosition', 'version', 'lastEventId']);
 
@@ -319,7 +362,10 @@ export function registerKycCommands(program: Command): void {
     kyc.command('status').argument('<user_reference>', 'your identifier of the user').option('--app-id <id>', 'KYC app id (default: from the kyc secret)', nonEmptyText),
     'payrelay kyc status user-42',
   )
-    .description("a user's KYC state here (the projection built from callbacks) and at the KYC service (verification-status)")
+    .description(
+      "a user's KYC state here (the projection built from callbacks) and at the KYC service (verification-status); with no callback applied to the user, " +
+        'the stored callbacks that name it and why they were not applied (an unrecognized kyc_status, say)',
+    )
     .action(async (userReference: string, opts: { appId?: string }, cmd: Command) => {
       const ctx = contextOf(cmd);
       if (userReference.trim() === '') throw new CliError('user_reference is empty: give the reference the KYC order was created with', EXIT.invalidInput);
@@ -331,6 +377,7 @@ export function registerKycCommands(program: Command): void {
       const appId = opts.appId ?? (await (await kycSecret(target)).get()).app_id;
       const { createKycRepository } = await import('@shared/adapters/kyc-repository');
       const subject = await createKycRepository({ tableName: requireEnv(target, 'KYC_TABLE_NAME') }).getSubject({ appId, userReference });
+      const stored = subject ? undefined : await storedCallbacksNaming(target, appId, userReference);
       const { isApprovalConfirmed } = await import('@shared/domain/kyc-subject');
       let provider: unknown;
       try {
@@ -338,7 +385,7 @@ export function registerKycCommands(program: Command): void {
       } catch (error) {
         provider = { error: describeError(error) };
       }
-      ctx.out.result({ appId, userReference, local: subject ?? null, provider }, () => {
+      ctx.out.result({ appId, userReference, local: subject ?? null, ...(stored ? { storedCallbacks: stored } : {}), provider }, () => {
         printLine('Here (from callbacks):');
         // The projection's ordering bookkeeping stays in --json; a person reads the state and the profile.
         if (subject) {
@@ -350,7 +397,7 @@ export function registerKycCommands(program: Command): void {
               : 'no: waiting for a confirming pull (payouts gated on KYC wait; `payrelay kyc confirm` asks now)';
           }
           printRecord(shown);
-        } else printLine('  no callback received for this user yet (a user_reference payrelay never heard of reads the same: check it against the reference of the KYC order)');
+        } else printNoSubject(userReference, stored ?? []);
         printLine('At the KYC service (verification-status):');
         if (provider && typeof provider === 'object') {
           const p = provider as { status?: unknown; error?: unknown; record?: { order?: { status?: unknown } } };

@@ -27,6 +27,8 @@ export function payoutSummary(payout: Payout): Record<string, unknown> {
     state: r.state,
     account: `${r.accountCode} ${r.accountMasked}`,
     verified_name: r.verifiedName,
+    // The KYC subject the payout was gated on: how a changed KYC decision is traced to its payouts.
+    user_reference: r.userReference,
     provider_status: r.providerStatus,
     reason: r.reason,
     // Intents written (released and withdrawn ones included): at most that many Payout calls, not calls made.
@@ -78,36 +80,56 @@ function registerStatusAndList(payouts: Command): void {
       .addOption(upperCaseChoice(new Option('--state <state>', 'payouts in this state (any case)'), PAYOUT_STATES).makeOptionMandatory())
       .option('--limit <n>', 'show at most n, newest change first (at most 1000)', listLimit, 100)
       .option('--merchant <platform_merchant_id>', 'only payouts of this merchant', nonEmptyText)
+      .option(
+        '--user-reference <user_reference>',
+        'only payouts requested with this user_reference (the KYC user). A filter, not an index: it reads the same index pages as the listing without it ' +
+          '(and each listed payout\'s user_reference), so a page may hold fewer than --limit while a --cursor follows',
+        nonEmptyText,
+      )
       .option('--since <time>', 'only payouts last changed at or after this time: ISO 8601 or a duration back from now (30m, 6h, 2d)', timeArg)
       .option('--until <time>', 'only payouts last changed at or before this time (same forms as --since)', timeArg)
       .option('--cursor <cursor>', 'the next page: the cursor printed under the previous page', nonEmptyText),
     'payrelay payouts list --state NEEDS_REVIEW',
+    'payrelay payouts list --state SUCCEEDED --user-reference user-42 --since 2026-11-20T00:00:00Z',
   )
     .description('list payouts in one state, newest change first, a page at a time (reads an index, never the whole table)')
-    .action(async (opts: { state: PayoutState; limit: number; merchant?: string; since?: string; until?: string; cursor?: string }, cmd: Command) => {
+    .action(async (opts: { state: PayoutState; limit: number; merchant?: string; userReference?: string; since?: string; until?: string; cursor?: string }, cmd: Command) => {
       const ctx = contextOf(cmd);
+      if (opts.userReference !== undefined && opts.userReference.length > MAX_WITHDRAWAL_REFERENCE_LENGTH) {
+        throw new CliError(`--user-reference is longer than ${MAX_WITHDRAWAL_REFERENCE_LENGTH} characters: no payout has such a user_reference`, EXIT.invalidInput);
+      }
       // Wrong times are refused before any stack is looked for.
       const updatedFrom = opts.since === undefined ? undefined : parseSince(opts.since);
       const updatedTo = opts.until === undefined ? undefined : parseSince(opts.until);
       refuseEmptyRange(updatedFrom, updatedTo, false);
       const { repository } = await adapters(ctx);
-      const page = await repository.listByState({ state: opts.state, limit: opts.limit, merchant: opts.merchant, updatedFrom, updatedTo, cursor: opts.cursor });
+      const page = await repository.listByState({
+        state: opts.state,
+        limit: opts.limit,
+        merchant: opts.merchant,
+        userReference: opts.userReference,
+        updatedFrom,
+        updatedTo,
+        cursor: opts.cursor,
+      });
       const shown = page.payouts;
       ctx.out.result(
         { payouts: shown.map((p) => payoutSummary(p)), cursor: page.cursor ?? null },
         () => {
-          const filter = optionsText([['--state', opts.state], ['--merchant', opts.merchant], ['--since', opts.since], ['--until', opts.until]]);
+          const filter = optionsText([['--state', opts.state], ['--merchant', opts.merchant], ['--user-reference', opts.userReference], ['--since', opts.since], ['--until', opts.until]]);
+          if (shown.length === 0 && page.cursor !== undefined) {
+            // A filter read pages that held none of them; more may follow.
+            printLine(`No payouts match ${filter} in the payouts read for this page; more may: next page: --cursor ${page.cursor}`);
+            return;
+          }
           printListing(
             ['withdrawal_reference', 'currency', 'amount', 'state', 'updated', 'reason'],
             shown.map((p) => [p.record.identity.withdrawal_reference, p.record.identity.currency, p.record.amount, p.state, p.record.updatedAt, p.record.reason]),
             opts.cursor === undefined ? `No payouts match ${filter}.` : `No more payouts match ${filter} after this --cursor.`,
           );
           if (shown.length === 0) return;
-          printLine(
-            page.cursor === undefined
-              ? `${shown.length} payout(s) in ${opts.state}`
-              : `${shown.length} payout(s) in ${opts.state} on this page; next page: --cursor ${page.cursor}`,
-          );
+          const what = `${shown.length} payout(s) in ${opts.state}${opts.userReference === undefined ? '' : ` of user ${opts.userReference}`}`;
+          printLine(page.cursor === undefined ? what : `${what} on this page; next page: --cursor ${page.cursor}`);
         },
       );
     });

@@ -64,7 +64,8 @@ export function receivedShardOf(eventId: string, receivedAt: Date): string {
 }
 
 /**
- * `referenceKey` of a recognized callback: `<source>#<reference>`, the partition of the `by-reference`
+ * `referenceKey` of a callback naming a reference (a recognized one, or an unrecognized one whose body
+ * names one that reads safely): `<source>#<reference>`, the partition of the `by-reference`
  * index that lists the callbacks naming that reference. An event that names none is not in the index.
  */
 export function referenceKeyOf(source: CallbackSource, reference: string): string {

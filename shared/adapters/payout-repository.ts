@@ -15,6 +15,13 @@ import { queryAll } from './query-all';
 const GET_MANY_PARALLEL = 4;
 
 /**
+ * Reads of the by-state shards one page may take to fill itself (each reads at most `limit` entries a
+ * shard): a filter drops entries after they are read, so a rare match could otherwise cost a page of
+ * nothing. The page is returned with its cursor after that many, however short.
+ */
+const FILTERED_READS = 10;
+
+/**
  * The by-state cursor: the state listed, and per shard where to resume (a key), 0 to read it from its
  * start, or null once the shard is exhausted.
  */
@@ -144,14 +151,22 @@ export function createPayoutRepository(tableName: string, given?: DynamoDBDocume
     return found;
   }
 
-  /** Final and UNKNOWN payouts: each shard of `by-state` read backwards, merged newest first. */
-  async function listFromStateIndex(query: PayoutListQuery): Promise<PayoutListPage> {
+  /**
+   * One read of each shard of `by-state` not yet exhausted, from `shards`, merged newest first: at
+   * most `wanted` payouts of the query, and where each shard resumes after what this read used.
+   * Only the entries no unread one can precede are used: a shard with more to read (its Query
+   * stopped at `last`, a merchant filter may have dropped most of its page) bounds the merge at its
+   * stop, so the pages of a listing stay in order. Entries are used newest first until `wanted`
+   * payouts are found; an entry whose payout moved on since the index answered, or that names
+   * another user_reference, is used and left out (it shows under its new state, or not at all).
+   * With a user_reference filter (the index does not hold it) the used entries' state and
+   * user_reference are read first (a few bytes each), then the whole items of the payouts shown;
+   * without one, the whole items of the first `wanted` entries, as the listing always did.
+   */
+  async function stateIndexRead(query: PayoutListQuery, shards: ReadonlyArray<Key | null | 0>, wanted: number): Promise<{ payouts: Payout[]; next: Array<Key | null | 0> }> {
     const range = updatedRange(query);
-    const cursor = query.cursor
-      ? readListCursor(query.cursor, query.state, stateCursorOf(query.state, range), stateCursorOf(query.state))
-      : { shards: Array(SHARDS.byState).fill(0) as Array<0> };
     const pages = await Promise.all(
-      cursor.shards.map(async (start, n) => {
+      shards.map(async (start, n) => {
         if (start === null) return { n, items: [] as Key[], last: undefined };
         const out = await client.send(
           new QueryCommand({
@@ -169,36 +184,76 @@ export function createPayoutRepository(tableName: string, given?: DynamoDBDocume
         return { n, items: out.Items ?? [], last: out.LastEvaluatedKey };
       }),
     );
+    const stops = pages.flatMap(({ last }) => (last === undefined ? [] : [{ pk: String(last.pk), updatedAt: String(last.updatedAt) }])).sort(newestFirst);
+    const bound = stops[0];
     const candidates = pages
-      .flatMap(({ n, items }) => items.map((item) => ({ n, item, pk: String(item.pk), updatedAt: String(item.updatedAt) })))
-      .sort(newestFirst);
-    const shown = candidates.slice(0, query.limit);
-    // Each shard resumes after the last of its entries shown; a shard none of whose entries was shown
-    // resumes where it was; a shard whose query ended and whose entries were all shown is done.
-    const next = cursor.shards.map((start, n): Key | null | 0 => {
+      .flatMap(({ n, items }) => items.map((item) => ({ n, pk: String(item.pk), updatedAt: String(item.updatedAt) })))
+      .sort(newestFirst)
+      .filter((c) => bound === undefined || newestFirst(c, bound) <= 0);
+    const listed = (item: PayoutItem | undefined): item is PayoutItem =>
+      item !== undefined && item.state === query.state && (query.userReference === undefined || item.user_reference === query.userReference);
+    let used: typeof candidates;
+    if (query.userReference === undefined) used = candidates.slice(0, wanted);
+    else {
+      const brief = new Map((await getMany(candidates.map((c) => c.pk), ['pk', 'state', 'user_reference'])).map((item) => [item.pk, item]));
+      let found = 0;
+      let end = candidates.length;
+      for (const [index, c] of candidates.entries()) {
+        if (listed(brief.get(c.pk))) found += 1;
+        if (found === wanted) {
+          end = index + 1;
+          break;
+        }
+      }
+      used = candidates.slice(0, end);
+    }
+    // Each shard resumes after the last of its entries used; a shard none of whose entries was used
+    // resumes where it was; a shard whose query ended and whose entries were all used is done.
+    const next = shards.map((start, n): Key | null | 0 => {
       const page = pages[n] as (typeof pages)[number];
-      const mine = shown.filter((c) => c.n === n);
-      const allShown = mine.length === page.items.length;
-      if (start === null || (allShown && page.last === undefined)) return null;
-      if (allShown && page.last !== undefined) return page.last;
-      const lastShown = mine[mine.length - 1];
-      if (!lastShown) return start;
-      return { pk: lastShown.pk, listShard: `${query.state}#${n}`, updatedAt: lastShown.updatedAt };
+      const mine = used.filter((c) => c.n === n);
+      const allUsed = mine.length === page.items.length;
+      if (start === null || (allUsed && page.last === undefined)) return null;
+      if (allUsed && page.last !== undefined) return page.last;
+      const lastUsed = mine[mine.length - 1];
+      if (!lastUsed) return start;
+      return { pk: lastUsed.pk, listShard: `${query.state}#${n}`, updatedAt: lastUsed.updatedAt };
     });
-    const byPk = new Map((await getMany(shown.map((c) => c.pk))).map((item) => [item.pk, item]));
-    const payouts = shown.flatMap((c) => {
+    const byPk = new Map((await getMany(used.map((c) => c.pk))).map((item) => [item.pk, item]));
+    const payouts = used.flatMap((c) => {
       const item = byPk.get(c.pk);
-      // An entry whose payout moved on since the index answered is left out; it shows under its new state.
-      return item && item.state === query.state ? [fromItem(item)] : [];
+      return listed(item) ? [fromItem(item)] : [];
     });
-    const more = next.some((s) => s !== null);
-    return more ? { payouts, cursor: encodeCursor({ state: query.state, shards: next }) } : { payouts };
+    return { payouts, next };
+  }
+
+  /**
+   * Final and UNKNOWN payouts: each shard of `by-state` read backwards, merged newest first. A filter
+   * (merchant, user_reference) drops entries after they are read and may leave a read short (so may
+   * payouts that moved on, or a shard's Query page cut at 1 MB): up to FILTERED_READS reads fill the
+   * page, then it is returned with its cursor, however short. Unfiltered, one read fills it.
+   */
+  async function listFromStateIndex(query: PayoutListQuery): Promise<PayoutListPage> {
+    const range = updatedRange(query);
+    let shards: Array<Key | null | 0> = query.cursor
+      ? readListCursor(query.cursor, query.state, stateCursorOf(query.state, range), stateCursorOf(query.state)).shards
+      : (Array(SHARDS.byState).fill(0) as Array<0>);
+    const payouts: Payout[] = [];
+    for (let reads = 1; ; reads += 1) {
+      const read = await stateIndexRead(query, shards, query.limit - payouts.length);
+      payouts.push(...read.payouts);
+      shards = read.next;
+      if (shards.every((s) => s === null)) return { payouts };
+      if (payouts.length >= query.limit || reads >= FILTERED_READS) {
+        return { payouts, cursor: encodeCursor({ state: query.state, shards }) };
+      }
+    }
   }
 
   /**
    * The worker's in-flight states (ACCEPTED, VERIFYING, SUBMITTING, SUBMITTED): the `OPEN#<n>`
    * partitions of the open index hold only the payouts not yet final (few: in flight, or UNKNOWN
-   * until settled or handed to a person), read whole; each one's state, merchant and last change are
+   * until settled or handed to a person), read whole; each one's state, merchant, user_reference and last change are
    * read (a few bytes each) to filter and sort, and the full items only for the page.
    */
   async function listInFlight(query: PayoutListQuery): Promise<PayoutListPage> {
@@ -218,11 +273,12 @@ export function createPayoutRepository(tableName: string, given?: DynamoDBDocume
     ).flat();
     const from = query.updatedFrom?.toISOString();
     const to = query.updatedTo?.toISOString();
-    const matching = (await getMany(entries.map((e) => String(e.pk)), ['pk', 'state', 'platform_merchant_id', 'updatedAt']))
+    const matching = (await getMany(entries.map((e) => String(e.pk)), ['pk', 'state', 'platform_merchant_id', 'updatedAt', 'user_reference']))
       .filter(
         (item) =>
           item.state === query.state &&
           (query.merchant === undefined || item.platform_merchant_id === query.merchant) &&
+          (query.userReference === undefined || item.user_reference === query.userReference) &&
           (from === undefined || item.updatedAt >= from) &&
           (to === undefined || item.updatedAt <= to) &&
           (after === undefined || newestFirst({ updatedAt: after[0], pk: after[1] }, item) < 0),

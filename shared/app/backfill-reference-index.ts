@@ -16,7 +16,7 @@ export interface BackfillResult {
   added: number;
   /** Callbacks already in it, or expired between the listing and the write. */
   unchanged: number;
-  /** Callbacks that name no reference (unrecognized ones, KYC callbacks without a user reference). */
+  /** Callbacks that name no reference (unrecognized ones stored before they were listed by the reference they name, or naming none). */
   noReference: number;
 }
 

@@ -120,7 +120,8 @@ export const EVENTS_TABLE = {
     {
       // Callbacks by the reference they name, newest first: `referenceKey` is `<source>#<reference>`
       // (the withdrawal reference of an order notification, the user reference of a KYC callback),
-      // present only on recognized callbacks. "The callbacks that named this payout" is one Query.
+      // present on recognized callbacks and on unrecognized ones whose body names a reference that
+      // reads safely (referencesOfUnrecognized: a label to find them by, never applied). "The callbacks that named this payout" is one Query.
       // Listing fields only, like the time index: a body can be 350 KB.
       indexName: 'by-reference',
       partitionKey: { name: 'referenceKey', type: 'S' },

@@ -120,6 +120,72 @@ function believableTime(value: unknown, receivedAt: Date): string {
 
 const PROFILE_FIELDS = ['first_name', 'last_name', 'phone', 'email', 'country'] as const;
 
+/** A reference read from a payload as the recognizers read it, or why there is none they would accept. */
+type ReferenceRead = { reference: string } | { reason: string };
+
+/**
+ * A KYC payload's `user_reference` (top level), read as recognizeKycCallback reads it: a non-empty
+ * string, trimmed, that referenceProblem accepts.
+ */
+function kycUserReference(payload: Json): ReferenceRead {
+  const userReference = nonEmptyString(payload.user_reference);
+  if (userReference === undefined) return { reason: `user_reference ${missingOrWhy(payload.user_reference)}` };
+  const badReference = referenceProblem('user_reference', userReference);
+  return badReference ? { reason: badReference } : { reference: userReference };
+}
+
+/**
+ * The reference an order notification's `data` names, read as recognizeOrderNotification reads it:
+ * `data.withdrawal_reference`, else `data.order_details.partner_order_id`, trimmed, that
+ * referenceProblem accepts; with which of the two it was.
+ */
+function notificationReference(data: Json): { reference: string; payoutReference?: string; partnerOrderId?: string } | { reason: string } {
+  const orderDetails = isObject(data.order_details) ? data.order_details : {};
+  const partnerOrderId = nonEmptyString(orderDetails.partner_order_id);
+  const payoutReference = nonEmptyString(data.withdrawal_reference);
+  const reference = payoutReference ?? partnerOrderId;
+  if (reference === undefined) return { reason: 'no data.withdrawal_reference or data.order_details.partner_order_id' };
+  const badReference = referenceProblem('withdrawal reference', reference);
+  return badReference ? { reason: badReference } : { reference, payoutReference, partnerOrderId };
+}
+
+/**
+ * Characters a reference copied from an unrecognized body may not hold: controls (C0, DEL, C1),
+ * invisible format characters (bidi overrides, zero-width ones) and the line and paragraph
+ * separators. No reference payrelay hands out carries one, and in a listing they could only forge
+ * or hide text.
+ */
+const NOT_SHOWN_AS_ITSELF = /[\p{Cc}\p{Cf}\u2028\u2029]/u;
+
+/** The listing attributes an unrecognized callback names: at most one of the two. */
+export interface NamedReferences {
+  userReference?: string;
+  withdrawalReference?: string;
+}
+
+/**
+ * The reference an authentic but unrecognized callback names, read from its already parsed body at
+ * the place the recognizer reads it for a recognized one (a KYC callback's top-level
+ * `user_reference`; a notification's `data.withdrawal_reference`, else
+ * `data.order_details.partner_order_id`), so the operator can find it by the user or payout it is
+ * about (`events list --reference`, `kyc status`). The same rules as a recognized reference (a
+ * non-empty string, trimmed, at most MAX_REFERENCE_LENGTH characters, well-formed), and stricter:
+ * nothing vouches for the rest of the body, so a reference with a control or invisible character
+ * is left out rather than listed. Only a label for listings: nothing is ever applied by it (the
+ * applier and replay recognize the stored body again). A few property reads, no copy of the body:
+ * it runs on the receivers' hot path.
+ */
+export function referencesOfUnrecognized(source: CallbackSource, payload: unknown): NamedReferences {
+  if (!isObject(payload)) return {};
+  if (source === 'kyc') {
+    const read = kycUserReference(payload);
+    return 'reference' in read && !NOT_SHOWN_AS_ITSELF.test(read.reference) ? { userReference: read.reference } : {};
+  }
+  if (!isObject(payload.data)) return {};
+  const read = notificationReference(payload.data);
+  return 'reference' in read && !NOT_SHOWN_AS_ITSELF.test(read.reference) ? { withdrawalReference: read.reference } : {};
+}
+
 /**
  * Reads a KYC callback payload ("Callback payload" in the KYC service's documentation). It needs a user reference and a
  * known status word; a completed callback also needs a final decision (approved or rejected).
@@ -127,12 +193,9 @@ const PROFILE_FIELDS = ['first_name', 'last_name', 'phone', 'email', 'country'] 
  */
 export function recognizeKycCallback(payload: unknown, receivedAt: Date): Recognition<KycCallbackEvent> {
   if (!isObject(payload)) return { recognized: false, reason: 'payload is not a JSON object' };
-  const userReference = nonEmptyString(payload.user_reference);
-  if (userReference === undefined) {
-    return { recognized: false, reason: `user_reference ${missingOrWhy(payload.user_reference)}` };
-  }
-  const badReference = referenceProblem('user_reference', userReference);
-  if (badReference) return { recognized: false, reason: badReference };
+  const read = kycUserReference(payload);
+  if ('reason' in read) return { recognized: false, reason: read.reason };
+  const userReference = read.reference;
   const statusWord = nonEmptyString(payload.status);
   const phase = statusWord === undefined ? undefined : normalizeKycPhase(statusWord);
   if (phase === undefined) {
@@ -190,14 +253,9 @@ export function recognizeOrderNotification(payload: unknown): Recognition<OrderN
   if (data === undefined) return { recognized: false, reason: 'data is missing' };
   const orderDetails = isObject(data.order_details) ? data.order_details : {};
   const payment = isObject(data.payment) ? data.payment : {};
-  const partnerOrderId = nonEmptyString(orderDetails.partner_order_id);
-  const payoutReference = nonEmptyString(data.withdrawal_reference);
-  const withdrawalReference = payoutReference ?? partnerOrderId;
-  if (withdrawalReference === undefined) {
-    return { recognized: false, reason: 'no data.withdrawal_reference or data.order_details.partner_order_id' };
-  }
-  const badReference = referenceProblem('withdrawal reference', withdrawalReference);
-  if (badReference) return { recognized: false, reason: badReference };
+  const read = notificationReference(data);
+  if ('reason' in read) return { recognized: false, reason: read.reason };
+  const { reference: withdrawalReference, payoutReference, partnerOrderId } = read;
   return {
     recognized: true,
     event: {

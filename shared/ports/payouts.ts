@@ -32,6 +32,11 @@ export interface PayoutListQuery {
   readonly state: PayoutState;
   /** Only this platform_merchant_id. */
   readonly merchant?: string;
+  /**
+   * Only payouts requested with this user_reference (the KYC subject they were gated on). The
+   * listing's index does not hold it: a filter on what is read, not a narrower read.
+   */
+  readonly userReference?: string;
   /** Only payouts whose last change is at or after this time. */
   readonly updatedFrom?: Date;
   /** Only payouts whose last change is at or before this time. */
