@@ -36,11 +36,22 @@ const auditLog = jsonLinesLog();
 const identityText = (identity?: { platform_merchant_id: string; currency: string; withdrawal_reference: string }): string | undefined =>
   identity ? `${identity.withdrawal_reference} (${identity.platform_merchant_id}, ${identity.currency})` : undefined;
 
+/**
+ * The label of a DLQ message's receive count. SQS cannot show a message without receiving it, so
+ * payrelay's own reads (`dlq list`, `dlq show`, the console) count too: the label says so, lest it be
+ * read as the worker's attempts (those are in the message's reason, "gave up after N receives").
+ */
+export const RECEIVES_LABEL = 'receives (our reads too)';
+
+/** Under `dlq list`: what the receive count is, and where the worker's attempts are. */
+export const RECEIVES_NOTE =
+  "receives counts every receive of the message in the DLQ, payrelay's own reads (dlq list, dlq show, the console) included: it is not the worker's attempts, which its reason gives (\"gave up after N receives\")";
+
 /** `dlq show` for a person: the message's fields and attributes as a table, then its body (masked) under a heading. */
 export function printDeadLetter(shown: DeadLetterView & { body: string; attributes: Record<string, string> }): void {
-  const { body, attributes, identity, sentAt, ...rest } = shown;
-  // The same label as `dlq list`: the time of the first send, kept through every redrive.
-  printRecord({ 'first sent': sentAt, ...rest, payout: identityText(identity), attributes });
+  const { body, attributes, identity, sentAt, receiveCount, ...rest } = shown;
+  // The same labels as `dlq list`: the time of the first send, kept through every redrive; the receives, ours too.
+  printRecord({ 'first sent': sentAt, [RECEIVES_LABEL]: receiveCount, ...rest, payout: identityText(identity), attributes });
   printBody('body (account, card and phone numbers masked)', body);
 }
 
@@ -130,7 +141,7 @@ export function registerDlqCommands(program: Command): void {
   withExample(dlq.command('list').option('--limit <n>', 'read at most n messages', positiveInt, 1000), 'payrelay dlq list')
     .description(
       'list the DLQ: id, first sent, receive count, reason, payout identity (account masked). Consumes nothing: each message ' +
-        'is hidden for a moment while read, then made visible again (its receive count goes up by one).',
+        "is hidden for a moment while read, then made visible again (its receive count goes up by one: the count includes payrelay's own reads, not only the worker's attempts).",
     )
     .action(async (opts: { limit: number }, cmd: Command) => {
       const ctx = contextOf(cmd);
@@ -139,11 +150,12 @@ export function registerDlqCommands(program: Command): void {
       const views = await listDeadLetters(queue, opts.limit);
       ctx.out.result(views, () => {
         printListing(
-          ['id', 'first sent', 'receives', 'reason', 'payout', 'account'],
+          ['id', 'first sent', RECEIVES_LABEL, 'reason', 'payout', 'account'],
           views.map((v) => [v.id, v.sentAt, v.receiveCount, v.reason, identityText(v.identity), v.accountMasked]),
           'The dead-letter queue is empty (a message another command is reading right now stays hidden for a moment).',
         );
         if (views.length > 0) printLine(`${views.length} message(s)${views.length >= opts.limit ? ` (the first ${opts.limit}; raise --limit for more)` : ''}`);
+        if (views.length > 0) printLine(RECEIVES_NOTE);
       });
     });
 
