@@ -60,6 +60,18 @@ export function upperCaseChoice(option: Option, values: readonly string[]): Opti
   });
 }
 
+/**
+ * A choice of lower-case words given in any case (`--as Failed` is `failed`), as upperCaseChoice does
+ * for upper-case ones: the case of a word typed is no reason to refuse it.
+ */
+export function lowerCaseChoice(option: Option, values: readonly string[]): Option {
+  return option.choices(values).argParser((value: string) => {
+    const lower = value.trim().toLowerCase();
+    if (!values.includes(lower)) throw new InvalidArgumentError(`Allowed choices are ${values.join(', ')}.`);
+    return lower;
+  });
+}
+
 /** Option parser for a country: three letters as the KYC service takes them (`gha` is GHA). */
 export function countryCode(value: string): string {
   const code = value.trim().toUpperCase();

@@ -1,21 +1,27 @@
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
-import type { DeadLetterView, RedriveReport } from '@shared/app/dead-letters';
+import type { DeadLetterView, HeldDeadLetter, RedriveReport } from '@shared/app/dead-letters';
 import type { DeadLetterQueue } from '@shared/ports/dead-letters';
+import type { PayoutItemStore } from '@shared/ports/payouts';
+import { NOTHING_PAID } from '@shared/domain/payout';
 import { contextOf, nonEmptyText, nonNegativeInt, positiveInt, withExample, type CommandContext } from '../context';
 import { jsonLinesLog, quietLog } from '../log';
 import { operatorActor, operatorName } from '../operator';
-import { CliError, printBody, printListing, printRecord, printTable, printLine } from '../output';
+import { CliError, printBody, printListing, printRecord, printTable, printLine, shellWord } from '../output';
 import { requireEnv } from '../target';
 
 /** The target's DLQ and payouts queue (adapters imported after the target env is applied). */
 async function deadLetterQueue(
   ctx: CommandContext,
-): Promise<{ dlq: DeadLetterQueue; by: (given?: string) => Promise<string>; actor: () => Promise<string> }> {
+): Promise<{ dlq: DeadLetterQueue; payouts: () => Promise<Pick<PayoutItemStore, 'get'>>; by: (given?: string) => Promise<string>; actor: () => Promise<string> }> {
   const target = await ctx.target();
   const { createDeadLetterQueue } = await import('@shared/adapters/dead-letter');
   return {
     dlq: createDeadLetterQueue(requireEnv(target, 'PAYOUTS_DLQ_URL'), requireEnv(target, 'PAYOUTS_QUEUE_URL')),
+    payouts: async () => {
+      const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
+      return createPayoutRepository(requireEnv(target, 'PAYOUTS_TABLE_NAME'));
+    },
     by: (given) => operatorName(target, given),
     actor: () => operatorActor(target),
   };
@@ -30,28 +36,79 @@ const auditLog = jsonLinesLog();
 const identityText = (identity?: { platform_merchant_id: string; currency: string; withdrawal_reference: string }): string | undefined =>
   identity ? `${identity.withdrawal_reference} (${identity.platform_merchant_id}, ${identity.currency})` : undefined;
 
+/**
+ * The label of a DLQ message's receive count. SQS cannot show a message without receiving it, so
+ * payrelay's own reads (`dlq list`, `dlq show`, the console) count too: the label says so, lest it be
+ * read as the worker's attempts (those are in the message's reason, "gave up after N receives").
+ */
+export const RECEIVES_LABEL = 'receives (our reads too)';
+
+/** Under `dlq list`: what the receive count is, and where the worker's attempts are. */
+export const RECEIVES_NOTE =
+  "receives counts every receive of the message in the DLQ, payrelay's own reads (dlq list, dlq show, the console) included: it is not the worker's attempts, which its reason gives (\"gave up after N receives\")";
+
 /** `dlq show` for a person: the message's fields and attributes as a table, then its body (masked) under a heading. */
 export function printDeadLetter(shown: DeadLetterView & { body: string; attributes: Record<string, string> }): void {
-  const { body, attributes, identity, sentAt, ...rest } = shown;
-  // The same label as `dlq list`: the time of the first send, kept through every redrive.
-  printRecord({ 'first sent': sentAt, ...rest, payout: identityText(identity), attributes });
+  const { body, attributes, identity, sentAt, receiveCount, ...rest } = shown;
+  // The same labels as `dlq list`: the time of the first send, kept through every redrive; the receives, ours too.
+  printRecord({ 'first sent': sentAt, [RECEIVES_LABEL]: receiveCount, ...rest, payout: identityText(identity), attributes });
   printBody('body (account, card and phone numbers masked)', body);
 }
 
-/** Prints a redrive report and fails (exit 1) when moved messages failed again. */
+/**
+ * What an operator does about a message the redrive held because its payout is final or under
+ * review: a redrive cannot pay such a payout, so the way on is a payout command, then `dlq delete`.
+ */
+export function heldNextStep(held: HeldDeadLetter): string {
+  const { withdrawal_reference, platform_merchant_id, currency } = held.identity;
+  const payout = `${shellWord(withdrawal_reference)} --merchant ${shellWord(platform_merchant_id)} --currency ${shellWord(currency)}`;
+  const drop = `then \`payrelay dlq delete ${shellWord(held.id)} --reason "<what you did>"\``;
+  switch (held.state) {
+    case 'NEEDS_REVIEW':
+      // "Nothing was paid": no Payout call was made, so resolving it as failed needs no --force.
+      return held.payoutReason?.endsWith(NOTHING_PAID)
+        ? `NEEDS_REVIEW: a redrive will not pay it: resolve it (\`payrelay payouts resolve ${payout} --as failed --evidence "<what shows it>"\`), then \`payrelay payouts retry ${payout} --new-reference <new reference>\`, ${drop}`
+        : `NEEDS_REVIEW: a redrive will not pay it: once you know what happened, resolve it (\`payrelay payouts resolve ${payout} --as succeeded|failed --evidence "<what shows it>"\`), then, if FAILED, \`payrelay payouts retry ${payout} --new-reference <new reference>\`, ${drop}`;
+    case 'FAILED':
+      return `FAILED: a redrive will not pay it: to pay it again, \`payrelay payouts retry ${payout} --new-reference <new reference>\`, ${drop}`;
+    case 'SUCCEEDED':
+      return `SUCCEEDED: already paid, nothing to redrive: ${drop}`;
+    case 'REVERSED':
+      return `REVERSED: paid, and the money came back: decide with the beneficiary (a new payout under a new reference), ${drop}`;
+    default:
+      return `${held.state}: a redrive will not pay it (see \`payrelay payouts status ${payout}\`); to pay, send a corrected request under a new withdrawal_reference, ${drop}`;
+  }
+}
+
+/**
+ * Prints a redrive report and fails (exit 1) when moved messages failed again, or when messages were
+ * held in the DLQ because their payouts need a person (the DLQ, and its alarm, stay on until then).
+ */
 export function printRedriveReport(ctx: CommandContext, report: RedriveReport): void {
-  ctx.out.result(report, () => {
-    printTable(['present at start', 'moved', 'failed again', 'skipped'], [[report.presentAtStart, report.moved, report.failedAgain, report.skipped]]);
+  const held = report.held.map((h) => ({ ...h, next: heldNextStep(h) }));
+  ctx.out.result({ ...report, held }, () => {
+    printTable(
+      ['present at start', 'moved', 'failed again', 'held (payout final or in review)', 'skipped'],
+      [[report.presentAtStart, report.moved, report.failedAgain, report.held.length, report.skipped]],
+    );
     if (report.failedAgain > 0) printLine(`See why with: payrelay dlq list, then payrelay dlq show <id> (attribute payrelayRedriveRun ${report.runId} marks this run's messages)`);
+    if (held.length > 0) {
+      printLine('Held in the DLQ, not moved: the payout each names is final or in NEEDS_REVIEW, so the worker would stop at it and nothing would be paid:');
+      printTable(['id', 'payout', 'state', 'payout reason', 'next step'], held.map((h) => [h.id, identityText(h.identity), h.state, h.payoutReason, h.next]));
+    }
   });
-  if (report.failedAgain > 0) throw new CliError(`${report.failedAgain} moved message(s) failed again and are back in the DLQ; fix their cause first`);
+  const problems = [
+    ...(report.failedAgain > 0 ? [`${report.failedAgain} moved message(s) failed again and are back in the DLQ; fix their cause first`] : []),
+    ...(held.length > 0 ? [`${held.length} message(s) held in the DLQ: their payouts are final or in NEEDS_REVIEW; take the next step shown for each, then dlq delete it`] : []),
+  ];
+  if (problems.length > 0) throw new CliError(problems.join('; '));
 }
 
 /** Runs a bounded redrive for `payouts redrive` and `dlq redrive`. */
 export async function runRedrive(ctx: CommandContext, opts: { max?: number; wait: number }): Promise<void> {
-  const { dlq } = await deadLetterQueue(ctx);
+  const { dlq, payouts } = await deadLetterQueue(ctx);
   const { redriveDeadLetters } = await import('@shared/app/dead-letters');
-  printRedriveReport(ctx, await redriveDeadLetters({ dlq, log: quietLog, runId: randomUUID() }, { max: opts.max, waitMs: opts.wait * 1000 }));
+  printRedriveReport(ctx, await redriveDeadLetters({ dlq, payouts: await payouts(), log: quietLog, runId: randomUUID() }, { max: opts.max, waitMs: opts.wait * 1000 }));
 }
 
 /** Registers the bounded redrive on a parent command (`payouts redrive`, `dlq redrive`). */
@@ -66,7 +123,8 @@ export function registerRedriveCommand(parent: Command, example: string): void {
     .summary('move the DLQ messages back to the payouts queue, each at most once')
     .description(
       'move the messages present in the dead-letter queue when it starts back to the payouts queue, each at most once, ' +
-        'then print moved / failed again / skipped. A poison message that fails again stays in the DLQ (it never loops). ' +
+        'then print moved / failed again / held / skipped. A poison message that fails again stays in the DLQ (it never loops). ' +
+        'A message whose payout is final or in NEEDS_REVIEW is held in the DLQ, not moved (a redrive would pay nothing), with the next step for it; exit 1 then. ' +
         'Safe for money: the worker never pays a payout twice, whatever the message count.',
     )
     .action(async (opts: { max?: number; wait: number }, cmd: Command) => runRedrive(contextOf(cmd), opts));
@@ -83,7 +141,7 @@ export function registerDlqCommands(program: Command): void {
   withExample(dlq.command('list').option('--limit <n>', 'read at most n messages', positiveInt, 1000), 'payrelay dlq list')
     .description(
       'list the DLQ: id, first sent, receive count, reason, payout identity (account masked). Consumes nothing: each message ' +
-        'is hidden for a moment while read, then made visible again (its receive count goes up by one).',
+        "is hidden for a moment while read, then made visible again (its receive count goes up by one: the count includes payrelay's own reads, not only the worker's attempts).",
     )
     .action(async (opts: { limit: number }, cmd: Command) => {
       const ctx = contextOf(cmd);
@@ -92,11 +150,12 @@ export function registerDlqCommands(program: Command): void {
       const views = await listDeadLetters(queue, opts.limit);
       ctx.out.result(views, () => {
         printListing(
-          ['id', 'first sent', 'receives', 'reason', 'payout', 'account'],
+          ['id', 'first sent', RECEIVES_LABEL, 'reason', 'payout', 'account'],
           views.map((v) => [v.id, v.sentAt, v.receiveCount, v.reason, identityText(v.identity), v.accountMasked]),
           'The dead-letter queue is empty (a message another command is reading right now stays hidden for a moment).',
         );
         if (views.length > 0) printLine(`${views.length} message(s)${views.length >= opts.limit ? ` (the first ${opts.limit}; raise --limit for more)` : ''}`);
+        if (views.length > 0) printLine(RECEIVES_NOTE);
       });
     });
 

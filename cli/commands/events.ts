@@ -6,6 +6,7 @@ import type { StoredEvent } from '@shared/ports/callbacks';
 import { CliError, EXIT, optionsText, printBody, printListing, printRecord, printTable, printLine } from '../output';
 import { requireEnv } from '../target';
 import { cliLog, noTelemetry } from '../log';
+import type { UnrecognizedEvent } from '@shared/app/replay-events';
 
 /** `payrelay events list|show|replay` and the quarantine's commands. */
 export function registerEventsCommands(program: Command): void {
@@ -31,7 +32,10 @@ export function registerEventsCommands(program: Command): void {
         },
         range,
       );
-      printRangeResult(ctx, range, result, ['scanned', 'applied', 'unchanged', 'unrecognized', 'skipped']);
+      const { unrecognizedEvents, ...counts } = result;
+      printRangeResult(ctx, range, counts, ['scanned', 'applied', 'unchanged', 'unrecognized', 'skipped'], { unrecognizedEvents }, () =>
+        printUnrecognized(result.unrecognized, unrecognizedEvents),
+      );
     });
 
   registerBackfillCommand(events);
@@ -85,14 +89,33 @@ function rangeOf(opts: TimeRangeOptions): { since: Date; until: Date } {
 }
 
 /** One row: the range, then the counts (JSON: the same keys). */
-function printRangeResult<T extends { [K in keyof T]: number }>(ctx: ReturnType<typeof contextOf>, range: { since: Date; until: Date }, result: T, counts: Array<keyof T & string>): void {
+function printRangeResult<T extends { [K in keyof T]: number }>(
+  ctx: ReturnType<typeof contextOf>,
+  range: { since: Date; until: Date },
+  result: T,
+  counts: Array<keyof T & string>,
+  more: Record<string, unknown> = {},
+  after: () => void = () => undefined,
+): void {
   const bounds = { since: range.since.toISOString(), until: range.until.toISOString() };
-  ctx.out.result({ ...bounds, ...result }, () =>
+  ctx.out.result({ ...bounds, ...result, ...more }, () => {
     printTable(
       ['since', 'until', ...counts.map((count) => count.replace(/[A-Z]/g, (letter) => ` ${letter.toLowerCase()}`))],
       [[bounds.since, bounds.until, ...counts.map((count) => result[count])]],
-    ),
-  );
+    );
+    after();
+  });
+}
+
+/**
+ * Names the unrecognized events of a replay (the first UNRECOGNIZED_NAMED, the rest counted) and why
+ * each is not recognized, so a count alone does not leave the operator searching for them.
+ */
+export function printUnrecognized(total: number, named: readonly UnrecognizedEvent[]): void {
+  if (total === 0) return;
+  printLine(`Not recognized by the current code (${named.length < total ? `the first ${named.length} of ${total}` : `${total}`}); read one with the console's body viewer (/callbacks/view?id=<event id>):`);
+  printTable(['event id', 'source', 'received', 'why not recognized'], named.map((e) => [e.eventId, e.source, e.receivedAt, e.reason]));
+  if (named.length < total) printLine(`and ${total - named.length} more not named here (narrow --since/--until to see them)`);
 }
 
 /** `payrelay events list`: stored callbacks newest first, a page at a time (the console's Callbacks page reads the same). */

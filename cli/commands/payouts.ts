@@ -2,7 +2,7 @@ import type { Command} from 'commander';
 import { Option } from 'commander';
 import { PAYOUT_STATES, type Payout, type PayoutState } from '@shared/domain/payout';
 import { MAX_WITHDRAWAL_REFERENCE_LENGTH } from '@shared/messages/payout-request';
-import { contextOf, listLimit, nonEmptyText, parseSince, refuseEmptyRange, timeArg, upperCaseChoice, withExample, type CommandContext } from '../context';
+import { contextOf, listLimit, lowerCaseChoice, nonEmptyText, parseSince, refuseEmptyRange, timeArg, upperCaseChoice, withExample, type CommandContext } from '../context';
 import { registerEnqueueCommand } from './payouts-enqueue';
 import { CliError, EXIT, optionsText, printListing, printRecord, printTable, shellWord, printLine } from '../output';
 import { registerRedriveCommand } from './dlq';
@@ -23,9 +23,11 @@ export function payoutSummary(payout: Payout): Record<string, unknown> {
     withdrawal_reference: r.identity.withdrawal_reference,
     platform_merchant_id: r.identity.platform_merchant_id,
     currency: r.identity.currency,
-    amount: r.amount,
+    // An invalid request is recorded without an amount or account (not trusted): left out, so the
+    // table shows '-' for both, and --json leaves both out as it does any field without a value.
+    amount: r.amount === '' ? undefined : r.amount,
     state: r.state,
-    account: `${r.accountCode} ${r.accountMasked}`,
+    account: [r.accountCode, r.accountMasked].filter((part) => part !== '').join(' ') || undefined,
     verified_name: r.verifiedName,
     // The KYC subject the payout was gated on: how a changed KYC decision is traced to its payouts.
     user_reference: r.userReference,
@@ -146,7 +148,7 @@ function registerResolveAndRetry(payouts: Command): void {
       payouts
         .command('resolve')
         .argument('<withdrawal_reference>', 'the NEEDS_REVIEW payout')
-        .addOption(new Option('--as <outcome>', 'what happened to the money').choices(['succeeded', 'failed']).makeOptionMandatory())
+        .addOption(lowerCaseChoice(new Option('--as <outcome>', 'what happened to the money'), ['succeeded', 'failed']).makeOptionMandatory())
         .requiredOption('--evidence <text>', 'what shows it (bank statement line, provider ticket); recorded in history')
         .option('--by <name>', 'who resolves (default: your AWS identity for --stack, else <OS user>@<host>); the identity running the command is recorded beside a name given', nonEmptyText)
         .option('--force', "resolve even when the provider's answer says otherwise or cannot be had"),

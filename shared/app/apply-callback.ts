@@ -74,7 +74,8 @@ export async function applyKycCallback(
 export type StoredRecognition =
   | { kind: 'kyc'; appId: string; event: KycCallbackEvent }
   | { kind: 'payout-notification'; event: OrderNotificationEvent }
-  | { kind: 'unrecognized' }
+  /** `reason`: why the current code does not recognize the body (what `events replay` reports). */
+  | { kind: 'unrecognized'; reason: string }
   /** A KYC event stored without the app it belongs to: nothing to apply it to. */
   | { kind: 'no-app' };
 
@@ -90,11 +91,11 @@ const parsed = (body: string): unknown => {
 export function recognizeStored(stored: StoredEvent): StoredRecognition {
   if (stored.source === 'payout-notification') {
     const recognition = recognizeOrderNotification(parsed(stored.body));
-    return recognition.recognized ? { kind: 'payout-notification', event: recognition.event } : { kind: 'unrecognized' };
+    return recognition.recognized ? { kind: 'payout-notification', event: recognition.event } : { kind: 'unrecognized', reason: recognition.reason };
   }
   if (stored.appId === undefined) return { kind: 'no-app' };
   const recognition = recognizeKycCallback(parsed(stored.body), new Date(stored.receivedAt));
-  return recognition.recognized ? { kind: 'kyc', appId: stored.appId, event: recognition.event } : { kind: 'unrecognized' };
+  return recognition.recognized ? { kind: 'kyc', appId: stored.appId, event: recognition.event } : { kind: 'unrecognized', reason: recognition.reason };
 }
 
 /** What applying a stored KYC callback and recording it needs (the applier, and the worker's KYC gate). */

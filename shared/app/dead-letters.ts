@@ -1,8 +1,9 @@
 import { maskAccount, maskAccountsInJsonText } from '@shared/domain/account';
-import { operatorWho } from '@shared/domain/payout';
+import { FINAL_STATES, operatorWho, type PayoutState } from '@shared/domain/payout';
 import { DeadLetterNotFoundError, InvalidOperatorInputError } from './operator-errors';
 import { REDRIVE_RUN_ATTRIBUTE } from '@shared/messages/redrive';
 import type { DeadLetter, DeadLetterQueue } from '@shared/ports/dead-letters';
+import type { PayoutItemStore } from '@shared/ports/payouts';
 import type { Log } from '@shared/ports/runtime';
 
 /*
@@ -132,6 +133,19 @@ export async function deleteDeadLetter(
   return view;
 }
 
+/**
+ * A DLQ message the redrive left where it is because the payout it names is final or under review:
+ * the worker stops at such a payout, so moving it would pay nothing, only empty the DLQ (and clear
+ * its alarm) while the payout still needs a person. What to do depends on `state`.
+ */
+export interface HeldDeadLetter {
+  readonly id: string;
+  readonly identity: NonNullable<DeadLetterView['identity']>;
+  readonly state: PayoutState;
+  /** The payout's stored reason (why it is in that state), when it has one. */
+  readonly payoutReason?: string;
+}
+
 export interface RedriveReport {
   /** Messages in the DLQ when the run started (as SQS counts them). */
   readonly presentAtStart: number;
@@ -139,8 +153,16 @@ export interface RedriveReport {
   readonly moved: number;
   /** Moved by this run and back in the DLQ when it ended (their cause is not fixed); left there. */
   readonly failedAgain: number;
-  /** Present at start but not moved: over `max`, or the payouts queue refused them; left in the DLQ. */
+  /**
+   * Present at start but neither moved nor held: over `max`, or the payouts queue refused them; left in
+   * the DLQ.
+   */
   readonly skipped: number;
+  /**
+   * Left in the DLQ, not moved, because the payout each names is final or in NEEDS_REVIEW (looked up
+   * only when the caller gave the payouts table); each needs a person, then `dlq delete`.
+   */
+  readonly held: readonly HeldDeadLetter[];
   /** The marker on every message this run moved (message attribute REDRIVE_RUN_ATTRIBUTE). */
   readonly runId: string;
 }
@@ -151,8 +173,23 @@ async function backInDlq(dlq: DeadLetterQueue, runId: string): Promise<number> {
 }
 
 /**
+ * The payout a message names, when it is final or in NEEDS_REVIEW: a redelivery would change nothing
+ * (the worker stops at any payout past verification), so the message is held in the DLQ. A message
+ * that names no payout, or one not stored yet or still open, is moved as before.
+ */
+async function heldBy(payouts: Pick<PayoutItemStore, 'get'> | undefined, message: DeadLetter): Promise<HeldDeadLetter | undefined> {
+  const { identity } = viewOf(message);
+  if (payouts === undefined || identity === undefined) return undefined;
+  const payout = await payouts.get(identity);
+  if (payout === undefined || !FINAL_STATES.has(payout.state)) return undefined;
+  return { id: message.id, identity, state: payout.state, ...(payout.record.reason !== undefined ? { payoutReason: payout.record.reason } : {}) };
+}
+
+/**
  * Moves DLQ messages back to the payouts queue, bounded: it handles only as many messages as were
- * present when it started (at most `max`), each at most once. Every moved message carries this run's
+ * present when it started (at most `max`), each at most once. With `payouts`, it first looks up the
+ * payout each message names and holds in the DLQ those whose payout is final or in NEEDS_REVIEW
+ * (reported in `held`, never moved: moving them would pay nothing and hide them from the DLQ alarm). Every moved message carries this run's
  * id; one that fails again comes back to the DLQ with it (the worker copies it) and is never moved a
  * second time by this run, so a poison message cannot loop. After moving, it watches the DLQ for up to
  * `waitMs` (less once the payouts queue is empty) and reports how many moved messages came back
@@ -161,7 +198,7 @@ async function backInDlq(dlq: DeadLetterQueue, runId: string): Promise<number> {
  * the redrive, carried by its log line.
  */
 export async function redriveDeadLetters(
-  deps: { dlq: DeadLetterQueue; log: Log; runId: string; actor?: string; sleep?: (ms: number) => Promise<void> },
+  deps: { dlq: DeadLetterQueue; log: Log; runId: string; actor?: string; payouts?: Pick<PayoutItemStore, 'get'>; sleep?: (ms: number) => Promise<void> },
   options: { max?: number; waitMs?: number; only?: string } = {},
 ): Promise<RedriveReport> {
   const { dlq, runId } = deps;
@@ -172,6 +209,7 @@ export async function redriveDeadLetters(
   const handled = new Set<string>();
   const seen = new Set<string>();
   const keep: DeadLetter[] = [];
+  const held: HeldDeadLetter[] = [];
   let moved = 0;
   try {
     while (handled.size < budget) {
@@ -184,7 +222,11 @@ export async function redriveDeadLetters(
       if (fresh.length === 0 && (only === undefined || unseen.length === 0)) break;
       for (const message of fresh) {
         handled.add(message.id);
-        if (await dlq.sendToPayouts(message, { [REDRIVE_RUN_ATTRIBUTE]: runId })) {
+        const final = await heldBy(deps.payouts, message);
+        if (final) {
+          held.push(final);
+          keep.push(message);
+        } else if (await dlq.sendToPayouts(message, { [REDRIVE_RUN_ATTRIBUTE]: runId })) {
           await dlq.delete(message);
           moved += 1;
         } else keep.push(message);
@@ -205,7 +247,7 @@ export async function redriveDeadLetters(
     failedAgain = await backInDlq(dlq, runId);
     if (drained) break;
   }
-  const report: RedriveReport = { presentAtStart, moved, failedAgain, skipped: Math.max(0, presentAtStart - moved), runId };
-  deps.log.info('DLQ redrive finished', { ...report, ...(deps.actor !== undefined ? { actor: deps.actor } : {}) });
+  const report: RedriveReport = { presentAtStart, moved, failedAgain, skipped: Math.max(0, presentAtStart - moved - held.length), held, runId };
+  deps.log.info('DLQ redrive finished', { ...report, held: held.length, ...(deps.actor !== undefined ? { actor: deps.actor } : {}) });
   return report;
 }

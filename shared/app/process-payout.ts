@@ -3,6 +3,7 @@ import { checkName, normalizeName } from '@shared/domain/name-policy';
 import { Payout, SUBMITTED_CHECK_SECONDS } from '@shared/domain/payout';
 import { acceptRequest, fieldsDifferingFromStored, requestIdentity, type PayoutRequest } from '@shared/messages/payout-request';
 import {
+  redact,
   ProviderAmbiguousError,
   ProviderError,
   ProviderRejectedError,
@@ -41,6 +42,22 @@ export class RetryLaterError extends Error {
  */
 class MerchantChangedError extends Error {
   override name = 'MerchantChangedError';
+}
+
+/**
+ * What the provider answered, for a reason stored on the payout (and on its DLQ message) that an
+ * operator reads: the HTTP status and the provider's own words, or the network failure, instead of
+ * an error class name, which says nothing about what happened. The words are already redacted by
+ * the client (no keys, no full account numbers) and are redacted and bounded again here. Any other
+ * failure is named by its class only: its message may carry anything.
+ */
+export function providerAnswerOf(error: unknown): string {
+  if (error instanceof MerchantChangedError) return error.message;
+  if (!(error instanceof ProviderError)) return error instanceof Error ? error.name : 'an unexpected failure';
+  const words = error.providerMessage ? `: "${redact(error.providerMessage)}"` : '';
+  if (error.httpStatus !== undefined) return `HTTP ${error.httpStatus}${words}`;
+  const network = error.code === 'PROVIDER_TIMEOUT' ? 'time-out' : (error.code ?? 'network failure');
+  return error.kind === 'unavailable' ? `the provider could not be reached (${network})` : `no answer from the provider (${network})`;
 }
 
 /** The provider's Retry-After carried by a failure, if any. */
@@ -162,8 +179,7 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
         return { rejection: `account verification refused: ${error.providerMessage ?? error.message}` };
       }
       // Nothing has been paid yet, so any other failure of verification is safe to retry.
-      const said = error instanceof ProviderRejectedError && error.providerMessage ? ` (${error.providerMessage})` : '';
-      throw new RetryLaterError(`account verification did not complete: ${(error as Error).name}${said}`, retryAfterOf(error));
+      throw new RetryLaterError(`account verification did not complete: ${providerAnswerOf(error)}`, retryAfterOf(error));
     }
     const verifiedName = answer.data?.account_name?.trim();
     if (!answer.success || !verifiedName) {
@@ -185,7 +201,7 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
         decision = await deps.kyc.check(request.user_reference);
       } catch (error) {
         // "Could not ask" is neither approved nor refused: nothing was paid, so try again later.
-        throw new RetryLaterError(`KYC approval could not be checked: ${(error as Error).name}`, retryAfterOf(error));
+        throw new RetryLaterError(`KYC approval could not be checked: ${providerAnswerOf(error)}`, retryAfterOf(error));
       }
       if (decision !== 'approved') return { verifiedName, rejection: 'KYC not approved for this user_reference' };
     }
@@ -294,9 +310,10 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
         // Nothing reached the provider (or it refused our keys twice, or the keys now belong to another
         // merchant): leave a one-time retry token on SUBMITTING and let SQS deliver the message again.
         // See docs/payouts.md.
-        await saveOutcome(intent, (current, now) => named(current).submitNotSent(now, `payout call not sent: ${error.name}`));
+        const why = `payout call not sent: ${providerAnswerOf(error)}`;
+        await saveOutcome(intent, (current, now) => named(current).submitNotSent(now, why));
         await firstCheck;
-        throw new RetryLaterError(`payout call not sent: ${error.name}`, retryAfterOf(error));
+        throw new RetryLaterError(why, retryAfterOf(error));
       }
       if (error instanceof ProviderRejectedError && !error.duplicateReference && isDefiniteRefusal(settings.definiteRefusals ?? [], error)) {
         next = (current, now) => current.failed(`provider refused the payout (a definite refusal): ${error.providerMessage ?? ''}`, now);

@@ -13,6 +13,20 @@ export interface ReplayRange {
   until?: Date;
 }
 
+/** How many unrecognized events one replay names; the rest are counted only. */
+export const UNRECOGNIZED_NAMED = 20;
+
+/** The longest reason kept for an unrecognized event (it may quote the body's words). */
+const REASON_MAX = 200;
+
+/** A stored callback the current code still does not recognize, and why. */
+export interface UnrecognizedEvent {
+  eventId: string;
+  source: ReceivedEvent['source'];
+  receivedAt: string;
+  reason: string;
+}
+
 /** Counts of one replay. */
 export interface ReplayResult {
   scanned: number;
@@ -22,6 +36,11 @@ export interface ReplayResult {
   unchanged: number;
   /** Stored bodies the current code still does not recognize. */
   unrecognized: number;
+  /**
+   * The first UNRECOGNIZED_NAMED of them, oldest first, each with why it is not recognized, so an
+   * operator can open them (`events list`, the console's body viewer); `unrecognized` counts them all.
+   */
+  unrecognizedEvents: UnrecognizedEvent[];
   /** Order notifications about payouts: hints only, the reconciler owns payouts, so replay leaves them. */
   skipped: number;
 }
@@ -31,8 +50,10 @@ export class ReplayRangeError extends Error {
   override name = 'ReplayRangeError';
 }
 
+type Outcome = 'applied' | 'unchanged' | 'skipped' | { unrecognized: string };
+
 /** Applies one stored event to its projection: a KYC subject, or the collection an order notification names. */
-async function replayOne(deps: ReplayEventsDeps, received: ReceivedEvent): Promise<keyof Omit<ReplayResult, 'scanned'>> {
+async function replayOne(deps: ReplayEventsDeps, received: ReceivedEvent): Promise<Outcome> {
   if (received.source !== 'payout-notification' && received.appId === undefined) return 'skipped';
   // The time index carries no bodies: the one event replay applies is read whole by its id.
   const stored = await deps.events.get(received.eventId);
@@ -44,7 +65,7 @@ async function replayOne(deps: ReplayEventsDeps, received: ReceivedEvent): Promi
     return result === 'not-a-collection' ? 'skipped' : result;
   }
   if (recognition.kind === 'no-app') return 'skipped';
-  if (recognition.kind === 'unrecognized') return 'unrecognized';
+  if (recognition.kind === 'unrecognized') return { unrecognized: recognition.reason };
   return applyKycCallback(deps, recognition.appId, recognition.event, stored.eventId);
 }
 
@@ -61,11 +82,21 @@ export async function replayEvents(deps: ReplayEventsDeps, range: ReplayRange): 
   if (Number.isNaN(range.since.getTime()) || Number.isNaN(until.getTime()) || until <= range.since) {
     throw new ReplayRangeError('replay needs a valid range with until after since');
   }
-  const result: ReplayResult = { scanned: 0, applied: 0, unchanged: 0, unrecognized: 0, skipped: 0 };
+  const result: ReplayResult = { scanned: 0, applied: 0, unchanged: 0, unrecognized: 0, unrecognizedEvents: [], skipped: 0 };
   for await (const received of deps.events.receivedBetween(range.since, until)) {
     result.scanned += 1;
-    result[await replayOne(deps, received)] += 1;
+    const outcome = await replayOne(deps, received);
+    if (typeof outcome === 'string') {
+      result[outcome] += 1;
+      continue;
+    }
+    result.unrecognized += 1;
+    if (result.unrecognizedEvents.length < UNRECOGNIZED_NAMED) {
+      const reason = outcome.unrecognized.length > REASON_MAX ? `${outcome.unrecognized.slice(0, REASON_MAX)}…` : outcome.unrecognized;
+      result.unrecognizedEvents.push({ eventId: received.eventId, source: received.source, receivedAt: received.receivedAt, reason });
+    }
   }
-  deps.log.info('events replayed', { since: range.since.toISOString(), until: until.toISOString(), ...result });
+  const { unrecognizedEvents, ...counts } = result;
+  deps.log.info('events replayed', { since: range.since.toISOString(), until: until.toISOString(), ...counts, unrecognizedEventIds: unrecognizedEvents.map((e) => e.eventId) });
   return result;
 }

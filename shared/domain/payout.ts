@@ -409,7 +409,11 @@ export class Payout {
     }
     // Any state move spends an unspent retry or resubmission token: tokens only live within one state.
     const tokens = move ? { submitRetryAllowed: undefined, resubmitAuthorized: undefined } : {};
-    const merged = notBeforeProviderAllows({ ...r, ...changes, ...tokens, state, history, version: r.version + 1, updatedAt: iso(now) });
+    // `reason` says why the payout is where it is now. A move supersedes the situation the old one
+    // described ("ambiguous payout outcome" is not why a payout the provider holds is SUBMITTED), so
+    // a move that states no reason of its own clears it; the history keeps the old one.
+    const situation = move && !('reason' in changes) ? { reason: undefined } : {};
+    const merged = notBeforeProviderAllows({ ...r, ...situation, ...changes, ...tokens, state, history, version: r.version + 1, updatedAt: iso(now) });
     if (isFinal(state)) {
       const { nextCheckAt, submitRetryAllowed: _s, resubmitAuthorized: _a, ...closed } = merged;
       // A watched final state keeps the next check it was given; any other final state leaves the index.
@@ -494,8 +498,18 @@ export class Payout {
    * check stays where it is when it is due within a minute (`nextCheckAt` sets it instead).
    */
   submitted(providerStatus: string | undefined, now: Date, reason = 'provider accepted the payout', nextCheckAt?: string): Payout {
+    return this.moveToSubmitted(providerStatus, now, { reason, nextCheckAt });
+  }
+
+  /**
+   * The move to SUBMITTED. `stated`: the reason stored on the payout, when the move is news an operator
+   * should read in listings (the provider holds a payout that was UNKNOWN); none for a plain acceptance.
+   */
+  private moveToSubmitted(providerStatus: string | undefined, now: Date, move: { reason: string; nextCheckAt?: string; stated?: string }): Payout {
+    const { reason, nextCheckAt, stated } = move;
     return this.next(
       {
+        ...(stated !== undefined ? { reason: stated } : {}),
         providerStatus,
         nextCheckAt: nextCheckAt ?? checkWithin(this.record.nextCheckAt, now, backoffMs(0)),
         checks: 0,
@@ -517,7 +531,8 @@ export class Payout {
     if (this.state !== 'SUBMITTED') {
       const word = providerStatus === '' ? 'a record without a status word' : providerStatus;
       const at = nextCheckAt ? iso(nextCheckAt) : scheduledCheck(this.record, now, 0);
-      return this.submitted(providerStatus, now, `provider holds the payout (${word})`, at);
+      const reason = `provider holds the payout (${word})`;
+      return this.moveToSubmitted(providerStatus, now, { reason, nextCheckAt: at, stated: reason });
     }
     const checks = this.record.checks + 1;
     return this.next(

@@ -126,6 +126,9 @@ describe('payout state machine (property)', () => {
             expect(move.to).toBe(after.state);
             expect(canTransition(before.state, after.state)).toBe(true);
             expect(PAYOUT_STATE_RANK[after.state]).toBeGreaterThan(PAYOUT_STATE_RANK[before.state]);
+            // The stored reason describes the state just entered: the move's own reason, or none; the
+            // reason of the state left (an ambiguous outcome, a retry token) is kept only in history.
+            if (after.record.reason !== undefined) expect(after.record.reason).toBe(move.reason);
           } else {
             expect(after.state).toBe(before.state);
           }

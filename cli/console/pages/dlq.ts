@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { html } from 'hono/html';
 import * as v from '@shared/validation/valibot';
-import { REDRIVE_RUN_ATTRIBUTE, deleteDeadLetter, listDeadLetters, redriveDeadLetters, showDeadLetter, type DeadLetterView } from '@shared/app/dead-letters';
+import { REDRIVE_RUN_ATTRIBUTE, deleteDeadLetter, listDeadLetters, redriveDeadLetters, showDeadLetter, type DeadLetterView, type RedriveReport } from '@shared/app/dead-letters';
 import { confirmPage, csrfField, donePage, page, table, withQuery, type Html, type PageContext } from '../layout';
 import { blankAsAbsent, formStep, optionalText, parseInput, requiredText, type FieldLabels } from '../query';
 import type { ConsoleServices } from '../services';
@@ -100,6 +100,13 @@ const redriveForm = v.object({
 
 const REDRIVE_LABELS: FieldLabels = { max: 'How many at most' };
 
+/** The payouts of held messages for the done page: the first HELD_NAMED, then how many more. */
+const HELD_NAMED = 20;
+function heldText(held: RedriveReport['held']): string {
+  const named = held.slice(0, HELD_NAMED).map((h) => `${h.identity.withdrawal_reference}: ${h.state}`).join(', ');
+  return held.length > HELD_NAMED ? `${named} and ${held.length - HELD_NAMED} more` : named;
+}
+
 /** Redrive, step 1 (what will move) or step 2 (the CLI's bounded use case, redriveDeadLetters). */
 export async function redriveAction(ctx: PageContext, services: ConsoleServices, query: unknown, form: unknown): Promise<Html> {
   const { id } = parseInput(redriveQuery, query);
@@ -118,14 +125,17 @@ export async function redriveAction(ctx: PageContext, services: ConsoleServices,
     });
   }
   const report = await redriveDeadLetters(
-    { dlq: services.dlq, log: consoleLog, runId: randomUUID(), actor: await services.actor() },
+    { dlq: services.dlq, payouts: services.payouts, log: consoleLog, runId: randomUUID(), actor: await services.actor() },
     { ...(id ? { only: id } : {}), ...(input.max !== undefined ? { max: input.max } : {}) },
   );
   return donePage(
     ctx,
     'Redriven',
     '/dlq',
-    `Moved ${report.moved} message(s) to the payouts queue (${report.presentAtStart} in the DLQ at start, ${report.skipped} left there). A moved message that fails again comes back to the DLQ with attribute ${REDRIVE_RUN_ATTRIBUTE} = ${report.runId}.`,
+    `Moved ${report.moved} message(s) to the payouts queue (${report.presentAtStart} in the DLQ at start, ${report.skipped} left there). A moved message that fails again comes back to the DLQ with attribute ${REDRIVE_RUN_ATTRIBUTE} = ${report.runId}.` +
+      (report.held.length > 0
+        ? ` Held in the DLQ, not moved: ${report.held.length} message(s) whose payout is final or under review (${heldText(report.held)}); a redrive would pay nothing. Settle each on its payout page (resolve one under review; pay a failed one again with a retry), then delete the message.`
+        : ''),
     { href: '/dlq', label: 'Back to the DLQ' },
   );
 }

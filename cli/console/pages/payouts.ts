@@ -7,6 +7,7 @@ import { page, select, table, withQuery, type Html, type PageContext } from '../
 import { BadRequestError, blankAsAbsent, day, NotFoundError, optionalText, parseInput, refusedPageLink, requiredText, type FieldLabels } from '../query';
 import type { ConsoleServices } from '../services';
 import { reasonWithActor } from '@cli/operator';
+import { OVERRIDDEN_WITH_FORCE } from '@shared/app/resolve-payout';
 import * as v from '@shared/validation/valibot';
 
 /** The payout page shows this many of the callbacks that named it, newest first; the Callbacks page lists them all. */
@@ -113,6 +114,17 @@ const HISTORY_BASICS = new Set(['at', 'from', 'to', 'reason']);
 const QUOTED_IN_REASON = new Set(['by', 'evidence', 'actor']);
 
 /**
+ * A recorded provider answer in the console's words. A forced resolve stores its answer ending in
+ * the CLI's wording ("overridden with --force"), which the history keeps as written (retry reads it);
+ * the console shows no CLI option (docs/console.md), so it says what happened instead, at display time.
+ */
+export function consoleProviderAnswer(answer: string): string {
+  return answer.endsWith(OVERRIDDEN_WITH_FORCE)
+    ? `${answer.slice(0, -OVERRIDDEN_WITH_FORCE.length)}the operator resolved it against this answer ("force" ticked)`
+    : answer;
+}
+
+/**
  * One history entry: when, the move, the reason (with the identity that ran an operator's action
  * beside the name it states, as `payrelay payouts status` shows it), and whatever else the entry
  * records (their evidence, the provider's answer at that moment), each labelled, all escaped. A fact
@@ -125,7 +137,8 @@ export function timelineEntry(h: PayoutHistoryEntry): Html {
       !HISTORY_BASICS.has(key) && value !== undefined && value !== '' && !(QUOTED_IN_REASON.has(key) && typeof value === 'string' && reason.includes(value)),
   );
   return html`<li><time>${h.at}</time> <span class="state state-${h.to}">${h.from ?? '(new)'} → ${h.to}</span> <span class="reason">${reason}</span>${extra.map(
-    ([key, value]) => html` <span class="fact"><span class="key">${key}:</span> ${typeof value === 'string' ? value : JSON.stringify(value)}</span>`,
+    ([key, value]) =>
+      html` <span class="fact"><span class="key">${key}:</span> ${typeof value !== 'string' ? JSON.stringify(value) : key === 'providerAnswer' ? consoleProviderAnswer(value) : value}</span>`,
   )}</li>`;
 }
 

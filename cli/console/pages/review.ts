@@ -7,7 +7,7 @@ import type { Payout } from '@shared/domain/payout';
 import { confirmPage, csrfField, donePage, page, table, withQuery, type Html, type PageContext } from '../layout';
 import { choice, formStep, optionalText, parseInput, refusedPageLink, requiredText, type FieldLabels } from '../query';
 import type { ConsoleServices } from '../services';
-import { detailQuery, payoutHref, payoutOfKey } from './payouts';
+import { consoleProviderAnswer, detailQuery, payoutHref, payoutOfKey } from './payouts';
 
 const PAGE_SIZE = 50;
 const reviewQuery = v.object({ cursor: optionalText(4096) });
@@ -141,7 +141,7 @@ export async function resolveAction(ctx: PageContext, services: ConsoleServices,
     ctx,
     'Resolved',
     '/review',
-    `${ref} is now ${result.payout.state}${result.forced ? ' (forced against the provider\'s answer)' : ''}. Provider's answer recorded: ${result.providerAnswer}.`,
+    `${ref} is now ${result.payout.state}${result.forced ? ' (forced against the provider\'s answer)' : ''}. Provider's answer recorded: ${consoleProviderAnswer(result.providerAnswer)}.`,
     { href: payoutHref(result.payout), label: 'See it in the timeline' },
   );
 }

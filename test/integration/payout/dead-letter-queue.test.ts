@@ -14,6 +14,8 @@ import type { DeadLetterQueue } from '@shared/ports/dead-letters';
 import { DeadLetterNotFoundError, InvalidOperatorInputError } from '@shared/app/operator-errors';
 import type { Log } from '@shared/ports/runtime';
 import { FUNCTIONS } from '@shared/config/functions';
+import { NOTHING_PAID } from '@shared/domain/payout';
+import { payoutInState } from '@test/factories/ports';
 import { drainDeadLetters, request, startHarness, type Harness } from './harness';
 
 /*
@@ -133,6 +135,34 @@ describe('redrive of one message', () => {
   });
 });
 
+describe('redrive holds a message whose payout is final or in review', () => {
+  it('leaves it in the DLQ (not moved, so the DLQ alarm stays on) and reports it with the payout state; an open payout\'s message moves', async () => {
+    const reviewed = request();
+    const open = request();
+    const now = new Date();
+    const identity = { platform_merchant_id: reviewed.platform_merchant_id, currency: reviewed.currency, withdrawal_reference: reviewed.withdrawal_reference };
+    // What the reconciler does to a request that exhausted its receives: NEEDS_REVIEW, nothing paid.
+    const review = payoutInState('VERIFYING', identity, now).needsReview(`not processed within 60 minutes; ${NOTHING_PAID}`, now);
+    await h.repository.createAccepted(review);
+    await deadLetter(JSON.stringify(reviewed), 'gave up after 5 receives: account verification did not complete: HTTP 503');
+    await deadLetter(JSON.stringify(open), 'provider was down');
+    const heldId = (await listDeadLetters(dlq)).find((v) => v.identity?.withdrawal_reference === reviewed.withdrawal_reference)?.id;
+    const report = await redriveDeadLetters({ dlq, log, runId: 'run-held', payouts: h.repository }, {});
+    expect(report).toMatchObject({ presentAtStart: 2, moved: 1, skipped: 0 });
+    expect(report.held).toEqual([
+      { id: heldId, identity, state: 'NEEDS_REVIEW', payoutReason: `not processed within 60 minutes; ${NOTHING_PAID}` },
+    ]);
+    expect((await listDeadLetters(dlq)).map((v) => v.identity?.withdrawal_reference)).toEqual([reviewed.withdrawal_reference]);
+    const out = await h.sqs.send(new ReceiveMessageCommand({ QueueUrl: h.aws.queueUrls.payouts, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+    expect(out.Messages?.map((m) => (JSON.parse(m.Body ?? '{}') as { withdrawal_reference?: string }).withdrawal_reference)).toEqual([open.withdrawal_reference]);
+    for (const m of out.Messages ?? []) await h.sqs.send(new DeleteMessageCommand({ QueueUrl: h.aws.queueUrls.payouts, ReceiptHandle: m.ReceiptHandle }));
+    // Redriving that one message by id holds it too.
+    const one = await redriveDeadLetters({ dlq, log, runId: 'run-held-one', payouts: h.repository }, { only: heldId ?? '' });
+    expect(one).toMatchObject({ moved: 0, held: [{ id: heldId, state: 'NEEDS_REVIEW' }] });
+    expect(await depth(h.aws.queueUrls.deadLetter)).toEqual({ visible: 1, hidden: 0 });
+  });
+});
+
 describe('payouts redrive is bounded', () => {
   it('moves each message present at start once; a poison message fails again, ends in the DLQ, and the run ends', async () => {
     const worker = await loadFunction(FUNCTIONS.payoutWorker, { stage: 'it', region: 'eu-west-1' });
@@ -143,7 +173,7 @@ describe('payouts redrive is bounded', () => {
       const firstSent = (await listDeadLetters(dlq)).find((m) => m.reason === 'message body is not JSON')?.sentAt;
       expect(firstSent).toMatch(/^\d{4}-\d\d-\d\dT/);
       const report = await redriveDeadLetters({ dlq, log, runId: 'run-poison' }, { waitMs: 20_000 });
-      expect(report).toEqual({ presentAtStart: 2, moved: 2, failedAgain: 1, skipped: 0, runId: 'run-poison' });
+      expect(report).toEqual({ presentAtStart: 2, moved: 2, failedAgain: 1, skipped: 0, held: [], runId: 'run-poison' });
       const left = await listDeadLetters(dlq);
       expect(left).toHaveLength(1);
       expect(left[0]?.reason).toBe('message body is not JSON');

@@ -42,7 +42,7 @@ describe('poison messages through fauxqs (rule 3: no payout is lost)', () => {
     expect(dead).toHaveLength(1);
     expect(dead[0]?.Body).toBe(JSON.stringify(poison));
     expect(dead[0]?.MessageAttributes?.reason?.StringValue).toMatch(
-      new RegExp(`gave up after ${MAX_RECEIVES} receives: account verification did not complete`),
+      new RegExp(`gave up after ${MAX_RECEIVES} receives: account verification did not complete: HTTP 503: "service temporarily unavailable \\(injected fault\\)"`),
     );
     // Nothing was paid: the intent written beside the verification was released (a retry token). The
     // payout is still open, so the reconciler hands it to a person if nobody redrives it.

@@ -93,6 +93,18 @@ describe('payout timeline entry', () => {
     expect(text).toContain('<span class="key">providerAnswer:</span> FAILED');
   });
 
+  it('says a forced resolve in plain words, not with the CLI option the stored answer ends with', async () => {
+    const { timelineEntry, consoleProviderAnswer } = await import('@cli/console/pages/payouts');
+    const stored = 'not found (the provider does not know this reference); overridden with --force';
+    const forced = { at: '2026-11-23T10:00:00.000Z', from: 'NEEDS_REVIEW', to: 'FAILED', reason: 'resolved as FAILED by ama: ticket 4711', by: 'ama', evidence: 'ticket 4711', providerAnswer: stored };
+    const text = String(await timelineEntry(forced as never));
+    expect(text).not.toContain('--force');
+    expect(text).toContain('not found (the provider does not know this reference); the operator resolved it against this answer');
+    // The result page of the resolve says it with the same words.
+    expect(consoleProviderAnswer(stored)).not.toContain('--');
+    expect(consoleProviderAnswer('FAILED (failed)')).toBe('FAILED (failed)');
+  });
+
   it('shows the identity that ran the action beside the name, once, as `payouts status` does', async () => {
     const { timelineEntry } = await import('@cli/console/pages/payouts');
     const actor = 'arn:aws:sts::123456789012:assumed-role/ops/ama';

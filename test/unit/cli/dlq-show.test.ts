@@ -27,6 +27,9 @@ describe('dlq show for a person (printDeadLetter)', () => {
     expect(lines).toHaveLength(3);
     expect(lines[0]).toContain('first sent');
     expect(lines[0]).toContain('WD-1 (m1, GHS)');
+    // The receive count is labelled as counting payrelay's own reads too, not the worker's attempts.
+    expect(lines[0]).toContain('receives (our reads too)');
+    expect(lines[0]).not.toContain('receiveCount');
     expect(lines.slice(1)).toEqual(['body (account, card and phone numbers masked):', body]);
   });
 

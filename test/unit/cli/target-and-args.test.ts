@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { describe, expect, it, vi } from 'vitest';
-import { awsRegion, calendarDay, countryCode, parseSince, redirectUrl, timeArg, upperCaseChoice } from '@cli/context';
+import { awsRegion, calendarDay, countryCode, lowerCaseChoice, parseSince, redirectUrl, timeArg, upperCaseChoice } from '@cli/context';
 import { portArg } from '@local/option-args';
 import { demoPayouts } from '@cli/demo-scenario';
 import { payoutRequestSchema } from '@shared/messages/payout-request';
@@ -202,6 +202,23 @@ describe('a bad option value', () => {
     const consolePort = await runCaptured(['console', '--port', '70000']);
     expect(consolePort.code).toBe(EXIT.invalidInput);
     expect(consolePort.stderr.split('\n')[0]).toBe("payrelay: option '--port <port>' argument '70000' is invalid. must be a port number (0-65535)");
+  });
+
+  it('takes --as in any case, as --state (the review: --as Failed exited 3); anything else still exits 3 naming the choices', async () => {
+    const printed = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      // The empty reference is refused before any stack is looked for: reaching that refusal shows --as Failed was taken.
+      const taken = await runCaptured(['payouts', 'resolve', '', '--as', 'Failed', '--evidence', 'ticket 4711']);
+      expect(taken.code).toBe(EXIT.invalidInput);
+      expect(`${taken.stderr}${printed.mock.calls.map((call) => String(call[0])).join('\n')}`).toContain('withdrawal_reference is empty');
+      const refused = await runCaptured(['payouts', 'resolve', 'WD-1', '--as', 'Done', '--evidence', 'x']);
+      expect({ code: refused.code, line: refused.stderr.split('\n')[0] }).toEqual({
+        code: EXIT.invalidInput,
+        line: "payrelay: option '--as <outcome>' argument 'Done' is invalid. Allowed choices are succeeded, failed.",
+      });
+    } finally {
+      printed.mockRestore();
+    }
   });
 
   it('exits 3 for every value that is not valid, whichever check refuses it, and 2 only for the command line itself (the review: --day and --limit exited 2, --since and --amount 3)', async () => {
@@ -519,6 +536,22 @@ describe('shellWord (the commands the CLI prints for you to paste)', () => {
     expect(shellWord('bad id')).toBe("'bad id'");
     expect(shellWord("it's")).toBe("'it'\\''s'");
     expect(shellWord('$HOME')).toBe("'$HOME'");
+  });
+});
+
+describe('lowerCaseChoice (--as)', () => {
+  it('takes an outcome in any case, and refuses anything else naming the choices', async () => {
+    const { Command, Option } = await import('commander');
+    const parse = (value: string): unknown =>
+      new Command()
+        .exitOverride()
+        .configureOutput({ writeErr: () => undefined })
+        .addOption(lowerCaseChoice(new Option('--as <outcome>'), ['succeeded', 'failed']))
+        .parse(['--as', value], { from: 'user' })
+        .opts().as;
+    expect(parse('Failed')).toBe('failed');
+    expect(parse(' SUCCEEDED ')).toBe('succeeded');
+    expect(() => parse('done')).toThrow("option '--as <outcome>' argument 'done' is invalid. Allowed choices are succeeded, failed.");
   });
 });
 

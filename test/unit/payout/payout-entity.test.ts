@@ -89,6 +89,18 @@ describe('Payout state machine', () => {
     expect(() => retry.startSubmitting(at(3))).toThrow(PayoutAlreadySubmittedError);
   });
 
+  it('a move replaces the reason of the state it leaves; history keeps the old one', () => {
+    const ambiguous = 'ambiguous payout outcome: time-out after the request was sent; the provider may have acted on it';
+    const held = submitting().unknown(ambiguous, at(1)).heldByProvider('PENDING', at(2));
+    expect(held.state).toBe('SUBMITTED');
+    expect(held.record.reason).toBe('provider holds the payout (PENDING)');
+    expect(held.record.history.map((h) => h.reason)).toContain(ambiguous);
+    // A plain acceptance after a released intent: the "not sent" reason is over, and nothing replaces it.
+    const accepted = submitting().submitNotSent(at(1), 'payout call not sent: ProviderUnavailableError').startSubmitting(at(2)).submitted('PENDING', at(3));
+    expect(accepted.record.reason).toBeUndefined();
+    expect(accepted.record.history.at(-1)?.reason).toBe('provider accepted the payout');
+  });
+
   it('a state move spends any unspent token', () => {
     const moved = submitting().submitNotSent(at(1), 'not sent').submitted('PENDING', at(2));
     expect(moved.record.submitRetryAllowed).toBeUndefined();
