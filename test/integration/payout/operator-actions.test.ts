@@ -1,6 +1,7 @@
 import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPayoutQueue } from '@shared/adapters/payout-queue';
+import { createEventStore } from '@shared/adapters/event-store';
 import { InvalidOperatorInputError, PayoutNotFoundError } from '@shared/app/operator-errors';
 import { createProcessPayout } from '@shared/app/process-payout';
 import { credentialsFromCachedSecret } from '@shared/adapters/credentials';
@@ -34,7 +35,8 @@ const counts = telemetry.counts;
 function system() {
   const clock = new MovableClock();
   const credentials = credentialsFromCachedSecret({ get: async () => h.sim.admin.credentials(PARTNER_CODE, MERCHANT_ID) });
-  const deps = { repository: h.repository, credentials, clock, telemetry, log: silentLog, provider: client };
+  const notifications = createEventStore({ tableName: h.aws.names.eventsTable });
+  const deps = { repository: h.repository, credentials, clock, telemetry, log: silentLog, provider: client, notifications };
   const process = createProcessPayout({ ...deps, fingerprints: testFingerprints, settings: { nameMatchThreshold: 0.85, kycGating: false } });
   const reconcile = createReconcilePayouts({ ...deps, settings: RECONCILE_SETTINGS });
   const queue = createPayoutQueue(h.aws.queueUrls.payouts, h.sqs);
@@ -152,7 +154,7 @@ describe('payouts resolve', () => {
     h.sim.admin.settlePayout(identityOf(r), 'succeeded');
     await expect(resolvePayout(s.deps, { identity: identityOf(r), as: 'failed', ...audit })).rejects.toMatchObject({
       name: 'OperatorActionRefusedError',
-      message: 'not resolved: the provider says COMPLETED: the money was delivered',
+      message: expect.stringMatching(/^not resolved: the provider says COMPLETED: the money was delivered; what settles it is the provider's written confirmation that it never executed/),
       forcible: true,
     });
     expect((await payoutOf(r))?.state).toBe('NEEDS_REVIEW');
@@ -169,13 +171,13 @@ describe('payouts resolve', () => {
     h.sim.admin.setFaults('getPayout', { flapRate: 1 });
     try {
       await expect(resolvePayout(s.deps, { identity: identityOf(r), as: 'failed', by: 'ama@ops', evidence: 'customer says not received' })).rejects.toThrow(
-        /the provider acknowledged it at .* and now says it does not know it: it could still be delivered$/,
+        /the provider acknowledged it at .* and now says it does not know it: it could still be delivered; what settles it is the provider's written confirmation that it never executed/,
       );
       expect((await payoutOf(r))?.state).toBe('NEEDS_REVIEW');
       const forced = await resolvePayout(s.deps, { identity: identityOf(r), as: 'failed', by: 'ama@ops', evidence: 'provider ticket 77: lost', force: true });
       expect(forced.forced).toBe(true);
       await expect(retryPayout({ ...s.deps, queue: s.queue }, { identity: identityOf(r), newReference: `${r.withdrawal_reference}-r`, by: 'ama@ops', accountNumber: r.account_number })).rejects.toThrow(
-        /acknowledged .* now says it does not know it, so it could still be delivered; settle it with the provider first/,
+        /acknowledged .* now says it does not know it, so it could still be delivered; what settles it is the provider's written confirmation that it never executed/,
       );
       expect(await s.work()).toBe(0);
     } finally {
