@@ -158,11 +158,14 @@ export async function payoutServiceFor(target: Target) {
  */
 export async function operatorDepsFor(target: Target, log: Log): Promise<{ deps: OperatorDeps; close(): void }> {
   const { createPayoutRepository } = await import('@shared/adapters/payout-repository');
+  const { createEventStore } = await import('@shared/adapters/event-store');
   const { systemClock } = await import('@shared/adapters/system-clock');
   const { provider, credentials } = await payoutServiceFor(target);
   return {
     deps: {
       repository: createPayoutRepository(requireEnv(target, 'PAYOUTS_TABLE_NAME')),
+      // The stored order notifications, read where resolve and retry would rest on "not found".
+      notifications: createEventStore({ tableName: requireEnv(target, 'EVENTS_TABLE_NAME') }),
       provider,
       credentials,
       clock: systemClock,

@@ -242,7 +242,11 @@ const ERROR_CLASSES: Readonly<Record<string, { exit: number; words: (message: st
   UnsupportedCurrencyError: { exit: EXIT.invalidInput, words: (m) => m },
   OperatorActionRefusedError: {
     exit: EXIT.refused,
-    words: (m, e) => ((e as { forcible?: boolean }).forcible ? `${m}. To resolve it against the provider's answer, give --force with your evidence` : withOption(m, e)),
+    // The use case says what evidence settles it; --force is named only as the way to record that evidence.
+    words: (m, e) =>
+      (e as { forcible?: boolean }).forcible
+        ? `${m}. Only with that evidence in hand, give it with --evidence and --force: the override is recorded in history, and forcing against a provider that did execute the payout risks paying twice`
+        : withOption(m, e),
   },
   InvalidListCursorError: { exit: EXIT.invalidInput, words: (_m, e) => cursorWords((e as { foreign?: ForeignCursor }).foreign) },
   ReplayRangeError: { exit: EXIT.invalidInput, words: (m) => `--since/--until: ${m}` },

@@ -149,6 +149,9 @@ export const FUNCTION_ACCESS: Record<FunctionDefinition['id'], readonly Resource
     // review's age beside it), get
     // and the watch's watermark (GetItem), save and the watermark's move (conditional PutItem).
     table(PAYOUTS_TABLE, ['GetItem', 'PutItem'], { indexes: { 'open-by-next-check': ['Query'], 'by-state': ['Query'] } }),
+    // Only where "not found" for the whole grace period would decide a payout never acknowledged: the
+    // stored order notifications naming it (Query on by-reference), each body read (GetItem). Never written.
+    table(EVENTS_TABLE, ['GetItem'], { indexes: { 'by-reference': ['Query'] } }),
     secret(PROVIDER_SECRET),
     // The next delayed check of a payout it leaves open.
     queue(CHECKS_QUEUE, ['SendMessage']),
@@ -156,6 +159,9 @@ export const FUNCTION_ACCESS: Record<FunctionDefinition['id'], readonly Resource
   'payout-checker': [
     // get (GetItem), save (conditional PutItem): one payout per check, never the index.
     table(PAYOUTS_TABLE, ['GetItem', 'PutItem']),
+    // The reconciler's decision, so the same rare read: the stored order notifications naming a payout
+    // where "not found" for the whole grace period would decide it (Query on by-reference, GetItem).
+    table(EVENTS_TABLE, ['GetItem'], { indexes: { 'by-reference': ['Query'] } }),
     secret(PROVIDER_SECRET),
     // The next delayed check (consuming the queue goes through the event source).
     queue(CHECKS_QUEUE, ['SendMessage']),

@@ -4,10 +4,11 @@ import { PAYOUT_STATES, type Payout, type PayoutState } from '@shared/domain/pay
 import { MAX_WITHDRAWAL_REFERENCE_LENGTH } from '@shared/messages/payout-request';
 import { contextOf, listLimit, lowerCaseChoice, nonEmptyText, parseSince, refuseEmptyRange, timeArg, upperCaseChoice, withExample, type CommandContext } from '../context';
 import { registerEnqueueCommand } from './payouts-enqueue';
-import { CliError, EXIT, optionsText, printListing, printRecord, printTable, shellWord, printLine } from '../output';
+import { CliError, EXIT, optionsText, printListing, printRecord, printTable, shellWord, printLine, printErrorLine } from '../output';
 import { registerRedriveCommand } from './dlq';
 import { identityOf, matchingAll, operatorActor, operatorDeps, operatorName, pickOne, reasonWithActor, targetFingerprints, whoText, type IdentityOptions } from '../operator';
 import { requireEnv } from '../target';
+import { noticeStatusText } from '@shared/app/payout-notices';
 
 /** The shared adapters, imported only after the target env is applied (they read it at load). */
 async function adapters(ctx: CommandContext) {
@@ -67,12 +68,23 @@ function registerStatusAndList(payouts: Command): void {
     .action(async (reference: string, opts: { currency?: string; merchant?: string }, cmd: Command) => {
       const ctx = contextOf(cmd);
       const payouts = matchingAll(reference, await findByReference(ctx, reference), opts);
-      const data = payouts.map((p) => ({ ...payoutSummary(p), history: p.record.history }));
+      const target = await ctx.target();
+      const { createEventStore } = await import('@shared/adapters/event-store');
+      const { noticesNaming } = await import('@shared/app/payout-notices');
+      const events = createEventStore({ tableName: requireEnv(target, 'EVENTS_TABLE_NAME') });
+      // The provider's signed notifications naming each payout: evidence beside GetPayout's answer (rule 1).
+      const notified = await Promise.all(payouts.map((p) => noticesNaming(events, p.record.identity, p.record.createdAt)));
+      const data = payouts.map((p, n) => ({ ...payoutSummary(p), history: p.record.history, provider_notifications: notified[n]?.notices ?? [] }));
       ctx.out.result(data, () => {
-        for (const p of payouts) {
+        payouts.forEach((p, n) => {
           printRecord(payoutSummary(p));
           printTable(['at', 'from', 'to', 'reason'], p.record.history.map((h) => [h.at, h.from ?? '(new)', h.to, reasonWithActor(h)]));
-        }
+          const found = notified[n];
+          if (found === undefined || found.notices.length === 0) return;
+          printLine("The provider's signed order notifications naming it (the provider knows this reference, whatever GetPayout says):");
+          printTable(['received at', 'event id', 'status words'], found.notices.map((x) => [x.receivedAt, x.eventId, noticeStatusText(x)]));
+          if (found.truncated) printLine('(more notifications name this reference: payrelay events list --reference ' + shellWord(reference) + ')');
+        });
       });
     });
 
@@ -151,7 +163,10 @@ function registerResolveAndRetry(payouts: Command): void {
         .addOption(lowerCaseChoice(new Option('--as <outcome>', 'what happened to the money'), ['succeeded', 'failed']).makeOptionMandatory())
         .requiredOption('--evidence <text>', 'what shows it (bank statement line, provider ticket); recorded in history')
         .option('--by <name>', 'who resolves (default: your AWS identity for --stack, else <OS user>@<host>); the identity running the command is recorded beside a name given', nonEmptyText)
-        .option('--force', "resolve even when the provider's answer says otherwise or cannot be had"),
+        .option(
+          '--force',
+          "resolve against the provider's answer (or without one): only with evidence that outweighs it, for --as failed the provider's written confirmation that it never executed the payout; recorded in history as an override",
+        ),
     ),
     'payrelay payouts resolve WD-2024-0001 --as failed --evidence "provider ticket 4711: cancelled"',
     'payrelay payouts resolve WD-2024-0001 --as succeeded --evidence "bank statement 2024-05-02 line 14" --by ama',
@@ -159,7 +174,8 @@ function registerResolveAndRetry(payouts: Command): void {
     .summary('settle a NEEDS_REVIEW payout as SUCCEEDED or FAILED, with evidence')
     .description(
       'settle a NEEDS_REVIEW payout as SUCCEEDED or FAILED. Asks GetPayout first and refuses an outcome the provider ' +
-        'contradicts (delivered vs failed, or failed while the provider still holds it as pending) unless --force. The history entry records who (and the identity running the command, when it differs from --by), when, the evidence and the provider answer.',
+        'contradicts (delivered vs failed, failed while the provider still holds it as pending, or failed on "not found" when a signed notification names it, the provider acknowledged it, or a Payout call may have reached it), and says what evidence would settle it. ' +
+        '--force records the outcome against the provider\'s answer: a FAILED payout can be retried, so forcing FAILED on a payout the provider executed risks paying twice. The history entry records who (and the identity running the command, when it differs from --by), when, the evidence and the provider answer.',
     )
     .action(
       async (
@@ -176,6 +192,12 @@ function registerResolveAndRetry(payouts: Command): void {
           const actor = await operatorActor(target);
           const result = await resolvePayout(deps, { identity: identityOf(payout), as: opts.as, evidence: opts.evidence, by, actor, force: opts.force });
           const entry = result.payout.record.history.at(-1);
+          if (result.forced) {
+            printErrorLine(
+              `warning: ${reference} was resolved as ${result.payout.state} against the provider's answer (${entry?.providerAnswer ?? ''}); the history records the override and your evidence. ` +
+                'If the provider did execute it, a FAILED here is wrong and a retry would pay twice.',
+            );
+          }
           ctx.out.result({ ...payoutSummary(result.payout), resolution: entry, forced: result.forced }, () => {
             printLine(`${reference} is now ${result.payout.state}.`);
             printRecord({ by: entry?.by === undefined ? undefined : whoText(entry.by, entry.actor), at: entry?.at, evidence: entry?.evidence, provider_answer: entry?.providerAnswer });
@@ -193,16 +215,27 @@ function registerResolveAndRetry(payouts: Command): void {
         .argument('<withdrawal_reference>', 'the FAILED payout')
         .requiredOption('--new-reference <withdrawal_reference>', 'the reference of the new payout (same merchant and currency)', nonEmptyText)
         .option('--account-number <digits>', "the beneficiary's full number, when the provider's record does not give it (must match the stored mask)")
-        .option('--by <name>', 'who retries (default: your AWS identity for --stack, else <OS user>@<host>); the identity running the command is recorded beside a name given', nonEmptyText),
+        .option('--by <name>', 'who retries (default: your AWS identity for --stack, else <OS user>@<host>); the identity running the command is recorded beside a name given', nonEmptyText)
+        .option(
+          '--force',
+          "retry although the provider's \"not found\" does not show the first was never executed (CAN PAY TWICE): only with the provider's written confirmation that it never executed the first, given as --evidence; recorded in both payouts' histories",
+        )
+        .option('--evidence <text>', "with --force: the provider's written confirmation that the first payout was never executed (e.g. a support ticket); recorded in history", nonEmptyText),
     ),
     'payrelay payouts retry WD-2024-0001 --new-reference WD-2024-0001-R1',
   )
     .summary('pay a FAILED payout again under a new reference, linked both ways')
     .description(
-      'pay a FAILED payout again as a new payout to the same beneficiary for the same amount, linked both ways. ' +
-        'Refused unless the provider confirms the first failed (or does not know it): never while it could still be delivered.',
+      'pay a FAILED payout again as a new payout to the same beneficiary for the same amount, linked both ways. GetPayout is asked first. ' +
+        'Refused while the provider holds the first payout in any state but failed, or cannot be asked. On "not found" it is also refused when that answer does not show ' +
+        'the first was never executed: a stored signed notification names it, the provider acknowledged it before, or its FAILED was forced (resolve --force) while a Payout call may have reached the provider. ' +
+        '--force --evidence overrides only those "not found" refusals, for an operator holding the provider\'s written confirmation that the first was never executed: if it was executed after all, the beneficiary is paid twice. ' +
+        'A SUCCEEDED or REVERSED payout is never retried: send a new payout request under a new withdrawal_reference.',
     )
-    .action(async (reference: string, opts: IdentityOptions & { newReference: string; accountNumber?: string; by?: string }, cmd: Command) => {
+    .action(async (reference: string, opts: IdentityOptions & { newReference: string; accountNumber?: string; by?: string; force?: boolean; evidence?: string }, cmd: Command) => {
+      if (opts.force === true && opts.evidence === undefined) {
+        throw new CliError(`--force needs --evidence: the provider's written confirmation that it never executed ${reference}`, EXIT.invalidInput);
+      }
       const ctx = contextOf(cmd);
       const payout = pickOne(reference, await findByReference(ctx, reference), opts);
       const { target, deps, close } = await operatorDeps(ctx);
@@ -214,9 +247,14 @@ function registerResolveAndRetry(payouts: Command): void {
         const queue = createPayoutQueue(requireEnv(target, 'PAYOUTS_QUEUE_URL'));
         const result = await retryPayout(
           { ...deps, queue, fingerprints: await targetFingerprints(target) },
-          { identity: identityOf(payout), newReference: opts.newReference, by, actor, accountNumber: opts.accountNumber },
+          { identity: identityOf(payout), newReference: opts.newReference, by, actor, accountNumber: opts.accountNumber, force: opts.force, evidence: opts.evidence },
         );
-        ctx.out.result({ original: payoutSummary(result.original), retry: payoutSummary(result.retry), sent: result.sent }, () => {
+        if (result.forced) {
+          printErrorLine(
+            `warning: ${opts.newReference} was created against the provider's answer for ${reference} (--force), recorded in both payouts' histories: if the provider executed ${reference} after all, the beneficiary is paid twice.`,
+          );
+        }
+        ctx.out.result({ original: payoutSummary(result.original), retry: payoutSummary(result.retry), sent: result.sent, forced: result.forced }, () => {
           printLine(
             result.sent
               ? `${opts.newReference} created (retry of ${reference}) and sent to the payouts queue.`

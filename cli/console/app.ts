@@ -135,7 +135,12 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono<Env> {
     }
     if (error instanceof OperatorActionRefusedError) {
       consoleLog.warn('console: action refused', { path: c.req.path, reason: error.message });
-      const words = error.forcible ? `${error.message}. To resolve it against the provider's answer, go back, tick "force" and say in the evidence what outweighs it.` : error.message;
+      // The use case says what evidence settles it; force is named only as the way to record that evidence.
+      const words = !error.forcible
+        ? error.message
+        : c.req.path.startsWith('/payouts/retry')
+          ? `${error.message}. The console does not retry against the provider's answer, since that can pay twice: only with the provider's written confirmation that the first payout was never executed, an operator runs payrelay payouts retry with its force option and that confirmation as evidence, which records it in both payouts' histories.`
+          : `${error.message}. Only with that evidence in hand, go back, tick "force" and quote it in the evidence: the override is recorded in the history, and a FAILED forced on a payout the provider did execute risks paying twice.`;
       return render(c, problemPage(ctx, '409: refused', words, backOf(c)), 409);
     }
     if (error instanceof ConcurrentModificationError) {

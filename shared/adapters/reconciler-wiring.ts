@@ -1,6 +1,7 @@
 import { describeReconcileSettings, reconcileSettingsFrom, type ReconcilerEnv } from '@shared/config/reconciler';
 import { logger } from '@shared/observability/logger';
 import { metrics } from '@shared/observability/metrics';
+import { createEventStore } from './event-store';
 import { createPayoutCheckQueue } from './payout-check-queue';
 import { payoutProviderFrom } from './payout-provider';
 import { createPayoutSweepStore } from './payout-sweep-store';
@@ -20,6 +21,8 @@ export function reconcilerWiringFrom(config: ReconcilerEnv) {
       provider: payoutService.provider,
       credentials: payoutService.credentials,
       checks: createPayoutCheckQueue(config.PAYOUT_CHECKS_QUEUE_URL),
+      // Read only where "not found" would decide a payout never acknowledged (ReconcileDeps.notifications).
+      notifications: createEventStore({ tableName: config.EVENTS_TABLE_NAME }),
       clock: systemClock,
       telemetry: telemetryFrom(metrics),
       log: logger,

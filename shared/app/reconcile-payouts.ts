@@ -10,6 +10,7 @@ import type { Clock, Log, Telemetry } from '@shared/ports/runtime';
 import type { CredentialsSource, PayoutCheckQueue, PayoutProvider, PayoutStatusAnswer, PayoutSweepStore, ReversalWatchPosition } from '@shared/ports/payouts';
 import { ProviderError } from '@shared/providers/provider-errors';
 import { DEFAULT_WATCH_SETTINGS, decideWatched, dueForReversalLook, reversalLookAges, type WatchSettings } from './watch-final-payouts';
+import { describeNotices, noticesNaming, type NotificationStore } from './payout-notices';
 
 export interface ReconcileSettings {
   /** How long and how often NEEDS_REVIEW and SUCCEEDED payouts are still asked about (default: WATCH_DEFAULTS). */
@@ -76,6 +77,14 @@ export interface ReconcileDeps {
    * scheduled sweep looks at payouts.
    */
   readonly checks?: PayoutCheckQueue;
+  /**
+   * The events table's stored order notifications, read only where "not found for the whole grace
+   * period" would decide a payout never acknowledged (FAILED after a refusal, a resubmission, or a
+   * review saying the provider does not know it): an authentic notification naming the payout is the
+   * provider acknowledging it (rule 1), so none of those is taken and a person looks instead. Never
+   * read on any other look. Without it (tests of other paths) GetPayout's answer alone decides.
+   */
+  readonly notifications?: NotificationStore;
 }
 
 /** What one delayed check did. */
@@ -348,6 +357,23 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
     // The grace period counts from the start of the current unbroken not-found run.
     if (base.notFoundForMs(now) < settings.notFoundGraceMs) return base;
     const grace = spanText(settings.notFoundGraceMs);
+    if (!base.acknowledged && deps.notifications) {
+      // Rule 1: any record of the provider's naming the reference is an acknowledgement, a signed
+      // notification too. Read only here, where "not found" is about to decide.
+      const notified = await notificationsNaming(deps.notifications, base);
+      if (notified === undefined) {
+        if (pendingTooLong) {
+          return base.needsReview(`provider does not know this withdrawal_reference after ${grace}, and the stored order notifications naming it could not be read`, now);
+        }
+        return base;
+      }
+      if (notified !== '') {
+        return base.needsReview(
+          `contradictory provider answers: GetPayout has not known this withdrawal_reference for ${grace} since ${base.record.notFoundSince}, but ${notified}: the provider knows it, so it could still be delivered`,
+          now,
+        );
+      }
+    }
     if (base.acknowledged) {
       const since = base.record.acknowledgedAt ? ` at ${base.record.acknowledgedAt}` : '';
       return base.needsReview(
@@ -373,6 +399,19 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
       `provider does not know this withdrawal_reference after ${grace} (resubmission disabled)`,
       now,
     );
+  }
+
+  /**
+   * The stored notifications naming a payout as a clause of its review reason: '' when none counts,
+   * undefined when the events table could not be read (no decision may rest on "not found" then).
+   */
+  async function notificationsNaming(store: NotificationStore, payout: Payout): Promise<string | undefined> {
+    try {
+      return describeNotices(await noticesNaming(store, payout.record.identity, payout.record.createdAt)) ?? '';
+    } catch (error) {
+      log.warn('stored order notifications could not be read; "not found" decides nothing this look', { payoutKey: payout.key, error: (error as Error).name });
+      return undefined;
+    }
   }
 
   /** Asks for the next delayed check of a payout left open, when it is due soon enough for a message. */

@@ -4,7 +4,8 @@ import { operatorWho, type Payout } from '@shared/domain/payout';
 import { acceptRequest, checkPayoutRequest, describePayoutRequestProblems } from '@shared/messages/payout-request';
 import type { AccountFingerprints, PayoutRequestQueue } from '@shared/ports/payouts';
 import { InvalidOperatorInputError, OperatorActionRefusedError, PayoutNotFoundError } from './operator-errors';
-import { NOT_FOUND_LINE, OVERRIDDEN_WITH_FORCE, askProvider, type OperatorDeps } from './resolve-payout';
+import { NEVER_EXECUTED_EVIDENCE, NOT_FOUND_LINE, OVERRIDDEN_WITH_FORCE, askProvider, type OperatorDeps } from './resolve-payout';
+import { describeNotices, noticesNaming } from './payout-notices';
 
 export interface RetryDeps extends OperatorDeps {
   readonly queue: PayoutRequestQueue;
@@ -30,6 +31,17 @@ export interface RetryRequest {
    * carry it (payrelay stores only the mask). Its mask must match the first payout's.
    */
   readonly accountNumber?: string;
+  /**
+   * Retry although the provider's "not found" does not show the first payout was never executed (a
+   * stored notification names it, it acknowledged it, or its FAILED rests on an operator's override
+   * while a Payout call may have reached it). For the operator who holds the provider's written
+   * confirmation that the first was never executed, given as `evidence`; if it was executed after
+   * all, the beneficiary is paid twice. Both payouts' histories record it. Never overrides a provider
+   * that holds the first payout, or that cannot be asked.
+   */
+  readonly force?: boolean;
+  /** What outweighs the provider's answer for a forced retry (required with `force`), recorded verbatim. */
+  readonly evidence?: string;
 }
 
 export interface RetryResult {
@@ -37,6 +49,8 @@ export interface RetryResult {
   readonly retry: Payout;
   /** Whether this call sent the new payout's message (false when a previous run already had). */
   readonly sent: boolean;
+  /** Whether `force` overrode the provider's answer (recorded in both payouts' histories). */
+  readonly forced: boolean;
 }
 
 /**
@@ -84,10 +98,62 @@ function failedOnProviderWord(payout: Payout): boolean {
 }
 
 /**
+ * The operator's resolve that made the payout FAILED against the provider's answer (--force), when
+ * that is what its FAILED rests on: the last move to FAILED is an operator's and records an override.
+ */
+function failedOnOverride(payout: Payout): { by: string; at: string } | undefined {
+  const entry = payout.record.history.findLast((h) => h.to === 'FAILED' && h.from !== 'FAILED');
+  if (entry?.by === undefined || !(entry.providerAnswer ?? '').includes(OVERRIDDEN_WITH_FORCE)) return undefined;
+  return { by: entry.by, at: entry.at };
+}
+
+/**
+ * Why GetPayout's "not found" for the first payout does not show that it was never executed, or
+ * undefined when it does. Each is the provider's record possibly lagging behind a payout it holds:
+ * an authentic stored notification names it; it acknowledged the reference and its FAILED rests on no
+ * failure word of the provider's; or its FAILED rests on an operator's override of the provider's
+ * answer while a Payout call may have reached the provider. Not so: a FAILED GetPayout confirmed, one
+ * reached under rule 1 or 2 (not found for the whole grace period, never acknowledged), an operator's
+ * unforced resolve (allowed on "not found" only when no call may have reached the provider), and a
+ * payout whose intent was released as never sent.
+ */
+async function notFoundDoubt(deps: RetryDeps, first: Payout): Promise<string | undefined> {
+  const ref = first.record.identity.withdrawal_reference;
+  const notified = describeNotices(await noticesNaming(deps.notifications, first.record.identity, first.record.createdAt));
+  if (notified !== undefined) return `GetPayout says it does not know ${ref}, but ${notified}: the provider knows it, so it could still be delivered`;
+  if (first.acknowledged && !failedOnProviderWord(first)) {
+    // The provider had held the reference, and its FAILED rests on no word of the provider's (an
+    // operator's --force, or "not found" while a racing look saw it held): "not found" now may be a
+    // lagging or lost record of a payout that is still delivered.
+    return `the provider acknowledged ${ref} and now says it does not know it, so it could still be delivered`;
+  }
+  const override = failedOnOverride(first);
+  if (override !== undefined && first.mayHaveReachedProvider) {
+    return (
+      `${ref} is FAILED on ${override.by}'s resolve against the provider's answer (--force, at ${override.at}), and a Payout call for it may have reached the provider; ` +
+      `"not found" alone does not show it was never executed (the provider's record may lag), so it could still be delivered`
+    );
+  }
+  return undefined;
+}
+
+/** What to do instead of retrying a payout in a state that is not FAILED. */
+function notRetryable(ref: string, state: Payout['state']): string {
+  if (state === 'REVERSED') {
+    return `payout ${ref} is REVERSED: it was delivered and the money came back; payouts retry is only for a FAILED payout. Once the cause is fixed (e.g. the beneficiary's account), send a new payout request under a new withdrawal_reference`;
+  }
+  if (state === 'SUCCEEDED') {
+    return `payout ${ref} is SUCCEEDED: the provider delivered it, and a retry would pay twice. If another payment is owed once the cause is fixed, send a new payout request under a new withdrawal_reference`;
+  }
+  return `payout ${ref} is ${state}; only a FAILED payout can be retried`;
+}
+
+/**
  * Retries a FAILED payout as a new payout to the same beneficiary for the same amount, under a new
  * withdrawal_reference, linked both ways (retriedAs on the first, retryOf on the new one). Refused
- * unless the first is FAILED and GetPayout confirms it cannot still be delivered (failed, or unknown to
- * the provider). The first payout is linked first by a conditional write, so two different retries of
+ * unless the first is FAILED and GetPayout confirms it cannot still be delivered: it says failed, or
+ * does not know the payout and nothing shows that "not found" may be a lagging record (notFoundDoubt;
+ * only `force` with evidence overrides that, recorded on both payouts). The first payout is linked first by a conditional write, so two different retries of
  * one payout cannot both start; running the same retry again finishes an interrupted one. A new
  * reference that another payout already holds is refused before the link.
  * @throws PayoutNotFoundError, InvalidOperatorInputError, OperatorActionRefusedError, ConcurrentModificationError
@@ -96,8 +162,11 @@ export async function retryPayout(deps: RetryDeps, request: RetryRequest): Promi
   const first = await deps.repository.get(request.identity);
   const ref = request.identity.withdrawal_reference;
   if (!first) throw new PayoutNotFoundError(`no payout ${ref} for merchant ${request.identity.platform_merchant_id} in ${request.identity.currency}`);
-  if (first.state !== 'FAILED') {
-    throw new OperatorActionRefusedError(`payout ${ref} is ${first.state}; only a FAILED payout can be retried`, 'state');
+  if (first.state !== 'FAILED') throw new OperatorActionRefusedError(notRetryable(ref, first.state), 'state');
+  const force = request.force === true;
+  const evidence = request.evidence?.trim() ?? '';
+  if (force && evidence === '') {
+    throw new InvalidOperatorInputError(`a forced retry needs evidence: the provider's written confirmation that it never executed ${ref} (e.g. a support ticket)`);
   }
   const identity: PayoutIdentity = { ...request.identity, withdrawal_reference: request.newReference.trim() };
   try {
@@ -115,15 +184,11 @@ export async function retryPayout(deps: RetryDeps, request: RetryRequest): Promi
   if (answer.found && answer.outcome !== 'failed') {
     throw new OperatorActionRefusedError(`not retried: the provider says ${answer.status ?? ''} for ${ref}, so it could still be delivered`, 'provider');
   }
-  if (!answer.found && first.acknowledged && !failedOnProviderWord(first)) {
-    // The provider had held the reference, and its FAILED rests on no word of the provider's (an
-    // operator's --force, or "not found" while a racing look saw it held): "not found" now may be a
-    // lagging or lost record of a payout that is still delivered.
-    throw new OperatorActionRefusedError(
-      `not retried: the provider acknowledged ${ref} and now says it does not know it, so it could still be delivered; settle it with the provider first`,
-      'provider',
-    );
+  const doubt = answer.found ? undefined : await notFoundDoubt(deps, first);
+  if (doubt !== undefined && !force) {
+    throw new OperatorActionRefusedError(`not retried: ${doubt}; ${NEVER_EXECUTED_EVIDENCE}`, 'provider', true);
   }
+  const override = doubt === undefined ? undefined : { evidence, providerAnswer: `${line}; ${doubt}; ${OVERRIDDEN_WITH_FORCE}` };
 
   const parsed = checkPayoutRequest({
     version: 1,
@@ -149,11 +214,12 @@ export async function retryPayout(deps: RetryDeps, request: RetryRequest): Promi
     // link to another payout's reference would leave this one neither retried nor retryable.
     const existing = await deps.repository.get(identity);
     if (existing && existing.record.retryOf !== ref) throw taken();
-    original = await deps.repository.save(first, first.retriedWith(identity.withdrawal_reference, request.by, now, request.actor));
+    original = await deps.repository.save(first, first.retriedWith(identity.withdrawal_reference, request.by, now, request.actor, override));
   }
 
   const accountFingerprint = await deps.fingerprints?.of(message);
-  const { created, payout: retry } = await deps.repository.createAccepted(acceptRequest(message, now, { retryOf: ref, accountFingerprint }));
+  const retryOverride = override === undefined ? undefined : { ...operatorWho(request.by, request.actor), ...override };
+  const { created, payout: retry } = await deps.repository.createAccepted(acceptRequest(message, now, { retryOf: ref, accountFingerprint, retryOverride }));
   if (!created && retry.record.retryOf !== ref) throw taken();
   // A rerun after an interruption sends again only while nothing processed the new payout yet.
   const sent = created || retry.state === 'ACCEPTED';
@@ -165,6 +231,10 @@ export async function retryPayout(deps: RetryDeps, request: RetryRequest): Promi
     ...operatorWho(request.by, request.actor),
     providerAnswer: line,
     sent,
+    forced: override !== undefined,
   });
-  return { original, retry, sent };
+  if (override !== undefined) {
+    deps.log.warn("payout retried against the provider's answer (--force): it may be paid twice", { payoutKey: original.key, retryReference: identity.withdrawal_reference, why: doubt });
+  }
+  return { original, retry, sent, forced: override !== undefined };
 }

@@ -16,6 +16,11 @@ export const reconcilerEnvSchema = v.pipe(
     PAYOUTS_TABLE_NAME: requiredString,
     /** The checks queue: each write that leaves a payout open schedules its next delayed check there. */
     PAYOUT_CHECKS_QUEUE_URL: requiredString,
+    /**
+     * The events table: the stored order notifications naming a payout are read where "not found for
+     * the whole grace period" would decide it (an authentic one is the provider acknowledging it).
+     */
+    EVENTS_TABLE_NAME: requiredString,
     RESUBMIT_UNKNOWN_NOT_FOUND: envBoolean(false),
     /**
      * An open payout this old goes to NEEDS_REVIEW. Decimals are allowed (0.1 = 6 s) so a local stack's

@@ -119,6 +119,12 @@ export function operatorWho(by: string, actor: string | undefined): { by: string
   return ran === undefined || ran === '' || ran === by.trim() ? { by } : { by, actor: ran };
 }
 
+/**
+ * What a forced retry's history entries say, on both payouts: the first payout's "not found" did not
+ * show that it was never executed, so both may be paid.
+ */
+export const RETRY_MAY_PAY_TWICE = 'if the first payout was executed after all, the beneficiary is paid twice';
+
 /** Fixed wording of history entries that other parts (docs, alarms, tests) rely on. */
 export const SETTLED_AFTER_REVIEW = 'settled by the provider after review';
 
@@ -289,9 +295,26 @@ function laterOf(at: number, notBefore: Date | undefined): number {
 export class Payout {
   private constructor(readonly record: PayoutRecord) {}
 
-  /** A new payout in ACCEPTED, due for a first look by the reconciler so it cannot be lost. */
-  static accept(input: NewPayout, now: Date): Payout {
+  /**
+   * A new payout in ACCEPTED, due for a first look by the reconciler so it cannot be lost.
+   * `retryOverride`: a retry an operator forced against the provider's "not found" for the first
+   * payout; its first history entry records who, the evidence and the provider's answer, as the
+   * first payout's does, so that either payout's history shows it may pay twice.
+   */
+  static accept(input: NewPayout, now: Date, retryOverride?: OperatorAudit): Payout {
     const at = iso(now);
+    const accepted = input.retryOf ? `payout request accepted (retry of ${input.retryOf})` : 'payout request accepted';
+    const first: PayoutHistoryEntry = retryOverride
+      ? {
+          from: null,
+          to: 'ACCEPTED',
+          at,
+          reason: `${accepted}, forced by ${retryOverride.by} against the provider's answer for ${input.retryOf ?? ''}: ${RETRY_MAY_PAY_TWICE}`,
+          ...operatorWho(retryOverride.by, retryOverride.actor),
+          evidence: retryOverride.evidence,
+          providerAnswer: retryOverride.providerAnswer,
+        }
+      : { from: null, to: 'ACCEPTED', at, reason: accepted };
     return new Payout({
       ...input,
       state: 'ACCEPTED',
@@ -299,9 +322,7 @@ export class Payout {
       submitAttempts: 0,
       checks: 0,
       nextCheckAt: iso(new Date(now.getTime() + FIRST_CHECK_AFTER_MS)),
-      history: [
-        { from: null, to: 'ACCEPTED', at, reason: input.retryOf ? `payout request accepted (retry of ${input.retryOf})` : 'payout request accepted' },
-      ],
+      history: [first],
       createdAt: at,
       updatedAt: at,
     });
@@ -660,12 +681,16 @@ export class Payout {
   /**
    * Links a FAILED payout to the new payout that retries it (a note in history, no state move). The
    * conditional write of this version is what makes a second, different retry impossible. `actor`:
-   * the identity that ran the retry, recorded when it differs from `by`.
+   * the identity that ran the retry, recorded when it differs from `by`; `override`: a retry forced
+   * against the provider's answer, recorded with its evidence.
    */
-  retriedWith(newReference: string, by: string, now: Date, actor?: string): Payout {
+  retriedWith(newReference: string, by: string, now: Date, actor?: string, override?: Pick<OperatorAudit, 'evidence' | 'providerAnswer'>): Payout {
     if (this.state !== 'FAILED') throw new IllegalTransitionError(this.state, 'ACCEPTED');
-    const reason = `retried as ${newReference} by ${by}`;
-    const entry: PayoutHistoryEntry = { from: this.state, to: this.state, at: iso(now), reason, ...operatorWho(by, actor) };
+    // A forced retry (against the provider's "not found") says so, with the evidence and the answer it overrode.
+    const reason = override
+      ? `retried as ${newReference} by ${by}, forced against the provider's answer: ${RETRY_MAY_PAY_TWICE}`
+      : `retried as ${newReference} by ${by}`;
+    const entry: PayoutHistoryEntry = { from: this.state, to: this.state, at: iso(now), reason, ...operatorWho(by, actor), ...override };
     const linked = this.next({ retriedAs: newReference }, now);
     return new Payout({ ...linked.record, history: [...linked.record.history, entry] });
   }

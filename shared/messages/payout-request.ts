@@ -2,7 +2,7 @@ import * as v from '@shared/validation/valibot';
 import { mayBeSameAccount, maskAccount, parseAccountCode } from '@shared/domain/account';
 import { isWellFormedText, payoutKey, type PayoutIdentity } from '@shared/domain/identity';
 import { parseAmount } from '@shared/domain/money';
-import { Payout } from '@shared/domain/payout';
+import { Payout, type OperatorAudit } from '@shared/domain/payout';
 
 /** The longest withdrawal_reference (or merchant id, or user reference) a payout request may carry. */
 export const MAX_WITHDRAWAL_REFERENCE_LENGTH = 128;
@@ -201,7 +201,11 @@ export function requestIdentity(request: PayoutIdentity): PayoutIdentity {
  * create payouts this way, so a stored payout compares equal however it was created. Only the mask
  * of the account number is kept, with the account's keyed fingerprint when the creator has the key.
  */
-export function acceptRequest(request: PayoutRequest, now: Date, extra: { retryOf?: string; accountFingerprint?: string } = {}): Payout {
+export function acceptRequest(
+  request: PayoutRequest,
+  now: Date,
+  { retryOverride, ...extra }: { retryOf?: string; accountFingerprint?: string; retryOverride?: OperatorAudit } = {},
+): Payout {
   return Payout.accept(
     {
       identity: requestIdentity(request),
@@ -214,5 +218,6 @@ export function acceptRequest(request: PayoutRequest, now: Date, extra: { retryO
       ...extra,
     },
     now,
+    retryOverride,
   );
 }

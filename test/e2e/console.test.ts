@@ -226,7 +226,7 @@ describe('ops console in a browser', () => {
       expect.stringMatching(/^Outcome \(required\)/),
       'Evidence (required: what shows the outcome)',
       'Who resolves (your name, kept in the history)',
-      "force: resolve even if the provider's answer says otherwise",
+      "force: resolve against the provider's answer, on evidence that outweighs it (recorded as an override)",
     ]);
     expect(await page.$eval('main', (m) => m.textContent ?? '')).not.toContain('--');
     // An empty form is refused with what is missing, and nothing is written.
@@ -241,7 +241,9 @@ describe('ops console in a browser', () => {
     });
     expect(contradicted.status).toBe(409);
     const refusal = await contradicted.text();
-    expect(refusal).toContain('nothing shows it was paid. To resolve it against the provider');
+    // What would settle it, and force only as the way to record that evidence.
+    expect(refusal).toContain('nothing shows it was paid; what settles it is proof that the beneficiary was credited');
+    expect(refusal).toContain('Only with that evidence in hand, go back, tick');
     expect(refusal).toMatch(/go back, tick (&quot;|&#34;|")force(&quot;|&#34;|")/);
     expect(refusal).not.toContain('--force');
     await submit('#back');

@@ -104,13 +104,14 @@ describe('payrelay payouts resolve', () => {
     const refused = await cli(['payouts', 'resolve', id.withdrawal_reference, '--as', 'failed', '--evidence', 'customer says no money']);
     expect(refused.code).toBe(6);
     expect(refused.stderr.trim()).toBe(
-      'payrelay: not resolved: the provider says COMPLETED: the money was delivered. To resolve it against the provider\'s answer, give --force with your evidence',
+      "payrelay: not resolved: the provider says COMPLETED: the money was delivered; what settles it is the provider's written confirmation that it never executed this withdrawal_reference (or that it failed), e.g. a support ticket; until then leave it in review. " +
+        'Only with that evidence in hand, give it with --evidence and --force: the override is recorded in history, and forcing against a provider that did execute the payout risks paying twice',
     );
     // Still PENDING at the provider: the money may yet move, so FAILED needs --force too.
     const pending = await payoutAtProvider('NEEDS_REVIEW');
     const held = await cli(['payouts', 'resolve', pending.withdrawal_reference, '--as', 'failed', '--evidence', 'customer says no money']);
     expect(held.code).toBe(6);
-    expect(held.stderr.trim()).toContain('not resolved: the provider still holds it as PENDING: it could still be delivered.');
+    expect(held.stderr.trim()).toContain('not resolved: the provider still holds it as PENDING: it could still be delivered; what settles it');
     const forced = await cli(['--json', 'payouts', 'resolve', id.withdrawal_reference, '--as', 'failed', '--evidence', 'bank return R03 on 2026-11-20', '--force']);
     expect(forced.code).toBe(0);
     const result = JSON.parse(forced.stdout);

@@ -3,6 +3,8 @@ import { Payout } from '@shared/domain/payout';
 import type { Clock, Log, Telemetry } from '@shared/ports/runtime';
 import type { AccountFingerprints } from '@shared/ports/payouts';
 import { accountFingerprint } from '@shared/adapters/account-fingerprint';
+import type { NotificationStore } from '@shared/app/payout-notices';
+import type { StoredEvent } from '@shared/ports/callbacks';
 
 /*
  * Test doubles of the runtime ports, one copy for every test: a clock a test moves, a log that
@@ -75,3 +77,32 @@ export const TEST_ACCOUNT_KEY = 'test-account-key-0123456789abcdef0123456789abcd
 
 /** Account fingerprints under TEST_ACCOUNT_KEY, as the worker makes them from its secret. */
 export const testFingerprints: AccountFingerprints = { of: async (account) => accountFingerprint(TEST_ACCOUNT_KEY, account) };
+
+/**
+ * An events table holding these order notifications (bodies as the provider would post them),
+ * listed and read as the operator use cases and the reconciler read it: by reference, newest first.
+ * Empty by default: no notification names any payout.
+ */
+export function storedNotifications(notifications: ReadonlyArray<{ eventId: string; receivedAt: string; body: unknown; withdrawalReference: string }> = []): NotificationStore {
+  const stored: StoredEvent[] = notifications.map((n) => ({
+    eventId: n.eventId,
+    source: 'payout-notification',
+    body: JSON.stringify(n.body),
+    receivedAt: n.receivedAt,
+    recognized: true,
+    expiresAt: 0,
+    withdrawalReference: n.withdrawalReference,
+  }));
+  return {
+    async listCallbacks(query) {
+      if (query.reference === undefined) return { events: [] };
+      const from = query.receivedFrom?.toISOString() ?? '';
+      const events = stored
+        .filter((e) => e.withdrawalReference === query.reference && e.receivedAt >= from)
+        .sort((a, b) => b.receivedAt.localeCompare(a.receivedAt))
+        .slice(0, query.limit);
+      return { events };
+    },
+    get: async (eventId) => stored.find((e) => e.eventId === eventId),
+  };
+}

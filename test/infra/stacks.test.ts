@@ -304,6 +304,9 @@ describe('functions', () => {
       'PayoutsTable/index/open-by-next-check': dynamo('Query'),
       // The reversal watch reads the successes by age from the listing index.
       'PayoutsTable/index/by-state': dynamo('Query'),
+      // Where "not found" for the whole grace period would decide a payout: the stored notifications naming it, read only.
+      EventsTable: dynamo('GetItem'),
+      'EventsTable/index/by-reference': dynamo('Query'),
       ProviderSecret: SECRET_READ,
       PayoutChecksQueue: ['sqs:SendMessage'],
     });
@@ -312,6 +315,9 @@ describe('functions', () => {
       '*': [...ENI, ...XRAY].sort(),
       OwnLogGroup: LOGS,
       PayoutsTable: dynamo('GetItem', 'PutItem'),
+      // The reconciler's decision: the same read-only look at the stored notifications naming a payout.
+      EventsTable: dynamo('GetItem'),
+      'EventsTable/index/by-reference': dynamo('Query'),
       ProviderSecret: SECRET_READ,
       PayoutChecksQueue: [...new Set([...CONSUME, 'sqs:SendMessage'])].sort(),
     });

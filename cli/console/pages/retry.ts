@@ -19,7 +19,12 @@ export async function retryFormPage(ctx: PageContext, services: ConsoleServices,
   const r = payout.record;
   const title = `Retry ${r.identity.withdrawal_reference}`;
   if (payout.state !== 'FAILED' || r.retriedAs !== undefined) {
-    const why = r.retriedAs !== undefined ? `It was already retried as ${r.retriedAs}.` : `It is ${payout.state}: only a FAILED payout is retried.`;
+    const why =
+      r.retriedAs !== undefined
+        ? `It was already retried as ${r.retriedAs}.`
+        : payout.state === 'REVERSED' || payout.state === 'SUCCEEDED'
+          ? `It is ${payout.state}: only a FAILED payout is retried. Once the cause is fixed, send a new payout request under a new withdrawal_reference.`
+          : `It is ${payout.state}: only a FAILED payout is retried.`;
     return page(ctx, title, '/payouts', html`<p class="empty">${why} <a href="${payoutHref(payout)}">See its timeline</a>.</p>`);
   }
   return page(
@@ -36,7 +41,7 @@ export async function retryFormPage(ctx: PageContext, services: ConsoleServices,
         ['why it failed', r.reason],
       ],
     )}
-<p class="hint">A retry pays the same amount to the same account again, as a new payout under a reference of its own; nothing is sent until you confirm on the next page. It is refused unless the provider confirms that this payout failed (or does not know it): never while it could still be delivered. payrelay keeps only the masked account (${r.accountMasked}); the full number comes from the provider's record of this payout. Leave "Full account number" empty; only if the retry is refused because that record does not give the number, go back and type the beneficiary's full number there (it must be the account ${r.accountMasked}).</p>
+<p class="hint">A retry pays the same amount to the same account again, as a new payout under a reference of its own; nothing is sent until you confirm on the next page. The provider is asked first, and the retry is refused while it holds this payout in any state but failed, or cannot be asked; on "not found" it is also refused when that answer does not show this payout was never executed: a signed notification of the provider's names it, the provider acknowledged it before, or it was made FAILED against the provider's answer (force) while a Payout call may have reached the provider. The console never retries against the provider's answer. payrelay keeps only the masked account (${r.accountMasked}); the full number comes from the provider's record of this payout. Leave "Full account number" empty; only if the retry is refused because that record does not give the number, go back and type the beneficiary's full number there (it must be the account ${r.accountMasked}).</p>
 <form method="post" action="${withQuery('/payouts/retry', { key })}" class="action retry">
   ${csrfField(ctx)}
   <label>New payout's reference (required, unused) <input name="new_reference" class="reference" value="${r.identity.withdrawal_reference}-R1" maxlength="256"></label>
@@ -72,7 +77,7 @@ export async function retryAction(ctx: PageContext, services: ConsoleServices, q
     const fields: Record<string, string> = { new_reference: input.new_reference, by, ...(input.account_number ? { account_number: input.account_number } : {}) };
     return confirmPage(ctx, `Retry ${ref} as ${input.new_reference}?`, '/payouts', {
       action,
-      what: `Pay ${payout.record.amount} ${payout.record.identity.currency} again to ${payout.record.accountCode} ${payout.record.accountMasked} as a new payout ${input.new_reference}, linked to ${ref} both ways. The provider is asked first; nothing is sent if it says ${ref} could still be delivered.`,
+      what: `Pay ${payout.record.amount} ${payout.record.identity.currency} again to ${payout.record.accountCode} ${payout.record.accountMasked} as a new payout ${input.new_reference}, linked to ${ref} both ways. The provider is asked first; nothing is sent if it holds ${ref}, cannot be asked, or its "not found" does not show that ${ref} was never executed.`,
       fields,
       labels: RETRY_LABELS,
       ...(input.account_number ? { display: { account_number: maskAccount(input.account_number) } } : {}),

@@ -1,6 +1,7 @@
 import { html } from 'hono/html';
 import * as v from '@shared/validation/valibot';
 import { askProvider, resolvePayout } from '@shared/app/resolve-payout';
+import { noticeStatusText, noticesNaming } from '@shared/app/payout-notices';
 import { InvalidListCursorError } from '@shared/domain/errors';
 import { payoutKey } from '@shared/domain/identity';
 import type { Payout } from '@shared/domain/payout';
@@ -77,20 +78,31 @@ export async function resolveFormPage(ctx: PageContext, services: ConsoleService
   if (payout.state !== 'NEEDS_REVIEW') {
     return page(ctx, `Resolve ${payout.record.identity.withdrawal_reference}`, '/review', html`<p class="empty">This payout is ${payout.state}: only a NEEDS_REVIEW payout is resolved. <a href="${payoutHref(payout)}">See its timeline</a>.</p>`);
   }
-  const [{ line }, who] = await Promise.all([askProvider(services.operator, payout.record.identity), services.defaultOperator()]);
+  const [{ line }, who, notified] = await Promise.all([
+    askProvider(services.operator, payout.record.identity),
+    services.defaultOperator(),
+    noticesNaming(services.operator.notifications, payout.record.identity, payout.record.createdAt),
+  ]);
   return page(
     ctx,
     `Resolve ${payout.record.identity.withdrawal_reference}`,
     '/review',
     html`${payoutFacts(payout, line)}
+<h2>The provider's signed notifications naming it</h2>
+<p class="hint">Stored as received and authentic (signature checked); they never settle a payout, but each shows the provider knows this reference, whatever GetPayout answers now.</p>
+<div id="provider-notifications">${table(
+      ['received', 'event', 'status words'],
+      notified.notices.map((n) => [n.receivedAt, html`<a href="${withQuery('/callbacks/view', { id: n.eventId })}">${n.eventId.slice(0, 40)}…</a>`, noticeStatusText(n)]),
+      'none stored since its creation',
+    )}</div>
 <h2>Settle it</h2>
-<p class="hint">Say what happened to the money and what shows it; both are required, and both are kept in the payout's history with your name. Nothing is written until you confirm on the next page. The console asks the provider again when you confirm: an outcome the provider contradicts (delivered against failed, or failed while it still holds the payout as pending) is refused unless you tick "force", and then your evidence must say what outweighs the provider's answer.</p>
+<p class="hint">Say what happened to the money and what shows it; both are required, and both are kept in the payout's history with your name. Nothing is written until you confirm on the next page. The console asks the provider again when you confirm: an outcome the provider contradicts is refused (delivered against failed; failed while it still holds the payout as pending; failed on "not found" when a signed notification above names it, when the provider acknowledged it before, or when a Payout call may have reached it), and the refusal says what evidence would settle it. Tick "force" only with that evidence in hand (for failed: the provider's written confirmation that it never executed the payout) and quote it: a FAILED payout can be retried, so forcing FAILED on a payout the provider executed risks paying twice.</p>
 <form method="post" action="${action}" class="action resolve">
   ${csrfField(ctx)}
   <label>Outcome (required) <select name="as"><option value="">choose…</option><option value="succeeded">succeeded: the money arrived</option><option value="failed">failed: the money did not arrive</option></select></label>
   <label>Evidence (required: what shows the outcome) <textarea name="evidence" maxlength="${EVIDENCE_MAX}" placeholder="bank statement 2026-11-20 line 14; provider ticket 4711"></textarea></label>
   <label>Who resolves (your name, kept in the history) <input name="by" value="${who}" maxlength="${WHO_MAX}"></label>
-  <label class="check"><span><input type="checkbox" name="force" value="yes"> force: resolve even if the provider's answer says otherwise</span></label>
+  <label class="check"><span><input type="checkbox" name="force" value="yes"> force: resolve against the provider's answer, on evidence that outweighs it (recorded as an override)</span></label>
   <button type="submit">Resolve…</button>
 </form>`,
   );

@@ -1,6 +1,7 @@
 import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPayoutQueue } from '@shared/adapters/payout-queue';
+import { createEventStore } from '@shared/adapters/event-store';
 import { InvalidOperatorInputError, PayoutNotFoundError } from '@shared/app/operator-errors';
 import { createProcessPayout } from '@shared/app/process-payout';
 import { credentialsFromCachedSecret } from '@shared/adapters/credentials';
@@ -13,6 +14,7 @@ import { METRIC } from '@shared/observability/metric-names';
 import { PayoutServiceClient } from '@shared/providers/payout-client';
 import { MERCHANT_ID, PARTNER_CODE, RECONCILE_SETTINGS, expectAtMostOneExecution, identityOf, ledgerOf, request, startHarness, type Harness } from './harness';
 import { MovableClock, countingTelemetry, silentLog, testFingerprints } from '@test/factories/ports';
+import { takeAllMessages } from '@test/support/queues';
 import * as v from '@shared/validation/valibot';
 
 /*
@@ -34,7 +36,8 @@ const counts = telemetry.counts;
 function system() {
   const clock = new MovableClock();
   const credentials = credentialsFromCachedSecret({ get: async () => h.sim.admin.credentials(PARTNER_CODE, MERCHANT_ID) });
-  const deps = { repository: h.repository, credentials, clock, telemetry, log: silentLog, provider: client };
+  const notifications = createEventStore({ tableName: h.aws.names.eventsTable });
+  const deps = { repository: h.repository, credentials, clock, telemetry, log: silentLog, provider: client, notifications };
   const process = createProcessPayout({ ...deps, fingerprints: testFingerprints, settings: { nameMatchThreshold: 0.85, kycGating: false } });
   const reconcile = createReconcilePayouts({ ...deps, settings: RECONCILE_SETTINGS });
   const queue = createPayoutQueue(h.aws.queueUrls.payouts, h.sqs);
@@ -152,7 +155,7 @@ describe('payouts resolve', () => {
     h.sim.admin.settlePayout(identityOf(r), 'succeeded');
     await expect(resolvePayout(s.deps, { identity: identityOf(r), as: 'failed', ...audit })).rejects.toMatchObject({
       name: 'OperatorActionRefusedError',
-      message: 'not resolved: the provider says COMPLETED: the money was delivered',
+      message: expect.stringMatching(/^not resolved: the provider says COMPLETED: the money was delivered; what settles it is the provider's written confirmation that it never executed/),
       forcible: true,
     });
     expect((await payoutOf(r))?.state).toBe('NEEDS_REVIEW');
@@ -169,13 +172,13 @@ describe('payouts resolve', () => {
     h.sim.admin.setFaults('getPayout', { flapRate: 1 });
     try {
       await expect(resolvePayout(s.deps, { identity: identityOf(r), as: 'failed', by: 'ama@ops', evidence: 'customer says not received' })).rejects.toThrow(
-        /the provider acknowledged it at .* and now says it does not know it: it could still be delivered$/,
+        /the provider acknowledged it at .* and now says it does not know it: it could still be delivered; what settles it is the provider's written confirmation that it never executed/,
       );
       expect((await payoutOf(r))?.state).toBe('NEEDS_REVIEW');
       const forced = await resolvePayout(s.deps, { identity: identityOf(r), as: 'failed', by: 'ama@ops', evidence: 'provider ticket 77: lost', force: true });
       expect(forced.forced).toBe(true);
       await expect(retryPayout({ ...s.deps, queue: s.queue }, { identity: identityOf(r), newReference: `${r.withdrawal_reference}-r`, by: 'ama@ops', accountNumber: r.account_number })).rejects.toThrow(
-        /acknowledged .* now says it does not know it, so it could still be delivered; settle it with the provider first/,
+        /acknowledged .* now says it does not know it, so it could still be delivered; what settles it is the provider's written confirmation that it never executed/,
       );
       expect(await s.work()).toBe(0);
     } finally {
@@ -346,6 +349,148 @@ describe('payouts retry', () => {
       /provider says PENDING .* could still be delivered/,
     );
     expect(await s.work()).toBe(0);
+  });
+});
+
+describe('a payout whose Payout call may have reached the provider, then "not found" (the walkthrough of finding 1 and 2)', () => {
+  /** Payout times out (the provider executed it), GetPayout lags ("not found"): through the grace period to review. */
+  async function unknownThenNotFound(s: ReturnType<typeof system>, r: PayoutRequestInput) {
+    h.sim.admin.setFaults('payout', { timeoutRate: 1, times: 1 });
+    expect(await s.pay(r)).toMatchObject({ state: 'UNKNOWN' });
+    expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ executions: 1 });
+    h.sim.admin.setFaults('getPayout', { lagRate: 1 });
+    s.clock.advance(MINUTE);
+    await s.reconcile();
+    s.clock.advance(16 * MINUTE);
+    await s.reconcile();
+  }
+
+  /** A signed order notification for the payout, stored as the receiver stores one (the events table on dynalite). */
+  async function notified(s: ReturnType<typeof system>, r: PayoutRequestInput, data: Record<string, unknown> = {}) {
+    const receivedAt = s.clock.now().toISOString();
+    const body = {
+      status: 'success',
+      message: 'Order notification',
+      data: {
+        withdrawal_reference: r.withdrawal_reference,
+        platform_merchant_id: r.platform_merchant_id,
+        currency: r.currency,
+        payment: { status: 'PAID' },
+        order_details: { status: 'COMPLETED', partner_order_id: r.withdrawal_reference, currency: r.currency },
+        ...data,
+      },
+      signature: 'sig',
+    };
+    const eventId = `payout-notification#${r.withdrawal_reference}-${receivedAt}-${JSON.stringify(data).length}`;
+    await s.deps.notifications.putOnce({
+      eventId,
+      source: 'payout-notification',
+      body: JSON.stringify(body),
+      receivedAt,
+      recognized: true,
+      expiresAt: Math.floor(Date.now() / 1000) + 86_400,
+      withdrawalReference: r.withdrawal_reference,
+    });
+    return { eventId, receivedAt };
+  }
+
+  it('a FAILED forced on "not found" is not retried: refused, nothing sent, one execution in the ledger; retry --force with evidence is recorded on both payouts', async () => {
+    const s = system();
+    const r = request();
+    const retry = (extra: { force?: boolean; evidence?: string } = {}) =>
+      retryPayout({ ...s.deps, queue: s.queue }, { identity: identityOf(r), newReference: `${r.withdrawal_reference}-R1`, by: 'ama@ops', accountNumber: r.account_number, ...extra });
+    try {
+      await unknownThenNotFound(s, r);
+      expect((await payoutOf(r))?.record).toMatchObject({ state: 'NEEDS_REVIEW', reason: 'provider does not know this withdrawal_reference after 15 minutes (resubmission disabled)' });
+      const refused = await resolvePayout(s.deps, { identity: identityOf(r), as: 'failed', by: 'ama@ops', evidence: 'x' }).catch((e: unknown) => e);
+      expect(refused).toMatchObject({ forcible: true, message: expect.stringMatching(/may have reached the provider.*; what settles it is the provider's written confirmation that it never executed/) });
+      await resolvePayout(s.deps, { identity: identityOf(r), as: 'failed', by: 'ama@ops', evidence: 'customer says not received', force: true });
+      expect((await payoutOf(r))?.state).toBe('FAILED');
+
+      const refusedRetry = await retry().catch((e: unknown) => e);
+      expect(refusedRetry).toMatchObject({
+        name: 'OperatorActionRefusedError',
+        forcible: true,
+        message: expect.stringMatching(/^not retried: .* is FAILED on ama@ops's resolve against the provider's answer \(--force, at .+\), and a Payout call for it may have reached the provider/),
+      });
+      expect((await payoutOf(r))?.record.retriedAs).toBeUndefined();
+      expect(await h.repository.get({ ...identityOf(r), withdrawal_reference: `${r.withdrawal_reference}-R1` })).toBeUndefined();
+      expect(await s.work()).toBe(0);
+      expect(ledgerOf(h.sim, `${r.withdrawal_reference}-R1`)).toBeUndefined();
+      expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ executions: 1 });
+
+      // The override needs evidence, and says on both payouts that it may pay twice.
+      await expect(retry({ force: true })).rejects.toBeInstanceOf(InvalidOperatorInputError);
+      const forced = await retry({ force: true, evidence: 'provider ticket 5521: never executed' });
+      expect(forced.forced).toBe(true);
+      expect((await payoutOf(r))?.record.history.at(-1)).toMatchObject({
+        reason: expect.stringMatching(/forced against the provider's answer: if the first payout was executed after all, the beneficiary is paid twice$/),
+        evidence: 'provider ticket 5521: never executed',
+        providerAnswer: expect.stringMatching(/^not found .*; overridden with --force$/),
+      });
+      expect(forced.retry.record.history[0]).toMatchObject({ by: 'ama@ops', evidence: 'provider ticket 5521: never executed', reason: expect.stringMatching(/forced by ama@ops against the provider's answer/) });
+      // Taken off the queue unprocessed: this test shows the refusal, not the double payout the override risks.
+      await takeAllMessages(h.sqs, h.aws.queueUrls.payouts);
+    } finally {
+      h.sim.admin.clearFaults();
+    }
+  });
+
+  it('a signed notification naming the payout is an acknowledgement: review names it, resolve --as failed and retry refuse', async () => {
+    const s = system();
+    const r = request();
+    try {
+      h.sim.admin.setFaults('payout', { timeoutRate: 1, times: 1 });
+      expect(await s.pay(r)).toMatchObject({ state: 'UNKNOWN' });
+      const notice = await notified(s, r);
+      // One for the same reference of another merchant does not name this payout.
+      await notified(s, r, { platform_merchant_id: 'another-merchant', payment: { status: 'FAILED<script>\u001b[31m' } });
+      h.sim.admin.setFaults('getPayout', { lagRate: 1 });
+      s.clock.advance(MINUTE);
+      await s.reconcile();
+      s.clock.advance(16 * MINUTE);
+      await s.reconcile();
+      const review = await payoutOf(r);
+      expect(review?.state).toBe('NEEDS_REVIEW');
+      expect(review?.record.reason).toBe(
+        `contradictory provider answers: GetPayout has not known this withdrawal_reference for 15 minutes since ${review?.record.notFoundSince}, but the provider's signed order notification received at ${notice.receivedAt} (payment PAID, order COMPLETED) names it: the provider knows it, so it could still be delivered`,
+      );
+      await expect(resolvePayout(s.deps, { identity: identityOf(r), as: 'failed', by: 'ama@ops', evidence: 'x' })).rejects.toThrow(
+        `not resolved: GetPayout says it does not know it, but the provider's signed order notification received at ${notice.receivedAt} (payment PAID, order COMPLETED) names it`,
+      );
+      const forced = await resolvePayout(s.deps, { identity: identityOf(r), as: 'failed', by: 'ama@ops', evidence: 'x', force: true });
+      expect(forced.providerAnswer).toMatch(/^not found .*; the provider's signed order notification received at .* names it; overridden with --force$/);
+      await expect(
+        retryPayout({ ...s.deps, queue: s.queue }, { identity: identityOf(r), newReference: `${r.withdrawal_reference}-R1`, by: 'ama@ops', accountNumber: r.account_number }),
+      ).rejects.toThrow(/^not retried: GetPayout says it does not know .*, but the provider's signed order notification received at .* names it/);
+      expect(await s.work()).toBe(0);
+      expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ executions: 1 });
+    } finally {
+      h.sim.admin.clearFaults();
+    }
+  });
+
+  it('no resubmission is authorized on "not found" while a stored notification names the payout', async () => {
+    const s = system();
+    const reconcile = createReconcilePayouts({ ...s.deps, settings: { ...RECONCILE_SETTINGS, resubmitUnknownNotFound: true } });
+    const r = request();
+    try {
+      h.sim.admin.setFaults('payout', { timeoutRate: 1, times: 1 });
+      expect(await s.pay(r)).toMatchObject({ state: 'UNKNOWN' });
+      await notified(s, r, { withdrawal_reference: undefined, platform_merchant_id: undefined, currency: undefined, payment: { status: 'PENDING' } });
+      h.sim.admin.setFaults('getPayout', { lagRate: 1 });
+      s.clock.advance(MINUTE);
+      await reconcile();
+      s.clock.advance(16 * MINUTE);
+      await reconcile();
+      const review = await payoutOf(r);
+      expect(review?.record).toMatchObject({ state: 'NEEDS_REVIEW', reason: expect.stringMatching(/\(payment PENDING, order COMPLETED\) names it: the provider knows it/) });
+      expect(review?.maySubmit).toBe(false);
+      expect(await s.work()).toBe(0);
+      expect(ledgerOf(h.sim, r.withdrawal_reference)).toMatchObject({ executions: 1 });
+    } finally {
+      h.sim.admin.clearFaults();
+    }
   });
 });
 

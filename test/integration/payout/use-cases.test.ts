@@ -14,7 +14,7 @@ import { METRIC } from '@shared/observability/metric-names';
 import { PayoutServiceClient, credentialsFromSecret } from '@shared/providers/payout-client';
 import { mapProviderStatus } from '@shared/providers/status-map';
 import { MERCHANT_ID, PARTNER_CODE, RECONCILE_SETTINGS, expectAtMostOneExecution, identityOf, ledgerOf, request, startHarness, type Harness } from './harness';
-import { MovableClock, countingTelemetry, silentLog, testFingerprints } from '@test/factories/ports';
+import { MovableClock, countingTelemetry, silentLog, storedNotifications, testFingerprints } from '@test/factories/ports';
 import { SimulatedCrash, installCrashInjector } from '@test/chaos/crash-injector';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -639,7 +639,7 @@ describe('"not found" is an unbroken run, and a refusal is settled through GetPa
     expect(failed?.record.history.at(-1)).toMatchObject({ from: 'FAILED', to: 'FAILED', reason: expect.stringMatching(/^provider holds the payout \(PENDING\) after all/) });
     let sent = 0;
     const credentials = credentialsFromCachedSecret({ get: async () => h.sim.admin.credentials(PARTNER_CODE, MERCHANT_ID) });
-    const deps = { repository: h.repository, provider: client, credentials, clock: s.clock, log: silentLog, telemetry, queue: { send: async () => void (sent += 1) } };
+    const deps = { repository: h.repository, provider: client, credentials, clock: s.clock, log: silentLog, telemetry, notifications: storedNotifications(), queue: { send: async () => void (sent += 1) } };
     await expect(retryPayout(deps, { identity: identityOf(r), newReference: `${r.withdrawal_reference}-r`, by: 'ama@ops', accountNumber: r.account_number })).rejects.toThrow(
       /acknowledged .* now says it does not know it, so it could still be delivered/,
     );

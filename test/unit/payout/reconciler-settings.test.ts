@@ -13,6 +13,7 @@ import { reconcileSettingsFrom, reconcilerEnvSchema } from '@shared/config/recon
 const ENV = {
   PAYOUTS_TABLE_NAME: 'payouts',
   PAYOUT_CHECKS_QUEUE_URL: 'http://127.0.0.1:9/000000000000/payout-checks',
+  EVENTS_TABLE_NAME: 'events',
   PROVIDER_SECRET_ID: 'provider',
   PAYOUT_API_BASE_URL: 'http://127.0.0.1:9',
 };

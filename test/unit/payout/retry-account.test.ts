@@ -3,7 +3,7 @@ import { retryPayout } from '@shared/app/retry-payout';
 import { acceptRequest, checkPayoutRequest } from '@shared/messages/payout-request';
 import type { PayoutProvider, PayoutStatusAnswer } from '@shared/ports/payouts';
 import { memoryRepository } from '@test/property/memory-repository';
-import { MovableClock, noTelemetry, silentLog, testFingerprints } from '@test/factories/ports';
+import { MovableClock, noTelemetry, silentLog, storedNotifications, testFingerprints } from '@test/factories/ports';
 
 const request = (() => {
   const checked = checkPayoutRequest({
@@ -38,6 +38,7 @@ async function failedPayout(providerNumber: string) {
     clock,
     log: silentLog,
     telemetry: noTelemetry,
+    notifications: storedNotifications(),
     queue: { send: async (body: string) => void sent.push(body) },
     fingerprints: testFingerprints,
   };
@@ -77,6 +78,7 @@ describe('retryPayout: the beneficiary\'s full number', () => {
       clock,
       log: silentLog,
       telemetry: noTelemetry,
+      notifications: storedNotifications(),
       queue: { send: async (body: string) => void sent.push(body) },
     };
     await expect(

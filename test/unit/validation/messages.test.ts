@@ -87,8 +87,10 @@ describe('a variable set but empty (or spaces only) is refused, never read as 0,
   });
 
   it('NOT_FOUND_GRACE_MINUTES= is refused, naming the default, where 0 would let a not-found payout be resubmitted at once', () => {
-    expect(refused({ NOT_FOUND_GRACE_MINUTES: '' }, reconcilerEnvSchema)).toBe(unsetForDefault('NOT_FOUND_GRACE_MINUTES', '15'));
-    expect(refused({ RESUBMIT_UNKNOWN_NOT_FOUND: ' ' }, reconcilerEnvSchema)).toBe(unsetForDefault('RESUBMIT_UNKNOWN_NOT_FOUND', 'false'));
+    // The reconciler reads the stored notifications where "not found" decides: its events table is required.
+    const events = { EVENTS_TABLE_NAME: 'events' };
+    expect(refused({ ...events, NOT_FOUND_GRACE_MINUTES: '' }, reconcilerEnvSchema)).toBe(unsetForDefault('NOT_FOUND_GRACE_MINUTES', '15'));
+    expect(refused({ ...events, RESUBMIT_UNKNOWN_NOT_FOUND: ' ' }, reconcilerEnvSchema)).toBe(unsetForDefault('RESUBMIT_UNKNOWN_NOT_FOUND', 'false'));
   });
 
   it('a number where 0 is allowed: blank is still refused, and 0 written out is taken', () => {
