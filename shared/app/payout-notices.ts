@@ -9,7 +9,8 @@ import type { CallbackListing, EventLookup } from '@shared/ports/callbacks';
  * authentic one naming the payout is the provider showing it knows the withdrawal_reference: "not
  * found" then is a lagging or lost record, never proof that nothing was paid. Only the events table
  * is read: it holds authentic notifications only (a bad signature or key is quarantined elsewhere
- * and never stored there), and its `by-reference` index lists the recognized ones by reference.
+ * and never stored there), and its `by-reference` index lists them by the reference they name,
+ * recognized or not.
  */
 
 /** Where the notifications are read: the events table's by-reference listing, and each body by its id. */
@@ -91,15 +92,19 @@ export async function noticesNaming(events: NotificationStore, identity: PayoutI
   const page = await events.listCallbacks({ reference: identity.withdrawal_reference, source: 'payout-notification', receivedFrom, limit: NOTICES_EXAMINED });
   const notices: PayoutNotice[] = [];
   for (const listed of page.events) {
-    if (!listed.recognized || listed.source !== 'payout-notification') continue;
+    if (listed.source !== 'payout-notification') continue;
     const stored = await events.get(listed.eventId);
     // Gone meanwhile (its retention ended): nothing to weigh.
     if (stored === undefined) continue;
     const body = parsed(stored.body);
     const recognition = recognizeOrderNotification(body);
-    if (!recognition.recognized || recognition.event.withdrawalReference !== identity.withdrawal_reference || !namesPayout(body, identity)) continue;
-    const paymentStatus = noticeWord(recognition.event.paymentStatus);
-    const orderStatus = noticeWord(recognition.event.orderStatus);
+    // One payrelay does not recognize (an unknown status word, a new shape) is still the provider
+    // naming the reference, which the receiver read from its body to list it here: it counts, with no
+    // status words, since counting it can only stop a FAILED or a second Payout call, never cause one.
+    const reference = recognition.recognized ? recognition.event.withdrawalReference : listed.withdrawalReference;
+    if (reference !== identity.withdrawal_reference || !namesPayout(body, identity)) continue;
+    const paymentStatus = recognition.recognized ? noticeWord(recognition.event.paymentStatus) : undefined;
+    const orderStatus = recognition.recognized ? noticeWord(recognition.event.orderStatus) : undefined;
     notices.push({
       eventId: stored.eventId,
       receivedAt: stored.receivedAt,

@@ -83,13 +83,15 @@ export const testFingerprints: AccountFingerprints = { of: async (account) => ac
  * listed and read as the operator use cases and the reconciler read it: by reference, newest first.
  * Empty by default: no notification names any payout.
  */
-export function storedNotifications(notifications: ReadonlyArray<{ eventId: string; receivedAt: string; body: unknown; withdrawalReference: string }> = []): NotificationStore {
+export function storedNotifications(
+  notifications: ReadonlyArray<{ eventId: string; receivedAt: string; body: unknown; withdrawalReference: string; recognized?: boolean }> = [],
+): NotificationStore {
   const stored: StoredEvent[] = notifications.map((n) => ({
     eventId: n.eventId,
     source: 'payout-notification',
     body: JSON.stringify(n.body),
     receivedAt: n.receivedAt,
-    recognized: true,
+    recognized: n.recognized ?? true,
     expiresAt: 0,
     withdrawalReference: n.withdrawalReference,
   }));
