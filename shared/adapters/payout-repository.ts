@@ -154,9 +154,11 @@ export function createPayoutRepository(tableName: string, given?: DynamoDBDocume
   /**
    * One read of each shard of `by-state` not yet exhausted, from `shards`, merged newest first: at
    * most `wanted` payouts of the query, and where each shard resumes after what this read used.
-   * Only the entries no unread one can precede are used: a shard with more to read (its Query
-   * stopped at `last`, a merchant filter may have dropped most of its page) bounds the merge at its
-   * stop, so the pages of a listing stay in order. Entries are used newest first until `wanted`
+   * Every entry read may be used, so each read makes progress even where entries share an
+   * `updatedAt` (the index does not order those by key): a shard whose Query stopped early (a merchant
+   * filter dropped most of its page) may then hold entries newer than the last ones shown, which a
+   * later page shows, so pages are newest first within themselves, and no payout is skipped or shown
+   * twice across them. Entries are used newest first until `wanted`
    * payouts are found; an entry whose payout moved on since the index answered, or that names
    * another user_reference, is used and left out (it shows under its new state, or not at all).
    * With a user_reference filter (the index does not hold it) the used entries' state and
@@ -184,12 +186,9 @@ export function createPayoutRepository(tableName: string, given?: DynamoDBDocume
         return { n, items: out.Items ?? [], last: out.LastEvaluatedKey };
       }),
     );
-    const stops = pages.flatMap(({ last }) => (last === undefined ? [] : [{ pk: String(last.pk), updatedAt: String(last.updatedAt) }])).sort(newestFirst);
-    const bound = stops[0];
     const candidates = pages
       .flatMap(({ n, items }) => items.map((item) => ({ n, pk: String(item.pk), updatedAt: String(item.updatedAt) })))
-      .sort(newestFirst)
-      .filter((c) => bound === undefined || newestFirst(c, bound) <= 0);
+      .sort(newestFirst);
     const listed = (item: PayoutItem | undefined): item is PayoutItem =>
       item !== undefined && item.state === query.state && (query.userReference === undefined || item.user_reference === query.userReference);
     let used: typeof candidates;
