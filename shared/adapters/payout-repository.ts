@@ -154,11 +154,11 @@ export function createPayoutRepository(tableName: string, given?: DynamoDBDocume
   /**
    * One read of each shard of `by-state` not yet exhausted, from `shards`, merged newest first: at
    * most `wanted` payouts of the query, and where each shard resumes after what this read used.
-   * Every entry read may be used, so each read makes progress even where entries share an
-   * `updatedAt` (the index does not order those by key): a shard whose Query stopped early (a merchant
-   * filter dropped most of its page) may then hold entries newer than the last ones shown, which a
-   * later page shows, so pages are newest first within themselves, and no payout is skipped or shown
-   * twice across them. Entries are used newest first until `wanted`
+   * Every entry read may be used, so each read makes progress, and what it uses of each shard is a
+   * prefix of that shard's answer, so no payout is skipped or shown twice across pages. A shard whose
+   * Query stopped early (a merchant filter dropped most of its page) may hold entries newer than the
+   * last ones shown, which a later page shows: pages are newest first within themselves. Entries are
+   * used newest first until `wanted`
    * payouts are found; an entry whose payout moved on since the index answered, or that names
    * another user_reference, is used and left out (it shows under its new state, or not at all).
    * With a user_reference filter (the index does not hold it) the used entries' state and
@@ -186,9 +186,13 @@ export function createPayoutRepository(tableName: string, given?: DynamoDBDocume
         return { n, items: out.Items ?? [], last: out.LastEvaluatedKey };
       }),
     );
+    // Newest change first; entries that share an `updatedAt` keep their shard's own order (shard, then
+    // place in its page), not the key's: the index does not order those by key, and each shard resumes
+    // after the last of its entries used, so what a read uses of a shard must be a prefix of what the
+    // shard returned, or an entry before the resume point is never listed (or one after it twice).
     const candidates = pages
-      .flatMap(({ n, items }) => items.map((item) => ({ n, pk: String(item.pk), updatedAt: String(item.updatedAt) })))
-      .sort(newestFirst);
+      .flatMap(({ n, items }) => items.map((item, at) => ({ n, at, pk: String(item.pk), updatedAt: String(item.updatedAt) })))
+      .sort((a, b) => b.updatedAt.localeCompare(a.updatedAt) || a.n - b.n || a.at - b.at);
     const listed = (item: PayoutItem | undefined): item is PayoutItem =>
       item !== undefined && item.state === query.state && (query.userReference === undefined || item.user_reference === query.userReference);
     let used: typeof candidates;

@@ -156,3 +156,18 @@ describe('payrelay payouts list --user-reference', () => {
     expect(help.stdout.replace(/\s+/g, ' ')).toContain('A filter, not an index: it reads the same index pages as the listing without it');
   });
 });
+
+describe('listing payouts that share a last-change time', () => {
+  it('lists each once across pages, whatever order the index keeps them in within a time', async () => {
+    // 14 payouts rejected at the same instant: the by-state shards hold ties, and a page of 3 cuts through them.
+    const tied = at(500);
+    const refs = Array.from({ length: 14 }, (_, n) => `TIE-${String(n).padStart(2, '0')}`);
+    for (const ref of refs) {
+      await repo.createAccepted(Payout.accept({ identity: id(ref), amount: '1.00', accountMasked: '******7890', accountCode: 'MTN' }, tied).reject('account not found', tied));
+    }
+    for (const store of [repo, smallPages]) {
+      const pages = await allPages(store, { state: 'REJECTED', limit: 3 });
+      expect([...pages.flat()].sort()).toEqual(refs);
+    }
+  });
+});
