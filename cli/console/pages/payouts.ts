@@ -118,11 +118,15 @@ const QUOTED_IN_REASON = new Set(['by', 'evidence', 'actor']);
  * the CLI's wording ("overridden with --force"), which the history keeps as written (retry reads it);
  * the console shows no CLI option (docs/console.md), so it says what happened instead, at display time.
  */
-export function consoleProviderAnswer(answer: string): string {
-  return answer.endsWith(OVERRIDDEN_WITH_FORCE)
-    ? `${answer.slice(0, -OVERRIDDEN_WITH_FORCE.length)}the operator resolved it against this answer ("force" ticked)`
-    : answer;
+export function consoleProviderAnswer(answer: string, resolve = true): string {
+  if (!answer.endsWith(OVERRIDDEN_WITH_FORCE)) return answer;
+  // A forced retry (CLI only: the console offers none) records the same words on both payouts.
+  const what = resolve ? 'the operator resolved it against this answer ("force" ticked)' : 'an operator overrode this answer with evidence (a forced retry)';
+  return `${answer.slice(0, -OVERRIDDEN_WITH_FORCE.length)}${what}`;
 }
+
+/** Whether a history entry is an operator's resolve of a payout under review (the console's "force" box). */
+const isResolve = (h: PayoutHistoryEntry): boolean => h.from === 'NEEDS_REVIEW' && (h.to === 'SUCCEEDED' || h.to === 'FAILED');
 
 /**
  * One history entry: when, the move, the reason (with the identity that ran an operator's action
@@ -138,7 +142,7 @@ export function timelineEntry(h: PayoutHistoryEntry): Html {
   );
   return html`<li><time>${h.at}</time> <span class="state state-${h.to}">${h.from ?? '(new)'} → ${h.to}</span> <span class="reason">${reason}</span>${extra.map(
     ([key, value]) =>
-      html` <span class="fact"><span class="key">${key}:</span> ${typeof value !== 'string' ? JSON.stringify(value) : key === 'providerAnswer' ? consoleProviderAnswer(value) : value}</span>`,
+      html` <span class="fact"><span class="key">${key}:</span> ${typeof value !== 'string' ? JSON.stringify(value) : key === 'providerAnswer' ? consoleProviderAnswer(value, isResolve(h)) : value}</span>`,
   )}</li>`;
 }
 

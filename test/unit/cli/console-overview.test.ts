@@ -103,6 +103,12 @@ describe('payout timeline entry', () => {
     // The result page of the resolve says it with the same words.
     expect(consoleProviderAnswer(stored)).not.toContain('--');
     expect(consoleProviderAnswer('FAILED (failed)')).toBe('FAILED (failed)');
+    // A forced retry records the same words on both payouts; the timeline does not call it a resolve.
+    const retried = { at: '2026-11-23T11:00:00.000Z', from: 'FAILED', to: 'FAILED', reason: 'retried as W-1-R1 by ama', by: 'ama', evidence: 'ticket 4712', providerAnswer: stored };
+    const retriedText = String(await timelineEntry(retried as never));
+    expect(retriedText).not.toContain('--force');
+    expect(retriedText).not.toContain('resolved');
+    expect(retriedText).toContain('a forced retry');
   });
 
   it('shows the identity that ran the action beside the name, once, as `payouts status` does', async () => {
