@@ -162,7 +162,7 @@ export function createPayoutRepository(tableName: string, given?: DynamoDBDocume
    * payouts are found; an entry whose payout moved on since the index answered, or that names
    * another user_reference, is used and left out (it shows under its new state, or not at all).
    * With a user_reference filter (the index does not hold it) the used entries' state and
-   * user_reference are read first (a few bytes each), then the whole items of the payouts shown;
+   * user_reference are read first (few bytes, though billed on the whole item), then the whole items of the payouts shown;
    * without one, the whole items of the first `wanted` entries, as the listing always did.
    */
   async function stateIndexRead(query: PayoutListQuery, shards: ReadonlyArray<Key | null | 0>, wanted: number): Promise<{ payouts: Payout[]; next: Array<Key | null | 0> }> {

@@ -122,14 +122,18 @@ export function noticeStatusText(notice: PayoutNotice): string {
 }
 
 /**
- * The notifications as one clause of a reason or a refusal: the newest with its time and status
- * words, and how many more. Undefined when none counts (none found, and none left unread).
+ * The notifications as one clause of a reason or a refusal, with what they show: the newest with its
+ * time and status words, and how many more ("... names it: the provider knows it"). When more were
+ * listed than could be read and none of those read matched, the clause says they could not all be
+ * checked, which is taken the safe way. Undefined when none counts (none found, and none left unread).
  */
 export function describeNotices(found: PayoutNotices): string | undefined {
   const [newest, ...older] = found.notices;
   if (newest === undefined) {
-    return found.truncated ? `more than ${NOTICES_EXAMINED} stored order notifications name this withdrawal_reference and were not all read` : undefined;
+    return found.truncated
+      ? `more than ${NOTICES_EXAMINED} stored order notifications name this withdrawal_reference and could not all be checked: the provider may know it`
+      : undefined;
   }
   const more = older.length > 0 || found.truncated ? ` and ${older.length}${found.truncated ? '+' : ''} more` : '';
-  return `the provider's signed order notification received at ${newest.receivedAt} (${noticeStatusText(newest)})${more} names it`;
+  return `the provider's signed order notification received at ${newest.receivedAt} (${noticeStatusText(newest)})${more} names it: the provider knows it`;
 }

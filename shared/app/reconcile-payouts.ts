@@ -369,7 +369,7 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
       }
       if (notified !== '') {
         return base.needsReview(
-          `contradictory provider answers: GetPayout has not known this withdrawal_reference for ${grace} since ${base.record.notFoundSince}, but ${notified}: the provider knows it, so it could still be delivered`,
+          `contradictory provider answers: GetPayout has not known this withdrawal_reference for ${grace} since ${base.record.notFoundSince}, but ${notified}, so it could still be delivered`,
           now,
         );
       }

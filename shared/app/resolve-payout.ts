@@ -120,7 +120,7 @@ async function disagreementOf(
   const notified = describeNotices(await noticesNaming(deps.notifications, payout.record.identity, payout.record.createdAt));
   if (notified !== undefined) {
     return {
-      why: `GetPayout says it does not know it, but ${notified}: the provider knows it, and it could still be delivered`,
+      why: `GetPayout says it does not know it, but ${notified}, and it could still be delivered`,
       settledBy: NEVER_EXECUTED_EVIDENCE,
       noted: `${notified}; `,
     };

@@ -120,7 +120,7 @@ function failedOnOverride(payout: Payout): { by: string; at: string } | undefine
 async function notFoundDoubt(deps: RetryDeps, first: Payout): Promise<string | undefined> {
   const ref = first.record.identity.withdrawal_reference;
   const notified = describeNotices(await noticesNaming(deps.notifications, first.record.identity, first.record.createdAt));
-  if (notified !== undefined) return `GetPayout says it does not know ${ref}, but ${notified}: the provider knows it, so it could still be delivered`;
+  if (notified !== undefined) return `GetPayout says it does not know ${ref}, but ${notified}, so it could still be delivered`;
   if (first.acknowledged && !failedOnProviderWord(first)) {
     // The provider had held the reference, and its FAILED rests on no word of the provider's (an
     // operator's --force, or "not found" while a racing look saw it held): "not found" now may be a

@@ -459,7 +459,7 @@ describe('a payout whose Payout call may have reached the provider, then "not fo
         `not resolved: GetPayout says it does not know it, but the provider's signed order notification received at ${notice.receivedAt} (payment PAID, order COMPLETED) names it`,
       );
       const forced = await resolvePayout(s.deps, { identity: identityOf(r), as: 'failed', by: 'ama@ops', evidence: 'x', force: true });
-      expect(forced.providerAnswer).toMatch(/^not found .*; the provider's signed order notification received at .* names it; overridden with --force$/);
+      expect(forced.providerAnswer).toMatch(/^not found .*; the provider's signed order notification received at .* names it: the provider knows it; overridden with --force$/);
       await expect(
         retryPayout({ ...s.deps, queue: s.queue }, { identity: identityOf(r), newReference: `${r.withdrawal_reference}-R1`, by: 'ama@ops', accountNumber: r.account_number }),
       ).rejects.toThrow(/^not retried: GetPayout says it does not know .*, but the provider's signed order notification received at .* names it/);
