@@ -365,6 +365,14 @@ export function createReconciler(deps: ReconcileDeps): Reconciler {
         if (pendingTooLong) {
           return base.needsReview(`provider does not know this withdrawal_reference after ${grace}, and the stored order notifications naming it could not be read`, now);
         }
+        // A resubmission already authorized stays spendable only while nothing may show the provider
+        // knows the payout: a notification stored since the grant cannot be ruled out now.
+        if (base.record.resubmitAuthorized) {
+          return base.needsReview(
+            `resubmission authorized, but the stored order notifications naming this withdrawal_reference could not be read to confirm the provider still does not know it`,
+            now,
+          );
+        }
         return base;
       }
       if (notified !== '') {

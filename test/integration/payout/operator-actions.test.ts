@@ -494,6 +494,36 @@ describe('a payout whose Payout call may have reached the provider, then "not fo
   });
 });
 
+describe('an authorized resubmission when the stored notifications cannot be read', () => {
+  it('is withdrawn (NEEDS_REVIEW) rather than kept spendable', async () => {
+    const s = system();
+    const reconcile = createReconcilePayouts({ ...s.deps, settings: { ...RECONCILE_SETTINGS, resubmitUnknownNotFound: true } });
+    const r = request();
+    try {
+      h.sim.admin.setFaults('payout', { timeoutRate: 1, times: 1 });
+      expect(await s.pay(r)).toMatchObject({ state: 'UNKNOWN' });
+      h.sim.admin.setFaults('getPayout', { lagRate: 1 });
+      s.clock.advance(MINUTE);
+      await reconcile();
+      s.clock.advance(16 * MINUTE);
+      await reconcile();
+      const granted = await payoutOf(r);
+      expect(granted?.record.resubmitAuthorized).toBe(true);
+      // The events table answers no more: a notification stored since the grant cannot be ruled out.
+      const unreadable = { listCallbacks: () => Promise.reject(new Error('events table throttled')), get: () => Promise.reject(new Error('events table throttled')) };
+      const blind = createReconcilePayouts({ ...s.deps, notifications: unreadable, settings: { ...RECONCILE_SETTINGS, resubmitUnknownNotFound: true } });
+      // Its next look, when it is due.
+      s.clock.advance(Math.max(MINUTE, Date.parse(granted?.record.nextCheckAt ?? '') - s.clock.now().getTime() + 1000));
+      await blind();
+      const after = await payoutOf(r);
+      expect(after?.record).toMatchObject({ state: 'NEEDS_REVIEW', reason: expect.stringMatching(/could not be read/) });
+      expect(after?.maySubmit).toBe(false);
+    } finally {
+      h.sim.admin.clearFaults();
+    }
+  });
+});
+
 describe('REVERSED after success', () => {
   it('GetPayout reporting returned money moves SUCCEEDED to REVERSED, with history and a metric', async () => {
     const s = system();
