@@ -1,7 +1,8 @@
 import { maskAccount, maskAccountsInJsonText } from '@shared/domain/account';
-import { InvalidPayoutIdentityError } from '@shared/domain/identity';
+import { InvalidPayoutIdentityError, type PayoutIdentity } from '@shared/domain/identity';
 import { FINAL_STATES, operatorWho, type PayoutState } from '@shared/domain/payout';
 import { DeadLetterNotFoundError, InvalidOperatorInputError } from './operator-errors';
+import { payoutIdentityOf } from '@shared/messages/payout-request';
 import { REDRIVE_RUN_ATTRIBUTE } from '@shared/messages/redrive';
 import type { DeadLetter, DeadLetterQueue } from '@shared/ports/dead-letters';
 import type { PayoutItemStore } from '@shared/ports/payouts';
@@ -20,7 +21,7 @@ export interface DeadLetterView {
   readonly sentAt?: string;
   readonly receiveCount: number;
   readonly reason: string;
-  /** The payout identity, when the body is a readable payout request. */
+  /** The payout identity, when the body is a readable payout request (each part trimmed, as the worker reads it). */
   readonly identity?: { platform_merchant_id: string; currency: string; withdrawal_reference: string };
   readonly accountMasked?: string;
 }
@@ -30,7 +31,8 @@ const PEEK_HIDE_SECONDS = 30;
 /** The most messages one listing reads. */
 export const LIST_CAP = 1000;
 
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+/** A body string as the worker's schema reads it: trimmed; absent when empty. */
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined);
 
 /**
  * The body with its account numbers masked (maskAccountsInJsonText: the account, card and phone
@@ -201,8 +203,15 @@ async function heldBy(
   payouts: Pick<PayoutItemStore, 'get'> | undefined,
   message: DeadLetter,
 ): Promise<{ held: HeldDeadLetter } | { unread: UnreadDeadLetter } | undefined> {
-  const { identity } = viewOf(message);
-  if (payouts === undefined || identity === undefined) return undefined;
+  if (payouts === undefined) return undefined;
+  // The identity the worker reads (trimmed, a valid key): the one its payout is stored under.
+  let identity: PayoutIdentity | undefined;
+  try {
+    identity = payoutIdentityOf(JSON.parse(message.body));
+  } catch {
+    // not JSON: names no payout
+  }
+  if (identity === undefined) return undefined;
   let payout: Awaited<ReturnType<PayoutItemStore['get']>>;
   try {
     payout = await payouts.get(identity);

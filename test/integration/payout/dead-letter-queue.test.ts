@@ -204,6 +204,22 @@ describe('redrive when the payout a message names cannot be looked up', () => {
   });
 });
 
+describe('redrive reads the identity as the worker does', () => {
+  it('holds a message whose parts carry spaces the worker trims, when the trimmed payout is in review', async () => {
+    const reviewed = request();
+    const now = new Date();
+    const identity = { platform_merchant_id: reviewed.platform_merchant_id, currency: reviewed.currency, withdrawal_reference: reviewed.withdrawal_reference };
+    await h.repository.createAccepted(payoutInState('VERIFYING', identity, now).needsReview(`not processed within 60 minutes; ${NOTHING_PAID}`, now));
+    const spaced = { ...reviewed, platform_merchant_id: ` ${reviewed.platform_merchant_id}`, currency: `${reviewed.currency} `, withdrawal_reference: ` ${reviewed.withdrawal_reference}\t` };
+    await deadLetter(JSON.stringify(spaced), 'gave up after 5 receives: account verification did not complete: HTTP 503');
+    const listed = await listDeadLetters(dlq);
+    expect(listed.map((v) => v.identity)).toEqual([identity]);
+    const report = await redriveDeadLetters({ dlq, log, runId: 'run-trimmed', payouts: h.repository }, {});
+    expect(report).toMatchObject({ presentAtStart: 1, moved: 0, skipped: 0, held: [{ id: listed[0]?.id, identity, state: 'NEEDS_REVIEW' }] });
+    expect(await depth(h.aws.queueUrls.deadLetter)).toEqual({ visible: 1, hidden: 0 });
+  });
+});
+
 describe('payouts redrive is bounded', () => {
   it('moves each message present at start once; a poison message fails again, ends in the DLQ, and the run ends', async () => {
     const worker = await loadFunction(FUNCTIONS.payoutWorker, { stage: 'it', region: 'eu-west-1' });
