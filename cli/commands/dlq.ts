@@ -81,25 +81,33 @@ export function heldNextStep(held: HeldDeadLetter): string {
 }
 
 /**
- * Prints a redrive report and fails (exit 1) when moved messages failed again, or when messages were
- * held in the DLQ because their payouts need a person (the DLQ, and its alarm, stay on until then).
+ * Prints a redrive report and fails (exit 1) when moved messages failed again, when messages were
+ * held in the DLQ because their payouts need a person (the DLQ, and its alarm, stay on until then), or
+ * when messages were left because the payout each names could not be read.
  */
 export function printRedriveReport(ctx: CommandContext, report: RedriveReport): void {
   const held = report.held.map((h) => ({ ...h, next: heldNextStep(h) }));
   ctx.out.result({ ...report, held }, () => {
     printTable(
-      ['present at start', 'moved', 'failed again', 'held (payout final or in review)', 'skipped'],
-      [[report.presentAtStart, report.moved, report.failedAgain, report.held.length, report.skipped]],
+      ['present at start', 'moved', 'failed again', 'held (payout final or in review)', 'not looked up (payout read failed)', 'skipped'],
+      [[report.presentAtStart, report.moved, report.failedAgain, report.held.length, report.notLookedUp.length, report.skipped]],
     );
     if (report.failedAgain > 0) printLine(`See why with: payrelay dlq list, then payrelay dlq show <id> (attribute payrelayRedriveRun ${report.runId} marks this run's messages)`);
     if (held.length > 0) {
       printLine('Held in the DLQ, not moved: the payout each names is final or in NEEDS_REVIEW, so the worker would stop at it and nothing would be paid:');
       printTable(['id', 'payout', 'state', 'payout reason', 'next step'], held.map((h) => [h.id, identityText(h.identity), h.state, h.payoutReason, h.next]));
     }
+    if (report.notLookedUp.length > 0) {
+      printLine('Left in the DLQ, not moved: the payout each names could not be read, so whether it needs a person is unknown; run the redrive again once the payouts table answers:');
+      printTable(['id', 'payout', 'error'], report.notLookedUp.map((u) => [u.id, identityText(u.identity), u.error]));
+    }
   });
   const problems = [
     ...(report.failedAgain > 0 ? [`${report.failedAgain} moved message(s) failed again and are back in the DLQ; fix their cause first`] : []),
     ...(held.length > 0 ? [`${held.length} message(s) held in the DLQ: their payouts are final or in NEEDS_REVIEW; take the next step shown for each, then dlq delete it`] : []),
+    ...(report.notLookedUp.length > 0
+      ? [`${report.notLookedUp.length} message(s) left in the DLQ: the payout each names could not be read; run the redrive again once the payouts table answers`]
+      : []),
   ];
   if (problems.length > 0) throw new CliError(problems.join('; '));
 }
@@ -123,8 +131,9 @@ export function registerRedriveCommand(parent: Command, example: string): void {
     .summary('move the DLQ messages back to the payouts queue, each at most once')
     .description(
       'move the messages present in the dead-letter queue when it starts back to the payouts queue, each at most once, ' +
-        'then print moved / failed again / held / skipped. A poison message that fails again stays in the DLQ (it never loops). ' +
+        'then print moved / failed again / held / not looked up / skipped. A poison message that fails again stays in the DLQ (it never loops). ' +
         'A message whose payout is final or in NEEDS_REVIEW is held in the DLQ, not moved (a redrive would pay nothing), with the next step for it; exit 1 then. ' +
+        'A message whose payout could not be read (a table error) is left in the DLQ and reported as not looked up; exit 1 then. ' +
         'Safe for money: the worker never pays a payout twice, whatever the message count.',
     )
     .action(async (opts: { max?: number; wait: number }, cmd: Command) => runRedrive(contextOf(cmd), opts));

@@ -1,6 +1,8 @@
 import { maskAccount, maskAccountsInJsonText } from '@shared/domain/account';
+import { InvalidPayoutIdentityError, type PayoutIdentity } from '@shared/domain/identity';
 import { FINAL_STATES, operatorWho, type PayoutState } from '@shared/domain/payout';
 import { DeadLetterNotFoundError, InvalidOperatorInputError } from './operator-errors';
+import { payoutIdentityOf } from '@shared/messages/payout-request';
 import { REDRIVE_RUN_ATTRIBUTE } from '@shared/messages/redrive';
 import type { DeadLetter, DeadLetterQueue } from '@shared/ports/dead-letters';
 import type { PayoutItemStore } from '@shared/ports/payouts';
@@ -19,7 +21,7 @@ export interface DeadLetterView {
   readonly sentAt?: string;
   readonly receiveCount: number;
   readonly reason: string;
-  /** The payout identity, when the body is a readable payout request. */
+  /** The payout identity, when the body is a readable payout request (each part trimmed, as the worker reads it). */
   readonly identity?: { platform_merchant_id: string; currency: string; withdrawal_reference: string };
   readonly accountMasked?: string;
 }
@@ -29,7 +31,8 @@ const PEEK_HIDE_SECONDS = 30;
 /** The most messages one listing reads. */
 export const LIST_CAP = 1000;
 
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+/** A body string as the worker's schema reads it: trimmed; absent when empty. */
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined);
 
 /**
  * The body with its account numbers masked (maskAccountsInJsonText: the account, card and phone
@@ -146,6 +149,18 @@ export interface HeldDeadLetter {
   readonly payoutReason?: string;
 }
 
+/**
+ * A DLQ message the redrive left where it is because reading the payout it names failed (a DynamoDB
+ * error): whether that payout needs a person is unknown, so the message is neither moved nor held.
+ * Run the redrive again once the table answers.
+ */
+export interface UnreadDeadLetter {
+  readonly id: string;
+  readonly identity: NonNullable<DeadLetterView['identity']>;
+  /** Why the read failed (the error's message). */
+  readonly error: string;
+}
+
 export interface RedriveReport {
   /** Messages in the DLQ when the run started (as SQS counts them). */
   readonly presentAtStart: number;
@@ -154,7 +169,7 @@ export interface RedriveReport {
   /** Moved by this run and back in the DLQ when it ended (their cause is not fixed); left there. */
   readonly failedAgain: number;
   /**
-   * Present at start but neither moved nor held: over `max`, or the payouts queue refused them; left in
+   * Present at start but neither moved, held nor left unread: over `max`, or the payouts queue refused them; left in
    * the DLQ.
    */
   readonly skipped: number;
@@ -163,6 +178,11 @@ export interface RedriveReport {
    * only when the caller gave the payouts table); each needs a person, then `dlq delete`.
    */
   readonly held: readonly HeldDeadLetter[];
+  /**
+   * Left in the DLQ, not moved, because the payout each names could not be read (a table error): the
+   * run went on with the other messages; run it again once the table answers.
+   */
+  readonly notLookedUp: readonly UnreadDeadLetter[];
   /** The marker on every message this run moved (message attribute REDRIVE_RUN_ATTRIBUTE). */
   readonly runId: string;
 }
@@ -175,14 +195,32 @@ async function backInDlq(dlq: DeadLetterQueue, runId: string): Promise<number> {
 /**
  * The payout a message names, when it is final or in NEEDS_REVIEW: a redelivery would change nothing
  * (the worker stops at any payout past verification), so the message is held in the DLQ. A message
- * that names no payout, or one not stored yet or still open, is moved as before.
+ * that names no payout, or an identity that cannot be a payout key (the worker dead-letters such a
+ * message again with its reason), or one not stored yet or still open, is moved as before. A read
+ * that fails otherwise is `unread`: the message stays, and the run goes on with the others.
  */
-async function heldBy(payouts: Pick<PayoutItemStore, 'get'> | undefined, message: DeadLetter): Promise<HeldDeadLetter | undefined> {
-  const { identity } = viewOf(message);
-  if (payouts === undefined || identity === undefined) return undefined;
-  const payout = await payouts.get(identity);
+async function heldBy(
+  payouts: Pick<PayoutItemStore, 'get'> | undefined,
+  message: DeadLetter,
+): Promise<{ held: HeldDeadLetter } | { unread: UnreadDeadLetter } | undefined> {
+  if (payouts === undefined) return undefined;
+  // The identity the worker reads (trimmed, a valid key): the one its payout is stored under.
+  let identity: PayoutIdentity | undefined;
+  try {
+    identity = payoutIdentityOf(JSON.parse(message.body));
+  } catch {
+    // not JSON: names no payout
+  }
+  if (identity === undefined) return undefined;
+  let payout: Awaited<ReturnType<PayoutItemStore['get']>>;
+  try {
+    payout = await payouts.get(identity);
+  } catch (error) {
+    if (error instanceof InvalidPayoutIdentityError) return undefined;
+    return { unread: { id: message.id, identity, error: error instanceof Error ? error.message : String(error) } };
+  }
   if (payout === undefined || !FINAL_STATES.has(payout.state)) return undefined;
-  return { id: message.id, identity, state: payout.state, ...(payout.record.reason !== undefined ? { payoutReason: payout.record.reason } : {}) };
+  return { held: { id: message.id, identity, state: payout.state, ...(payout.record.reason !== undefined ? { payoutReason: payout.record.reason } : {}) } };
 }
 
 /**
@@ -210,6 +248,7 @@ export async function redriveDeadLetters(
   const seen = new Set<string>();
   const keep: DeadLetter[] = [];
   const held: HeldDeadLetter[] = [];
+  const notLookedUp: UnreadDeadLetter[] = [];
   let moved = 0;
   try {
     while (handled.size < budget) {
@@ -222,9 +261,12 @@ export async function redriveDeadLetters(
       if (fresh.length === 0 && (only === undefined || unseen.length === 0)) break;
       for (const message of fresh) {
         handled.add(message.id);
-        const final = await heldBy(deps.payouts, message);
-        if (final) {
-          held.push(final);
+        const looked = await heldBy(deps.payouts, message);
+        if (looked !== undefined && 'held' in looked) {
+          held.push(looked.held);
+          keep.push(message);
+        } else if (looked !== undefined) {
+          notLookedUp.push(looked.unread);
           keep.push(message);
         } else if (await dlq.sendToPayouts(message, { [REDRIVE_RUN_ATTRIBUTE]: runId })) {
           await dlq.delete(message);
@@ -247,7 +289,15 @@ export async function redriveDeadLetters(
     failedAgain = await backInDlq(dlq, runId);
     if (drained) break;
   }
-  const report: RedriveReport = { presentAtStart, moved, failedAgain, skipped: Math.max(0, presentAtStart - moved - held.length), held, runId };
-  deps.log.info('DLQ redrive finished', { ...report, held: held.length, ...(deps.actor !== undefined ? { actor: deps.actor } : {}) });
+  const report: RedriveReport = {
+    presentAtStart,
+    moved,
+    failedAgain,
+    skipped: Math.max(0, presentAtStart - moved - held.length - notLookedUp.length),
+    held,
+    notLookedUp,
+    runId,
+  };
+  deps.log.info('DLQ redrive finished', { ...report, held: held.length, notLookedUp: notLookedUp.map((u) => ({ id: u.id, ...u.identity, error: u.error })), ...(deps.actor !== undefined ? { actor: deps.actor } : {}) });
   return report;
 }

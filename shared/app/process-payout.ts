@@ -48,16 +48,36 @@ class MerchantChangedError extends Error {
  * What the provider answered, for a reason stored on the payout (and on its DLQ message) that an
  * operator reads: the HTTP status and the provider's own words, or the network failure, instead of
  * an error class name, which says nothing about what happened. The words are already redacted by
- * the client (no keys, no full account numbers) and are redacted and bounded again here. Any other
- * failure is named by its class only: its message may carry anything.
+ * the client (no keys, no full account numbers) and are redacted and bounded again here, and every
+ * character SQS refuses in an attribute value, and every control but tab and newline, becomes '?'.
+ * Any other failure is named by its class only: its message may carry anything.
  */
 export function providerAnswerOf(error: unknown): string {
+  return inertText(answerOf(error));
+}
+
+function answerOf(error: unknown): string {
   if (error instanceof MerchantChangedError) return error.message;
   if (!(error instanceof ProviderError)) return error instanceof Error ? error.name : 'an unexpected failure';
   const words = error.providerMessage ? `: "${redact(error.providerMessage)}"` : '';
   if (error.httpStatus !== undefined) return `HTTP ${error.httpStatus}${words}`;
   const network = error.code === 'PROVIDER_TIMEOUT' ? 'time-out' : (error.code ?? 'network failure');
   return error.kind === 'unavailable' ? `the provider could not be reached (${network})` : `no answer from the provider (${network})`;
+}
+
+/**
+ * Every character SQS refuses in a message attribute value (outside #x9 | #xA | #xD | #x20-#xD7FF |
+ * #xE000-#xFFFD | #x10000-#x10FFFF: lone surrogates, U+FFFE, U+FFFF, C0 controls), and every other
+ * C0 or C1 control but tab and newline (CR, DEL, U+0080-U+009F: a terminal escape is inert text).
+ */
+const NOT_INERT = /[^\t\n\x20-\x7E\xA0-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;
+
+/**
+ * The text with each character a reason must not carry replaced by '?', so the worker's DLQ send
+ * (the reason is a message attribute) never fails on it and no reader's terminal acts on it.
+ */
+function inertText(text: string): string {
+  return text.replace(NOT_INERT, '?');
 }
 
 /** The provider's Retry-After carried by a failure, if any. */

@@ -105,6 +105,16 @@ const identityShape = v.pipe(
   }, 'the identity does not make a payout key'),
 );
 
+/**
+ * The payout identity a decoded message names, read the way the worker reads it (each part trimmed,
+ * the currency a 3-letter code, the whole a valid payout key), or undefined when the worker could not
+ * read one: such a message never has a payout stored under it.
+ */
+export function payoutIdentityOf(json: unknown): PayoutIdentity | undefined {
+  const identity = v.safeParse(identityShape, json);
+  return identity.success ? requestIdentity(identity.output) : undefined;
+}
+
 /** One problem of a payout request, with the field it is about when it names one. */
 export interface PayoutRequestProblem {
   readonly field?: string;

@@ -180,7 +180,7 @@ describe('SQS poller against fauxqs', () => {
     const before = await depth(aws.queueUrls.deadLetter);
     const dlq = createDeadLetterQueue(aws.queueUrls.deadLetter, aws.queueUrls.payouts, sqs);
     const result = await redriveDeadLetters({ dlq, log: silentLog, runId: 'run-1' });
-    expect(result).toEqual({ presentAtStart: before, moved: before, failedAgain: 0, skipped: 0, held: [], runId: 'run-1' });
+    expect(result).toEqual({ presentAtStart: before, moved: before, failedAgain: 0, skipped: 0, held: [], notLookedUp: [], runId: 'run-1' });
     expect(await depth(aws.queueUrls.deadLetter)).toBe(0);
     expect(await depth(aws.queueUrls.payouts)).toBe(before);
   });

@@ -135,6 +135,12 @@ export async function redriveAction(ctx: PageContext, services: ConsoleServices,
     `Moved ${report.moved} message(s) to the payouts queue (${report.presentAtStart} in the DLQ at start, ${report.skipped} left there). A moved message that fails again comes back to the DLQ with attribute ${REDRIVE_RUN_ATTRIBUTE} = ${report.runId}.` +
       (report.held.length > 0
         ? ` Held in the DLQ, not moved: ${report.held.length} message(s) whose payout is final or under review (${heldText(report.held)}); a redrive would pay nothing. Settle each on its payout page (resolve one under review; pay a failed one again with a retry), then delete the message.`
+        : '') +
+      (report.notLookedUp.length > 0
+        ? ` Left in the DLQ, not moved: ${report.notLookedUp.length} message(s) whose payout could not be read (${report.notLookedUp
+            .slice(0, HELD_NAMED)
+            .map((u) => u.identity.withdrawal_reference)
+            .join(', ')}${report.notLookedUp.length > HELD_NAMED ? ` and ${report.notLookedUp.length - HELD_NAMED} more` : ''}: ${report.notLookedUp[0]?.error ?? ''}); redrive again once the payouts table answers.`
         : ''),
     { href: '/dlq', label: 'Back to the DLQ' },
   );

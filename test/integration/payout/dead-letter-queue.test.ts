@@ -163,6 +163,63 @@ describe('redrive holds a message whose payout is final or in review', () => {
   });
 });
 
+describe('redrive when the payout a message names cannot be looked up', () => {
+  it('moves a message whose identity cannot be a payout key (lone surrogate, too long for a key), as one naming no payout', async () => {
+    const surrogate = request({ withdrawal_reference: 'WD-\uD800-x' });
+    const tooLong = request({ withdrawal_reference: '\u652F'.repeat(120), platform_merchant_id: '\u5546'.repeat(120) });
+    const open = request();
+    await deadLetter(JSON.stringify(surrogate), 'invalid payout request: withdrawal_reference: must be well-formed Unicode text (no lone surrogates)');
+    await deadLetter(JSON.stringify(tooLong), 'invalid payout request: the payout identity is too long for a key');
+    await deadLetter(JSON.stringify(open), 'provider was down');
+    const report = await redriveDeadLetters({ dlq, log, runId: 'run-bad-keys', payouts: h.repository }, {});
+    expect(report).toMatchObject({ presentAtStart: 3, moved: 3, skipped: 0, held: [], notLookedUp: [] });
+    expect(lines.find((l) => l.message === 'DLQ redrive finished')?.fields).toMatchObject({ moved: 3, runId: 'run-bad-keys' });
+    const out = await h.sqs.send(new ReceiveMessageCommand({ QueueUrl: h.aws.queueUrls.payouts, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+    expect(out.Messages).toHaveLength(3);
+    for (const m of out.Messages ?? []) await h.sqs.send(new DeleteMessageCommand({ QueueUrl: h.aws.queueUrls.payouts, ReceiptHandle: m.ReceiptHandle }));
+    expect(await depth(h.aws.queueUrls.deadLetter)).toEqual({ visible: 0, hidden: 0 });
+  });
+
+  it('leaves a message whose payout read fails in the DLQ, reports it as not looked up, and goes on with the others', async () => {
+    const unreadable = request();
+    const open = request();
+    await deadLetter(JSON.stringify(unreadable), 'provider was down');
+    await deadLetter(JSON.stringify(open), 'provider was down');
+    const unreadId = (await listDeadLetters(dlq)).find((v) => v.identity?.withdrawal_reference === unreadable.withdrawal_reference)?.id;
+    const payouts = {
+      get: (identity: { platform_merchant_id: string; currency: string; withdrawal_reference: string }) =>
+        identity.withdrawal_reference === unreadable.withdrawal_reference
+          ? Promise.reject(new Error('ProvisionedThroughputExceededException: rate of requests exceeds the allowed throughput'))
+          : h.repository.get(identity),
+    };
+    const report = await redriveDeadLetters({ dlq, log, runId: 'run-unread', payouts }, {});
+    const identity = { platform_merchant_id: unreadable.platform_merchant_id, currency: unreadable.currency, withdrawal_reference: unreadable.withdrawal_reference };
+    const error = 'ProvisionedThroughputExceededException: rate of requests exceeds the allowed throughput';
+    expect(report).toMatchObject({ presentAtStart: 2, moved: 1, skipped: 0, held: [], notLookedUp: [{ id: unreadId, identity, error }] });
+    expect(lines.find((l) => l.message === 'DLQ redrive finished')?.fields).toMatchObject({ moved: 1, notLookedUp: [{ id: unreadId, ...identity, error }] });
+    expect((await listDeadLetters(dlq)).map((v) => v.identity?.withdrawal_reference)).toEqual([unreadable.withdrawal_reference]);
+    const out = await h.sqs.send(new ReceiveMessageCommand({ QueueUrl: h.aws.queueUrls.payouts, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+    expect(out.Messages?.map((m) => (JSON.parse(m.Body ?? '{}') as { withdrawal_reference?: string }).withdrawal_reference)).toEqual([open.withdrawal_reference]);
+    for (const m of out.Messages ?? []) await h.sqs.send(new DeleteMessageCommand({ QueueUrl: h.aws.queueUrls.payouts, ReceiptHandle: m.ReceiptHandle }));
+  });
+});
+
+describe('redrive reads the identity as the worker does', () => {
+  it('holds a message whose parts carry spaces the worker trims, when the trimmed payout is in review', async () => {
+    const reviewed = request();
+    const now = new Date();
+    const identity = { platform_merchant_id: reviewed.platform_merchant_id, currency: reviewed.currency, withdrawal_reference: reviewed.withdrawal_reference };
+    await h.repository.createAccepted(payoutInState('VERIFYING', identity, now).needsReview(`not processed within 60 minutes; ${NOTHING_PAID}`, now));
+    const spaced = { ...reviewed, platform_merchant_id: ` ${reviewed.platform_merchant_id}`, currency: `${reviewed.currency} `, withdrawal_reference: ` ${reviewed.withdrawal_reference}\t` };
+    await deadLetter(JSON.stringify(spaced), 'gave up after 5 receives: account verification did not complete: HTTP 503');
+    const listed = await listDeadLetters(dlq);
+    expect(listed.map((v) => v.identity)).toEqual([identity]);
+    const report = await redriveDeadLetters({ dlq, log, runId: 'run-trimmed', payouts: h.repository }, {});
+    expect(report).toMatchObject({ presentAtStart: 1, moved: 0, skipped: 0, held: [{ id: listed[0]?.id, identity, state: 'NEEDS_REVIEW' }] });
+    expect(await depth(h.aws.queueUrls.deadLetter)).toEqual({ visible: 1, hidden: 0 });
+  });
+});
+
 describe('payouts redrive is bounded', () => {
   it('moves each message present at start once; a poison message fails again, ends in the DLQ, and the run ends', async () => {
     const worker = await loadFunction(FUNCTIONS.payoutWorker, { stage: 'it', region: 'eu-west-1' });
@@ -173,7 +230,7 @@ describe('payouts redrive is bounded', () => {
       const firstSent = (await listDeadLetters(dlq)).find((m) => m.reason === 'message body is not JSON')?.sentAt;
       expect(firstSent).toMatch(/^\d{4}-\d\d-\d\dT/);
       const report = await redriveDeadLetters({ dlq, log, runId: 'run-poison' }, { waitMs: 20_000 });
-      expect(report).toEqual({ presentAtStart: 2, moved: 2, failedAgain: 1, skipped: 0, held: [], runId: 'run-poison' });
+      expect(report).toEqual({ presentAtStart: 2, moved: 2, failedAgain: 1, skipped: 0, held: [], notLookedUp: [], runId: 'run-poison' });
       const left = await listDeadLetters(dlq);
       expect(left).toHaveLength(1);
       expect(left[0]?.reason).toBe('message body is not JSON');

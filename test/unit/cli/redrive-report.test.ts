@@ -8,7 +8,7 @@ afterEach(() => vi.restoreAllMocks());
 
 const identity = { platform_merchant_id: 'm1', currency: 'GHS', withdrawal_reference: 'WD-1' };
 const reviewed: HeldDeadLetter = { id: 'msg-1', identity, state: 'NEEDS_REVIEW', payoutReason: 'not processed within 60 minutes; nothing was paid' };
-const report = (held: HeldDeadLetter[]): RedriveReport => ({ presentAtStart: held.length, moved: 0, failedAgain: 0, skipped: 0, held, runId: 'run-1' });
+const report = (held: HeldDeadLetter[]): RedriveReport => ({ presentAtStart: held.length, moved: 0, failedAgain: 0, skipped: 0, held, notLookedUp: [], runId: 'run-1' });
 const context = (json: boolean): CommandContext => ({ out: createOutput(json), globals: {}, target: () => Promise.reject(new Error('no target in this test')) }) as unknown as CommandContext;
 
 describe('a redrive that held messages whose payout is final or in review', () => {
@@ -44,5 +44,33 @@ describe('a redrive that held messages whose payout is final or in review', () =
     expect(() => printRedriveReport(context(true), report([reviewed]))).toThrow(CliError);
     const data = JSON.parse(write.mock.calls.map((call) => String(call[0])).join('')) as { held: Array<{ id: string; state: string; next: string }> };
     expect(data.held).toEqual([expect.objectContaining({ id: 'msg-1', state: 'NEEDS_REVIEW', next: heldNextStep(reviewed) })]);
+  });
+});
+
+describe('a redrive that could not look up the payout of some messages', () => {
+  const unread: RedriveReport = { ...report([]), presentAtStart: 1, notLookedUp: [{ id: 'msg-2', identity, error: 'ProvisionedThroughputExceededException' }] };
+
+  it('prints them as not looked up, left in the DLQ, and exits 1', () => {
+    const log = vi.spyOn(console, 'log').mockImplementation(() => undefined);
+    let thrown: unknown;
+    try {
+      printRedriveReport(context(false), unread);
+    } catch (error) {
+      thrown = error;
+    }
+    const out = log.mock.calls.map((call) => String(call[0])).join('\n');
+    expect(out).toContain('not looked up (payout read failed)');
+    expect(out).toContain('could not be read');
+    expect(out).toContain('msg-2');
+    expect(out).toContain('ProvisionedThroughputExceededException');
+    expect(thrown).toBeInstanceOf(CliError);
+    expect((thrown as CliError).message).toContain('1 message(s) left in the DLQ: the payout each names could not be read');
+  });
+
+  it('carries them in --json', () => {
+    const write = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    expect(() => printRedriveReport(context(true), unread)).toThrow(CliError);
+    const data = JSON.parse(write.mock.calls.map((call) => String(call[0])).join('')) as { notLookedUp: unknown };
+    expect(data.notLookedUp).toEqual([{ id: 'msg-2', identity, error: 'ProvisionedThroughputExceededException' }]);
   });
 });
