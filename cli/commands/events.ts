@@ -24,7 +24,9 @@ export function registerEventsCommands(program: Command): void {
       const result = await replayEvents(
         {
           events: createEventStore({ tableName: requireEnv(target, 'EVENTS_TABLE_NAME') }),
-          subjects: createKycRepository({ tableName: requireEnv(target, 'KYC_TABLE_NAME') }),
+          // A stack whose stage leaves KYC out has no KYC table to write: its order notifications
+          // replay, its KYC callbacks are counted (kycNotDeployed) and left unapplied.
+          subjects: target.kycNotDeployed ? undefined : createKycRepository({ tableName: requireEnv(target, 'KYC_TABLE_NAME') }),
           collections: createCollectionRepository({ tableName: requireEnv(target, 'COLLECTIONS_TABLE_NAME') }),
           clock: { now: () => range.until },
           log: cliLog,
@@ -32,10 +34,12 @@ export function registerEventsCommands(program: Command): void {
         },
         range,
       );
-      const { unrecognizedEvents, ...counts } = result;
-      printRangeResult(ctx, range, counts, ['scanned', 'applied', 'unchanged', 'unrecognized', 'skipped'], { unrecognizedEvents }, () =>
-        printUnrecognized(result.unrecognized, unrecognizedEvents),
-      );
+      const { unrecognizedEvents, kycNotDeployed, ...counts } = result;
+      const kycCounts = kycNotDeployed === undefined ? {} : { kycNotDeployed };
+      printRangeResult(ctx, range, { ...counts, ...kycCounts }, ['scanned', 'applied', 'unchanged', 'unrecognized', 'skipped', ...(kycNotDeployed === undefined ? [] : ['kycNotDeployed' as const])], { unrecognizedEvents }, () => {
+        printUnrecognized(result.unrecognized, unrecognizedEvents);
+        if (kycNotDeployed !== undefined) printKycNotDeployed(target.label, kycNotDeployed);
+      });
     });
 
   registerBackfillCommand(events);
@@ -105,6 +109,15 @@ function printRangeResult<T extends { [K in keyof T]: number }>(
     );
     after();
   });
+}
+
+/**
+ * A replay on a stack whose stage leaves KYC out: its KYC callbacks were not applied (there is no KYC
+ * subject to apply them to), and how to apply them should KYC be turned on.
+ */
+function printKycNotDeployed(label: string, count: number): void {
+  const what = count === 0 ? 'no KYC callback was in the range' : `${count} KYC callback(s) in the range were not applied (counted in kyc not deployed)`;
+  printLine(`KYC is not deployed on ${label} (kyc.enabled: false): ${what}; order notifications were replayed. Once KYC is on, the same replay applies them.`);
 }
 
 /**

@@ -169,10 +169,27 @@ export interface ApplyWaitingKycDeps extends ApplyKycCallbackDeps {
 /** Callbacks of one subject read per Query page, newest first. */
 const SUBJECT_CALLBACKS_PAGE = 25;
 /**
- * At most this many of a subject's newest callbacks are looked at. A KYC journey sends a handful; one
- * just stored and not yet applied is among the newest, older ones the applier has long applied.
+ * At most this many of a subject's newest recognized callbacks are looked at. A KYC journey sends a
+ * handful; one just stored and not yet applied is among the newest, older ones the applier has long
+ * applied. Unrecognized callbacks (listed under the user's reference too, never applied) do not count
+ * against it: a burst of them must not push an unapplied recognized one (a rejection) out of the look.
  */
-const SUBJECT_CALLBACKS_READ = 50;
+export const SUBJECT_CALLBACKS_READ = 50;
+/**
+ * At most this many Query pages per look, whatever they hold, so a flood of unrecognized callbacks for
+ * one user cannot make the gate read without end. Reaching it before SUBJECT_CALLBACKS_READ
+ * recognized ones, with more listed, leaves the look incomplete: SubjectCallbacksUnreadError.
+ */
+export const SUBJECT_CALLBACKS_PAGES = 20;
+
+/**
+ * The look at a subject's stored callbacks stopped at SUBJECT_CALLBACKS_PAGES pages before it had read
+ * SUBJECT_CALLBACKS_READ recognized ones: an unapplied callback may be further down, so no answer may
+ * rest on the subject (the KYC gate makes it a wait, as any failed look).
+ */
+export class SubjectCallbacksUnreadError extends Error {
+  override name = 'SubjectCallbacksUnreadError';
+}
 
 /** Which of a subject's stored callbacks a look at its waiting ones may skip. */
 export interface WaitingLookScope {
@@ -186,25 +203,39 @@ export interface WaitingLookScope {
  * the applier's own use case; returns how many it applied. The worker's KYC gate calls it before it
  * answers, so neither an approval nor a refusal rests on a subject that lags the callbacks we hold
  * (a rejection stored while the applier fails, an approval not applied yet).
- * One Query on the `by-reference` index per page (at most SUBJECT_CALLBACKS_READ callbacks, newest
- * first), then one GetItem per listed callback of the subject's app in `scope`, a page's at once: the
- * index holds no apply state.
- * @throws whatever a read or a projection write throws (nothing is refused on a failed look)
+ * One Query on the `by-reference` index per page, newest first, until SUBJECT_CALLBACKS_READ
+ * recognized callbacks are read (unrecognized ones are passed over, not counted) or the listing ends,
+ * then one GetItem per listed callback of the subject's app in `scope`, a page's at once: the index
+ * holds no apply state.
+ * @throws SubjectCallbacksUnreadError when SUBJECT_CALLBACKS_PAGES pages did not reach either; whatever
+ *   a read or a projection write throws (nothing is refused on a failed look)
  */
 export async function applyWaitingKycCallbacks(deps: ApplyWaitingKycDeps, ref: KycSubjectRef, scope: WaitingLookScope = {}): Promise<number> {
   const waiting: StoredEvent[] = [];
-  let read = 0;
+  let recognized = 0;
+  let pages = 0;
   let cursor: string | undefined;
   do {
+    if (pages === SUBJECT_CALLBACKS_PAGES) {
+      deps.log.error('KYC gate: a user\'s stored callbacks were not all looked at (mostly unrecognized ones); no answer rests on the subject until they are fewer', {
+        userReference: ref.userReference,
+        pages,
+        recognized,
+      });
+      throw new SubjectCallbacksUnreadError(
+        `${pages} pages of stored KYC callbacks read for ${ref.userReference} and only ${recognized} recognized among them; more are listed`,
+      );
+    }
     const page = await deps.events.listCallbacks({ reference: ref.userReference, source: 'kyc', limit: SUBJECT_CALLBACKS_PAGE, cursor });
+    pages += 1;
     const inScope = page.events.filter((listed) => listed.recognized && listed.appId === ref.appId && listed.eventId !== scope.reflected);
     // Read at once: a page holds at most 25, and the payout waits for the answer.
     for (const stored of await Promise.all(inScope.map((listed) => deps.events.get(listed.eventId)))) {
       if (stored !== undefined && stored.appliedAt === undefined) waiting.push(stored);
     }
-    read += page.events.length;
+    recognized += page.events.filter((listed) => listed.recognized).length;
     cursor = page.cursor;
-  } while (cursor !== undefined && read < SUBJECT_CALLBACKS_READ);
+  } while (cursor !== undefined && recognized < SUBJECT_CALLBACKS_READ);
   let applied = 0;
   for (const stored of waiting.reverse()) {
     if ((await applyStoredKycCallback(deps, stored)) !== 'not-applied') applied += 1;

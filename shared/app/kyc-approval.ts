@@ -46,7 +46,7 @@ function approvalScope(subject: KycSubject): WaitingLookScope {
  * Callbacks are applied after their 200 (store-and-ack), so the subject may lag what is stored: before
  * answering, the subject's stored callbacks not yet applied are applied here, through the applier's
  * use case, and the subject decided again. An approval's look reads every listed callback of the user
- * but the approval itself (one Query and a read per callback, at most 50), so a rejection stored
+ * but the approval itself (one Query and a read per callback, up to 50 recognized ones; unrecognized ones are passed over, at most 20 pages in all, an incomplete look being a failed one), so a rejection stored
  * while the applier fails still stops the payout. A refusal looks at them all. When the look fails, the answer is "not yet"
  * (KycConfirmationUnavailableError), never approved and never a refusal.
  */

@@ -2,9 +2,15 @@ import { applyKycCallback, recognizeStored, type KycProjectionDeps } from './app
 import { applyToCollection, type CollectionProjectionDeps } from './collections';
 import type { EventLookup, EventStore, ReceivedEvent } from '@shared/ports/callbacks';
 
-export interface ReplayEventsDeps extends KycProjectionDeps {
+export interface ReplayEventsDeps extends Omit<KycProjectionDeps, 'subjects'> {
   events: EventStore & EventLookup;
   collections: CollectionProjectionDeps['collections'];
+  /**
+   * The KYC subjects; left out on a stack whose stage leaves KYC out (no KYC table to write): the
+   * range's order notifications are applied, and its KYC callbacks are not applied (nor read), only
+   * counted in `kycNotDeployed`.
+   */
+  subjects?: KycProjectionDeps['subjects'];
 }
 
 export interface ReplayRange {
@@ -43,6 +49,11 @@ export interface ReplayResult {
   unrecognizedEvents: UnrecognizedEvent[];
   /** Order notifications about payouts: hints only, the reconciler owns payouts, so replay leaves them. */
   skipped: number;
+  /**
+   * Only when the replay was given no KYC subjects (a stack without KYC): the KYC callbacks of the
+   * range, left unapplied since there is no KYC subject to apply them to.
+   */
+  kycNotDeployed?: number;
 }
 
 /** A range that cannot be replayed (e.g. `until` before `since`). */
@@ -50,10 +61,12 @@ export class ReplayRangeError extends Error {
   override name = 'ReplayRangeError';
 }
 
-type Outcome = 'applied' | 'unchanged' | 'skipped' | { unrecognized: string };
+type Outcome = 'applied' | 'unchanged' | 'skipped' | 'kycNotDeployed' | { unrecognized: string };
 
 /** Applies one stored event to its projection: a KYC subject, or the collection an order notification names. */
 async function replayOne(deps: ReplayEventsDeps, received: ReceivedEvent): Promise<Outcome> {
+  const { subjects } = deps;
+  if (received.source === 'kyc' && subjects === undefined) return 'kycNotDeployed';
   if (received.source !== 'payout-notification' && received.appId === undefined) return 'skipped';
   // The time index carries no bodies: the one event replay applies is read whole by its id.
   const stored = await deps.events.get(received.eventId);
@@ -66,7 +79,9 @@ async function replayOne(deps: ReplayEventsDeps, received: ReceivedEvent): Promi
   }
   if (recognition.kind === 'no-app') return 'skipped';
   if (recognition.kind === 'unrecognized') return { unrecognized: recognition.reason };
-  return applyKycCallback(deps, recognition.appId, recognition.event, stored.eventId);
+  // Only a KYC callback is left here, and those return above when there are no subjects.
+  if (subjects === undefined) return 'kycNotDeployed';
+  return applyKycCallback({ ...deps, subjects }, recognition.appId, recognition.event, stored.eventId);
 }
 
 /**
@@ -75,7 +90,8 @@ async function replayOne(deps: ReplayEventsDeps, received: ReceivedEvent): Promi
  * to the reconciler). Each stored body is parsed again with the current code, so a payload that was
  * unrecognized when it arrived is applied once the code understands it. Idempotent: applying an
  * event a projection already reflects writes nothing, so a replay over any range leaves correct
- * projections as they are.
+ * projections as they are. Without `deps.subjects` (a stack without KYC) KYC callbacks are counted in
+ * `kycNotDeployed` and left as they are; order notifications replay as usual.
  */
 export async function replayEvents(deps: ReplayEventsDeps, range: ReplayRange): Promise<ReplayResult> {
   const until = range.until ?? deps.clock.now();
@@ -83,9 +99,14 @@ export async function replayEvents(deps: ReplayEventsDeps, range: ReplayRange): 
     throw new ReplayRangeError('replay needs a valid range with until after since');
   }
   const result: ReplayResult = { scanned: 0, applied: 0, unchanged: 0, unrecognized: 0, unrecognizedEvents: [], skipped: 0 };
+  if (deps.subjects === undefined) result.kycNotDeployed = 0;
   for await (const received of deps.events.receivedBetween(range.since, until)) {
     result.scanned += 1;
     const outcome = await replayOne(deps, received);
+    if (outcome === 'kycNotDeployed') {
+      result.kycNotDeployed = (result.kycNotDeployed ?? 0) + 1;
+      continue;
+    }
     if (typeof outcome === 'string') {
       result[outcome] += 1;
       continue;

@@ -149,8 +149,8 @@ export async function replayAction(ctx: PageContext, services: ConsoleServices, 
   let result: ReplayResult;
   try {
     result = await replayEvents(
-      // The KYC table is reached only for a KYC callback in the range: a stack without KYC replays its order notifications.
-      { events: services.events, subjects: kycSubjectsOnUse(services), collections: services.collections, clock: { now: () => now }, log: consoleLog, telemetry: noTelemetry },
+      // A stack without KYC replays its order notifications; its KYC callbacks are counted and left (as `events replay`).
+      { events: services.events, subjects: services.target.kycNotDeployed ? undefined : kycSubjectsOnUse(services), collections: services.collections, clock: { now: () => now }, log: consoleLog, telemetry: noTelemetry },
       { since, until },
     );
   } catch (error) {
@@ -162,7 +162,9 @@ export async function replayAction(ctx: PageContext, services: ConsoleServices, 
     ctx,
     'Replayed',
     '/callbacks',
-    `Replayed ${result.scanned} stored callback(s): ${result.applied} applied, ${result.unchanged} unchanged, ${result.unrecognized} unrecognized, ${result.skipped} order notification(s) about payouts left to the reconciler.`,
+    `Replayed ${result.scanned} stored callback(s): ${result.applied} applied, ${result.unchanged} unchanged, ${result.unrecognized} unrecognized, ${result.skipped} order notification(s) about payouts left to the reconciler.${
+      result.kycNotDeployed === undefined ? '' : ` KYC is not deployed on ${services.target.label}: ${result.kycNotDeployed} KYC callback(s) not applied.`
+    }`,
     { href: withQuery('/callbacks', { day: input.since.slice(0, 10) }), label: 'Back to the callbacks' },
   );
 }

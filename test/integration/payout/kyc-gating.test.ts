@@ -179,4 +179,37 @@ describe('KYC gating through the worker handler (KYC_GATING=on)', () => {
     expect(ledgerOf(busy.withdrawal_reference)).toMatchObject({ executions: 1, attempts: 1 });
     expect((await callbacksOf('kyc-user-busy')).every((c) => c.applied)).toBe(true);
   });
+  it('refuses once an unapplied rejection is stored, even behind 60 newer unrecognized callbacks of the user (only recognized ones count against the look)', async () => {
+    const user = 'kyc-user-buried';
+    await kycJourney(user, 'approved');
+    const first = request('kyc-wd-buried-1', user);
+    expect((await worker(payoutRequestEvent([first]), workerContext())).batchItemFailures).toEqual([]);
+    expect(await stateOf(first)).toBe('SUBMITTED');
+    const callback = (timestamp: string, meta: Record<string, string>, status = 'completed', event = 'applicantReviewed') => ({
+      status,
+      event,
+      order: 'order-buried',
+      timestamp,
+      kyc_token: '',
+      account: 'acc-buried',
+      user_reference: user,
+      meta_data: meta,
+    });
+    // A rejection stored and acknowledged, not applied (the applier is stopped)...
+    const rejection = callback(new Date(Date.now() + 1000).toISOString(), { kyc_note: 'Fraud suspected', kyc_status: 'rejected' });
+    expect((await stack.kycCallback(kycCallbackEvent(CALLBACK_TOKEN, rejection))).statusCode).toBe(200);
+    // ...then 60 authentic callbacks the receiver does not recognize, newer, listed under the user too.
+    for (let n = 0; n < 60; n += 1) {
+      const unknown = callback(new Date(Date.now() + 2000 + n).toISOString(), { kyc_note: `hold ${n}`, kyc_status: `on_hold_${n}` }, 'pending', 'applicantPending');
+      expect((await stack.kycCallback(kycCallbackEvent(CALLBACK_TOKEN, unknown))).statusCode).toBe(200);
+    }
+    expect(await subjectOf(user)).toMatchObject({ decision: 'approved' });
+    const second = request('kyc-wd-buried-2', user);
+    expect((await worker(payoutRequestEvent([second]), workerContext())).batchItemFailures).toEqual([]);
+    const refused = await payouts.get(second);
+    expect(refused?.state).toBe('REJECTED');
+    expect(refused?.record.reason).toBe('intent withdrawn before any Payout call: KYC not approved for this user_reference');
+    expect(ledgerOf(second.withdrawal_reference)).toBeUndefined();
+    expect(await subjectOf(user)).toMatchObject({ decision: 'rejected' });
+  });
 });

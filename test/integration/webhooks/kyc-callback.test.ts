@@ -2,6 +2,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createKycApprovalReader, KycConfirmationUnavailableError, type KycApprovalReaderOptions } from '@shared/app/kyc-approval';
 import { createEventStore } from '@shared/adapters/event-store';
+import { SUBJECT_CALLBACKS_PAGES } from '@shared/app/apply-callback';
 import { createKycRepository, subjectKey, type KycRepository } from '@shared/adapters/kyc-repository';
 import { kycVerifier } from '@shared/adapters/kyc-verifier';
 import { confirmPendingApprovals, type ConfirmKycDeps } from '@shared/app/confirm-kyc-approval';
@@ -253,6 +254,38 @@ describe('KYC callbacks posted by the simulator', () => {
     expect((await subjects.getSubject({ appId: stack.appId, userReference: 'user-late-rejection' }))?.decision).toBe('approved');
     expect(await gate.check('user-late-rejection')).toBe('not_approved');
     expect((await subjects.getSubject({ appId: stack.appId, userReference: 'user-late-rejection' }))?.decision).toBe('rejected');
+  });
+
+  it('waits (throws), never answers, when a flood of unrecognized callbacks fills every page the look may read', async () => {
+    const user = 'user-flooded';
+    const orderId = await stack.order(user);
+    await advance({ order_id: orderId, action: 'finish', decision: 'approved' });
+    expect(await gate.check(user)).toBe('approved');
+    const store = createEventStore({ tableName: stack.local.names.eventsTable, client: stack.doc });
+    let queries = 0;
+    // An endless listing of unrecognized callbacks of the user (what a hostile flood looks like to the look).
+    const flooded: KycApprovalReaderOptions['events'] = {
+      ...store,
+      listCallbacks: async (query) => {
+        queries += 1;
+        const events = Array.from({ length: query.limit ?? 25 }, (_, n) => ({
+          eventId: `kyc#flood-${queries}-${n}`,
+          source: 'kyc' as const,
+          receivedAt: new Date().toISOString(),
+          recognized: false,
+          unrecognizedReason: 'unknown kyc_status "on_hold"',
+          userReference: user,
+        }));
+        return { events, cursor: `page-${queries}` };
+      },
+      get: store.get.bind(store),
+      markApplied: store.markApplied.bind(store),
+      unapplied: store.unapplied.bind(store),
+    };
+    const reader = createKycApprovalReader({ ...gateDeps, events: flooded, appId: async () => stack.appId });
+    await expect(reader.check(user)).rejects.toThrow(/stored KYC callbacks could not be applied: SubjectCallbacksUnreadError/);
+    await expect(reader.check(user)).rejects.toBeInstanceOf(KycConfirmationUnavailableError);
+    expect(queries).toBe(2 * SUBJECT_CALLBACKS_PAGES);
   });
 
   it('makes the gate wait (throw) while the status endpoint lags an approval, and refuse a rejected or contradicted one', async () => {

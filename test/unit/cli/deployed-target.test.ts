@@ -1,4 +1,5 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { GetCommand, QueryCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,8 @@ import { KycNotDeployedError, applyTargetEnv, requireEnv, resolveTarget } from '
 // No CloudFormation emulator exists: DescribeStacks is the one call mocked, to check how a deployed
 // stack's outputs become the CLI's target.
 const cfn = mockClient(CloudFormationClient);
+// The callbacks table, for `events replay` on a stack without KYC (mocked as DescribeStacks is).
+const dynamo = mockClient(DynamoDBDocumentClient);
 const profileBefore = process.env.AWS_PROFILE;
 // The profiles these tests name, in an AWS config file of their own (never the machine's).
 const awsDir = mkdtempSync(join(tmpdir(), 'payrelay-aws-'));
@@ -31,6 +34,7 @@ afterAll(() => {
 });
 afterEach(() => {
   cfn.reset();
+  dynamo.reset();
   if (profileBefore === undefined) delete process.env.AWS_PROFILE;
   else process.env.AWS_PROFILE = profileBefore;
 });
@@ -208,6 +212,52 @@ describe('a stack whose stage leaves KYC out (output KycNotDeployed)', () => {
     const withKyc = await resolveTarget({ stack: 'payrelay-payouts', profile: 'ops', region: 'eu-west-1' });
     expect(withKyc.kycNotDeployed).toBeUndefined();
     expect(requireEnv(withKyc, 'KYC_TABLE_NAME')).toBe('payrelay-payouts-kyc');
+  });
+
+  it('replays order notifications with `events replay` (exit 0), counting the range\'s KYC callbacks as not applied, never reading the KYC table', async () => {
+    cfn.on(DescribeStacksCommand).resolves({
+      Stacks: [
+        {
+          ...stack.Stacks[0],
+          Outputs: [
+            ...outputs,
+            { OutputKey: OUTPUT.eventsTableName, OutputValue: 'payrelay-payouts-events' },
+            { OutputKey: OUTPUT.collectionsTableName, OutputValue: 'payrelay-payouts-collections' },
+          ],
+        },
+      ],
+    } as typeof stack);
+    // One older KYC callback in the time listing (stored before KYC was turned off); every other partition empty.
+    const kycItem = { pk: 'kyc#old', source: 'kyc', receivedAt: '2026-11-20T00:10:00.000Z', recognized: true, appId: 'app-1', userReference: 'user-42' };
+    dynamo.on(QueryCommand).resolvesOnce({ Items: [kycItem] }).resolves({ Items: [] });
+    const errors = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    const log = vi.spyOn(console, 'log').mockImplementation(() => undefined);
+    try {
+      const { run } = await import('@cli/program');
+      const globals = ['node', 'payrelay', '--stack', 'payrelay-payouts', '--profile', 'ops', '--region', 'eu-west-1'];
+      const range = ['events', 'replay', '--since', '2026-11-20T00:00:00Z', '--until', '2026-11-20T01:00:00Z'];
+      expect(await run([...globals, ...range])).toBe(0);
+      expect(errors).not.toHaveBeenCalled();
+      const text = log.mock.calls.map((call) => String(call[0])).join('\n');
+      expect(text).toContain('kyc not deployed');
+      expect(text).toContain('KYC is not deployed on stack payrelay-payouts (kyc.enabled: false): 1 KYC callback(s) in the range were not applied');
+      dynamo.reset();
+      dynamo.on(QueryCommand).resolvesOnce({ Items: [kycItem] }).resolves({ Items: [] });
+      const out = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+      try {
+        expect(await run([...globals, '--json', ...range])).toBe(0);
+        const json = JSON.parse(out.mock.calls.map((call) => String(call[0])).join('')) as Record<string, unknown>;
+        expect(json).toMatchObject({ scanned: 1, applied: 0, unchanged: 0, unrecognized: 0, skipped: 0, kycNotDeployed: 1 });
+      } finally {
+        out.mockRestore();
+      }
+      // The KYC callback was never read, and nothing touched the KYC table.
+      expect(dynamo.commandCalls(GetCommand)).toHaveLength(0);
+      expect(dynamo.calls().every((call) => (call.args[0].input as { TableName?: string }).TableName === 'payrelay-payouts-events')).toBe(true);
+    } finally {
+      errors.mockRestore();
+      log.mockRestore();
+    }
   });
 
   it('ends the kyc commands and `secrets put kyc` with that line and exit 4, before calling anything but CloudFormation', async () => {
