@@ -80,6 +80,14 @@ function inertText(text: string): string {
   return text.replace(NOT_INERT, '?');
 }
 
+/**
+ * The reason of a payout whose account the provider refused at AccountVerification: the provider's
+ * words as every reason quotes them, redacted, bounded and inert (the REJECTED payout keeps it).
+ */
+export function verificationRefusal(error: ProviderRejectedError): string {
+  return `account verification refused: ${inertText(redact(error.providerMessage ?? error.message))}`;
+}
+
 /** The provider's Retry-After carried by a failure, if any. */
 function retryAfterOf(error: unknown): number | undefined {
   return error instanceof ProviderError ? error.retryAfterMs : undefined;
@@ -196,7 +204,7 @@ export function createProcessPayout(deps: ProcessPayoutDeps): (request: PayoutRe
       );
     } catch (error) {
       if (error instanceof ProviderRejectedError && refusesTheAccount(error)) {
-        return { rejection: `account verification refused: ${error.providerMessage ?? error.message}` };
+        return { rejection: verificationRefusal(error) };
       }
       // Nothing has been paid yet, so any other failure of verification is safe to retry.
       throw new RetryLaterError(`account verification did not complete: ${providerAnswerOf(error)}`, retryAfterOf(error));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { providerAnswerOf } from '@shared/app/process-payout';
-import { ProviderAmbiguousError, ProviderUnavailableError } from '@shared/providers/provider-errors';
+import { providerAnswerOf, verificationRefusal } from '@shared/app/process-payout';
+import { ProviderAmbiguousError, ProviderRejectedError, ProviderUnavailableError } from '@shared/providers/provider-errors';
 
 /** What SQS accepts in a message attribute value (its documented character set). */
 const SQS_ATTRIBUTE_TEXT = /^[\t\n\r\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]*$/u;
@@ -24,5 +24,12 @@ describe('providerAnswerOf: the reason stored on the payout and on its DLQ messa
 
   it('makes a network error code inert too', () => {
     expect(providerAnswerOf(new ProviderUnavailableError('payout', 'down', { code: 'E\u0000X' }))).toBe('the provider could not be reached (E?X)');
+  });
+
+  it('makes the words of a refused account verification inert and bounded too (the REJECTED payout keeps them)', () => {
+    const reason = verificationRefusal(new ProviderRejectedError('verifyAccount', 'refused', { duplicateReference: false, httpStatus: 400, providerMessage: `account not found\u001b[2J\u0007 ${'y'.repeat(400)}` }));
+    expect(reason.startsWith('account verification refused: account not found?[2J? ')).toBe(true);
+    expect(SQS_ATTRIBUTE_TEXT.test(reason)).toBe(true);
+    expect(reason.length).toBeLessThan(400);
   });
 });
