@@ -81,7 +81,11 @@ export async function resolveFormPage(ctx: PageContext, services: ConsoleService
   const [{ line }, who, notified] = await Promise.all([
     askProvider(services.operator, payout.record.identity),
     services.defaultOperator(),
-    noticesNaming(services.operator.notifications, payout.record.identity, payout.record.createdAt),
+    // Shown as evidence only: the resolve reads them again and refuses if it cannot, so a failed read
+    // here says so instead of failing the page.
+    noticesNaming(services.operator.notifications, payout.record.identity, payout.record.createdAt).catch((error: unknown) => ({
+      unreadable: error instanceof Error ? error.name : 'an unexpected failure',
+    })),
   ]);
   return page(
     ctx,
@@ -90,11 +94,15 @@ export async function resolveFormPage(ctx: PageContext, services: ConsoleService
     html`${payoutFacts(payout, line)}
 <h2>The provider's signed notifications naming it</h2>
 <p class="hint">Stored as received and authentic (signature checked); they never settle a payout, but each shows the provider knows this reference, whatever GetPayout answers now.</p>
-<div id="provider-notifications">${table(
-      ['received', 'event', 'status words'],
-      notified.notices.map((n) => [n.receivedAt, html`<a href="${withQuery('/callbacks/view', { id: n.eventId })}">${n.eventId.slice(0, 40)}…</a>`, noticeStatusText(n)]),
-      'none stored since its creation',
-    )}</div>
+<div id="provider-notifications">${
+      'unreadable' in notified
+        ? html`<p class="empty">They could not be read now (${notified.unreadable}); resolving reads them again and is refused while they cannot be read.</p>`
+        : table(
+            ['received', 'event', 'status words'],
+            notified.notices.map((n) => [n.receivedAt, html`<a href="${withQuery('/callbacks/view', { id: n.eventId })}">${n.eventId.slice(0, 40)}…</a>`, noticeStatusText(n)]),
+            'none stored since its creation',
+          )
+    }</div>
 <h2>Settle it</h2>
 <p class="hint">Say what happened to the money and what shows it; both are required, and both are kept in the payout's history with your name. Nothing is written until you confirm on the next page. The console asks the provider again when you confirm: an outcome the provider contradicts is refused (delivered against failed; failed while it still holds the payout as pending; failed on "not found" when a signed notification above names it, when the provider acknowledged it before, or when a Payout call may have reached it), and the refusal says what evidence would settle it. Tick "force" only with that evidence in hand (for failed: the provider's written confirmation that it never executed the payout) and quote it: a FAILED payout can be retried, so forcing FAILED on a payout the provider executed risks paying twice.</p>
 <form method="post" action="${action}" class="action resolve">

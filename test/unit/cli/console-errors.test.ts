@@ -73,3 +73,33 @@ describe('console on a stage without KYC', () => {
     }
   });
 });
+
+describe('the resolve form when the stored notifications cannot be read', () => {
+  it('says so on the form instead of failing the page (the resolve reads them again)', async () => {
+    const { Payout } = await import('@shared/domain/payout');
+    const t = new Date('2026-11-25T01:00:00.000Z');
+    const identity = { platform_merchant_id: 'm-1', currency: 'GHS', withdrawal_reference: 'WD-R1' };
+    const review = Payout.accept({ identity, amount: '5.00', accountMasked: '******3456', accountCode: 'MTN' }, t)
+      .startVerifying(t)
+      .startSubmitting(t, 'Ama Mensah')
+      .unknown('time-out after sending', t)
+      .needsReview('provider does not know this withdrawal_reference after 15 minutes', t);
+    const throttled = () => Promise.reject(new StoreBrokeError(DETAIL));
+    const services = new Proxy(failing, {
+      get: (target, name) => {
+        if (name === 'payouts') return new Proxy({}, { get: (_, method) => (method === 'get' ? async () => review : throttled) });
+        if (name === 'defaultOperator') return async () => 'ops';
+        const down = () => Promise.reject(new Error('provider down'));
+        if (name === 'operator') return { provider: { getPayout: down }, credentials: { get: down }, notifications: { listCallbacks: throttled, get: throttled } };
+        return Reflect.get(target, name);
+      },
+    });
+    const form = createConsoleApp({ services, secrets, port: () => 8080 });
+    const answer = await form.request(`/review/resolve?key=${encodeURIComponent('m-1|GHS|WD-R1')}`, { headers });
+    expect(answer.status).toBe(200);
+    const body = await answer.text();
+    expect(body).toContain('They could not be read now (StoreBrokeError)');
+    expect(body).not.toContain('ValidationException');
+    expect(body).toContain('name="evidence"');
+  });
+});
